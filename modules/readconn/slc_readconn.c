@@ -1,0 +1,242 @@
+#include "slc_core.h"
+#include "slc_conf_file.h"
+#include "slc_log.h"
+#include "slc_mysql_backend.h"
+#include "slc_mysql_router.h"
+#include "slc_mysql_upstream.h"
+
+/*
+ * readconn: after authentication, forward bytes both ways without parsing
+ * commands.  Each direction holds at most one buffer: when the receiver
+ * does not take what was read, the sender is not read any more until it
+ * does (backpressure), so memory stays bounded whatever the result size.
+ * The response tracker follows the framing only, to know when a session is
+ * idle and outside a transaction (for graceful shutdown).
+ */
+
+typedef struct {
+    unsigned  role;
+} slc_readconn_conf_t;
+
+static const char *slc_readconn_role(slc_conf_t *cf, const slc_command_t *cmd,
+    void *conf);
+static int  slc_readconn_check(slc_mysql_srv_t *srv, char *err,
+    size_t errlen);
+static void slc_readconn_start(slc_session_t *s);
+static void slc_readconn_ready(slc_session_t *s);
+
+static const slc_command_t slc_readconn_commands[] = {
+    { .name = "readconn_role", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_readconn_role },
+    { .name = NULL }
+};
+
+static const slc_router_t slc_readconn_router = {
+    .check = slc_readconn_check,
+    .start = slc_readconn_start,
+    .ready = slc_readconn_ready,
+    .passthrough = 1,
+};
+
+slc_module_t slc_readconn_module = {
+    .name = "readconn",
+    .type = SLC_MODULE_ROUTER,
+    .commands = slc_readconn_commands,
+    .router = &slc_readconn_router,
+};
+
+static const char *
+slc_readconn_role(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
+{
+    slc_readconn_conf_t *rc;
+    const char          *v = cf->args[1].data;
+
+    (void) cmd;
+    rc = slc_mysql_srv_conf(cf, conf, &slc_readconn_module, sizeof(*rc));
+    if (rc == NULL) {
+        return "out of memory";
+    }
+    if (strcmp(v, "primary") == 0) {
+        rc->role = SLC_ROLE_PRIMARY;
+    } else if (strcmp(v, "replica") == 0) {
+        rc->role = SLC_ROLE_REPLICA;
+    } else if (strcmp(v, "any") == 0) {
+        rc->role = SLC_ROLE_ANY;
+    } else {
+        return slc_conf_error(cf, "invalid value \"%s\" in \"readconn_role\" "
+            "directive, it must be \"primary\", \"replica\" or \"any\"", v);
+    }
+    return NULL;
+}
+
+static unsigned
+slc_readconn_roles(slc_mysql_srv_t *srv)
+{
+    slc_readconn_conf_t *rc = srv->mod_conf[slc_module_index(
+        &slc_readconn_module)];
+
+    return rc != NULL ? rc->role : SLC_ROLE_PRIMARY;
+}
+
+static int
+slc_readconn_check(slc_mysql_srv_t *srv, char *err, size_t errlen)
+{
+    unsigned roles = slc_readconn_roles(srv);
+
+    for (unsigned i = 0; i < srv->upstream->nservers; i++) {
+        if (srv->upstream->servers[i].role & roles) {
+            return SLC_OK;
+        }
+    }
+    snprintf(err, errlen, "%s:%u: upstream \"%s\" has no server for "
+        "readconn_role %s", srv->file, srv->line, srv->upstream->name.data,
+        roles == SLC_ROLE_PRIMARY ? "primary" : "replica");
+    return SLC_ERROR;
+}
+
+static void
+slc_readconn_start(slc_session_t *s)
+{
+    slc_upstream_server_t *us;
+    int                    full;
+
+    us = slc_upstream_pick(s->srv->upstream, slc_readconn_roles(s->srv),
+        &full);
+    if (us == NULL) {
+        slc_session_fail(s, SLC_ER_CON_COUNT_ERROR, "08004",
+            "Too many connections (every backend server of upstream "
+            "\"%s\" is at max_connections)", s->srv->upstream->name.data);
+        return;
+    }
+    (void) slc_backend_open(s, us);
+}
+
+/*
+ * Move bytes from src to dst through *bufp until src has nothing more or
+ * dst takes nothing more.  Returns SLC_ERROR when the session was closed.
+ */
+static int
+slc_readconn_pump(slc_session_t *s, slc_conn_t *src, slc_buf_t **bufp,
+    slc_conn_t *dst, int to_backend)
+{
+    slc_buf_t *b = *bufp;
+    ssize_t    n;
+
+    for ( ;; ) {
+        while (b != NULL && slc_buf_len(b) > 0) {
+            if (!dst->writable) {
+                return SLC_OK;          /* resumes from dst's on_write */
+            }
+            n = slc_conn_write(dst, b->pos, slc_buf_len(b));
+            if (n < 0) {
+                slc_session_close(s, to_backend ? SLC_LOG_ERR : SLC_LOG_INFO,
+                    to_backend ? "backend write failed"
+                               : "client write failed");
+                return SLC_ERROR;
+            }
+            b->pos += n;
+        }
+        if (!src->readable) {
+            break;
+        }
+        if (b == NULL && (b = *bufp = slc_buf_get()) == NULL) {
+            slc_session_close(s, SLC_LOG_ERR, "out of memory");
+            return SLC_ERROR;
+        }
+        b->pos = b->last = b->start;
+        n = slc_conn_read(src, b->last, slc_buf_room(b));
+        if (n < 0 || src->eof) {
+            /* after the client's COM_QUIT the server hanging up is normal */
+            slc_session_close(s, to_backend || s->quit_sent ? SLC_LOG_INFO
+                : SLC_LOG_ERR, to_backend ? "client closed"
+                : "backend closed connection");
+            return SLC_ERROR;
+        }
+        b->last += n;
+        if (to_backend) {
+            s->quit_sent |= n == 5 && b->pos[4] == SLC_COM_QUIT;
+            slc_mysql_track_client(&s->track, b->pos, (size_t) n);
+            slc_upstream_count_bytes(s->backend->server, 0, (size_t) n);
+        } else {
+            slc_mysql_track_server(&s->track, b->pos, (size_t) n);
+            slc_upstream_count_bytes(s->backend->server, (size_t) n, 0);
+        }
+    }
+    slc_buf_put(b);                     /* drained: idle sessions hold none */
+    *bufp = NULL;
+    return SLC_OK;
+}
+
+static void
+slc_readconn_to_backend(slc_session_t *s)
+{
+    slc_backend_t *b = s->backend;
+
+    (void) slc_readconn_pump(s, &s->client, &s->in, &b->conn, 1);
+}
+
+static void
+slc_readconn_to_client(slc_session_t *s)
+{
+    slc_backend_t *b = s->backend;
+
+    /* the proxy's own packets (the login OK) go out first */
+    if (s->out != NULL) {
+        if (slc_session_flush(s) != SLC_OK) {
+            slc_session_close(s, SLC_LOG_INFO, "client write failed");
+            return;
+        }
+        if (s->out != NULL) {
+            return;
+        }
+    }
+    if (slc_readconn_pump(s, &b->conn, &b->in, &s->client, 0) == SLC_OK
+        && slc_sessions.closing)
+    {
+        slc_session_idle_check(s);
+    }
+}
+
+static void
+slc_readconn_client_read(slc_conn_t *c)
+{
+    slc_readconn_to_backend(c->data);
+}
+
+static void
+slc_readconn_client_write(slc_conn_t *c)
+{
+    slc_readconn_to_client(c->data);
+}
+
+static void
+slc_readconn_backend_read(slc_conn_t *c)
+{
+    slc_backend_t *b = c->data;
+
+    slc_readconn_to_client(b->session);
+}
+
+static void
+slc_readconn_backend_write(slc_conn_t *c)
+{
+    slc_backend_t *b = c->data;
+
+    slc_readconn_to_backend(b->session);
+}
+
+static void
+slc_readconn_ready(slc_session_t *s)
+{
+    slc_backend_t *b = s->backend;
+
+    s->client.on_read = slc_readconn_client_read;
+    s->client.on_write = slc_readconn_client_write;
+    b->conn.on_read = slc_readconn_backend_read;
+    b->conn.on_write = slc_readconn_backend_write;
+    /* what arrived while we were busy with the handshake */
+    slc_readconn_to_client(s);
+    if (s->state == SLC_SS_READY) {
+        slc_readconn_to_backend(s);
+    }
+}

@@ -1,0 +1,40 @@
+#ifndef SLC_CORE_H
+#define SLC_CORE_H
+
+/*
+ * Common includes and small helpers for every sluice source file.
+ * libbsd is used in overlay mode (-DLIBBSD_OVERLAY -isystem .../bsd), so the
+ * plain <string.h>, <stdlib.h>, <sys/queue.h> and <sys/tree.h> carry
+ * strlcpy, reallocarray, arc4random_buf and the BSD list/tree macros.
+ */
+
+#include <sys/types.h>
+#include <sys/queue.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "slc_auto_config.h"
+
+#define SLC_OK       0
+#define SLC_ERROR   -1
+#define SLC_AGAIN   -2
+
+#define slc_min(a, b)   ((a) < (b) ? (a) : (b))
+#define slc_max(a, b)   ((a) > (b) ? (a) : (b))
+#define slc_nelems(a)   (sizeof(a) / sizeof((a)[0]))
+
+/* A counted string that does not own its bytes unless said otherwise. */
+typedef struct {
+    size_t  len;
+    char   *data;
+} slc_str_t;
+
+#define slc_string(s)   { sizeof(s) - 1, (char *) (s) }
+
+#endif /* SLC_CORE_H */

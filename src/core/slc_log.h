@@ -1,0 +1,47 @@
+#ifndef SLC_LOG_H
+#define SLC_LOG_H
+
+#include "slc_core.h"
+
+/*
+ * The error log.  One line per event, written with a single write(2) on an
+ * O_APPEND descriptor so lines of several processes never interleave:
+ *   2026/11/22 04:25:26 [notice] 1234: *17 message
+ * Before a log file is open, lines go to stderr.  Passwords, scrambles and
+ * auth responses are never passed to these functions.
+ */
+
+#define SLC_LOG_EMERG   0
+#define SLC_LOG_ALERT   1
+#define SLC_LOG_CRIT    2
+#define SLC_LOG_ERR     3
+#define SLC_LOG_WARN    4
+#define SLC_LOG_NOTICE  5
+#define SLC_LOG_INFO    6
+#define SLC_LOG_DEBUG   7
+
+extern int  slc_log_level;
+
+int  slc_log_level_parse(const char *name);    /* -1 if unknown */
+/* Open (or re-open) `path`; the old descriptor is replaced atomically. */
+int  slc_log_open(const char *path, char *err, size_t errlen);
+int  slc_log_reopen(void);
+/* Also copy lines to stderr (sluice -t, master_process off). */
+void slc_log_stderr(int on);
+
+void slc_log(int level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void slc_log_errno(int level, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#define slc_log_enabled(level)  ((level) <= slc_log_level)
+
+#ifdef SLC_DEBUG
+#define slc_log_debug(...)                                                   \
+    do { if (slc_log_enabled(SLC_LOG_DEBUG)) slc_log(SLC_LOG_DEBUG,          \
+        __VA_ARGS__); } while (0)
+#else
+#define slc_log_debug(...)  do { } while (0)
+#endif
+
+#endif /* SLC_LOG_H */

@@ -1,0 +1,227 @@
+#include "slc_core.h"
+#include "slc_cycle.h"
+#include "slc_log.h"
+#include "slc_master.h"
+#include "slc_mysql_conf.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+extern char **environ;
+
+typedef struct {
+    const char  *conf;
+    const char  *prefix;
+    const char  *signal;
+    int          test;
+    int          version;
+} slc_opts_t;
+
+static void
+slc_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: sluice [-hVt] [-s signal] [-p prefix] [-c file]\n"
+        "  -h         this help\n"
+        "  -V         version, configure arguments and modules\n"
+        "  -t         test the configuration and exit\n"
+        "  -s signal  send to the master: stop, quit, reopen, reload\n"
+        "  -p prefix  set the prefix path (default: %s)\n"
+        "  -c file    configuration file (default: conf/sluice.conf)\n",
+        SLC_PREFIX);
+}
+
+static int
+slc_parse_opts(int argc, char **argv, slc_opts_t *o)
+{
+    int c;
+
+    while ((c = getopt(argc, argv, "hVtc:p:s:")) != -1) {
+        switch (c) {
+        case 'h': slc_usage(stdout); exit(0);
+        case 'V': o->version = 1; break;
+        case 't': o->test = 1; break;
+        case 'c': o->conf = optarg; break;
+        case 'p': o->prefix = optarg; break;
+        case 's': o->signal = optarg; break;
+        default:  slc_usage(stderr); return SLC_ERROR;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "sluice: unexpected argument \"%s\"\n", argv[optind]);
+        return SLC_ERROR;
+    }
+    return SLC_OK;
+}
+
+/* The prefix always ends with '/'; the conf path is made absolute. */
+static void
+slc_resolve_paths(slc_opts_t *o, char *prefix, size_t plen, char *conf,
+    size_t clen)
+{
+    const char *p = o->prefix ? o->prefix : SLC_PREFIX;
+    char        cwd[4096];
+
+    if (p[0] != '/' && getcwd(cwd, sizeof(cwd)) != NULL) {
+        snprintf(prefix, plen, "%s/%s", cwd, p);
+    } else {
+        strlcpy(prefix, p, plen);
+    }
+    if (prefix[strlen(prefix) - 1] != '/') {
+        strlcat(prefix, "/", plen);
+    }
+    p = o->conf ? o->conf : "conf/sluice.conf";
+    if (p[0] == '/') {
+        strlcpy(conf, p, clen);
+    } else if (o->conf != NULL && getcwd(cwd, sizeof(cwd)) != NULL) {
+        snprintf(conf, clen, "%s/%s", cwd, p);
+    } else {
+        snprintf(conf, clen, "%s%s", prefix, p);
+    }
+}
+
+static int
+slc_send_signal(slc_cycle_t *cycle, const char *name)
+{
+    static const struct { const char *name; int signo; } sigs[] = {
+        { "stop", SIGTERM }, { "quit", SIGQUIT }, { "reopen", SIGUSR1 },
+        { "reload", SIGHUP },
+    };
+    const char *path = slc_cycle_path(cycle, cycle->pid_path);
+    FILE       *f;
+    int         pid = 0;
+
+    for (size_t i = 0; i < slc_nelems(sigs); i++) {
+        if (strcmp(sigs[i].name, name) != 0) {
+            continue;
+        }
+        f = fopen(path, "r");
+        if (f == NULL || fscanf(f, "%d", &pid) != 1 || pid <= 0) {
+            fprintf(stderr, "sluice: cannot read pid from \"%s\"%s\n", path,
+                f == NULL ? " (is sluice running?)" : "");
+            if (f) fclose(f);
+            return 1;
+        }
+        fclose(f);
+        if (kill(pid, sigs[i].signo) == -1) {
+            fprintf(stderr, "sluice: kill(%d) failed (%s)\n", pid,
+                strerror(errno));
+            return 1;
+        }
+        return 0;
+    }
+    fprintf(stderr, "sluice: invalid signal \"%s\" (stop, quit, reopen, "
+        "reload)\n", name);
+    return 1;
+}
+
+static void
+slc_daemonize(void)
+{
+    pid_t pid = fork();
+    int   fd;
+
+    if (pid == -1) {
+        slc_log_errno(SLC_LOG_EMERG, errno, "fork() failed");
+        exit(1);
+    }
+    if (pid > 0) {
+        _exit(0);
+    }
+    setsid();
+    fd = open("/dev/null", O_RDWR);
+    if (fd != -1) {
+        dup2(fd, STDIN_FILENO);
+        dup2(fd, STDOUT_FILENO);
+        if (fd > STDERR_FILENO) {
+            close(fd);
+        }
+    }
+}
+
+static slc_cycle_t *
+slc_start_cycle(const char *prefix, const char *conf)
+{
+    slc_cycle_t *cycle;
+    char         err[1024];
+
+    cycle = slc_cycle_parse(prefix, conf, 1, err, sizeof(err));
+    if (cycle == NULL) {
+        fprintf(stderr, "sluice: [emerg] %s\n", err);
+        return NULL;
+    }
+    return cycle;
+}
+
+static int
+slc_start(slc_cycle_t *cycle)
+{
+    char err[1024];
+
+    if (slc_log_open(slc_cycle_path(cycle, cycle->error_log), err,
+                     sizeof(err)) != SLC_OK)
+    {
+        fprintf(stderr, "sluice: [emerg] %s\n", err);
+        return SLC_ERROR;
+    }
+    slc_log_level = cycle->log_level;
+    if (slc_listen_open_all(cycle->listens, NULL, cycle->master_process
+            ? (unsigned) cycle->worker_processes : 1, err, sizeof(err))
+        != SLC_OK
+        || slc_shm_zones_map(cycle, NULL, err, sizeof(err)) != SLC_OK
+        || slc_mysql_stats_bind(cycle, err, sizeof(err)) != SLC_OK)
+    {
+        slc_log(SLC_LOG_EMERG, "%s", err);
+        fprintf(stderr, "sluice: [emerg] %s\n", err);
+        return SLC_ERROR;
+    }
+    return SLC_OK;
+}
+
+int
+main(int argc, char **argv)
+{
+    slc_opts_t   o = { 0 };
+    slc_cycle_t *cycle;
+    char         prefix[4096], conf[4096];
+
+    setproctitle_init(argc, argv, environ);
+    if (slc_parse_opts(argc, argv, &o) != SLC_OK) {
+        return 1;
+    }
+    if (o.version) {
+        printf("sluice version %s\nconfigure arguments:%s%s\nmodules: %s\n",
+            SLC_VERSION, slc_configure_args[0] ? " " : "",
+            slc_configure_args, slc_module_names);
+        return 0;
+    }
+    slc_resolve_paths(&o, prefix, sizeof(prefix), conf, sizeof(conf));
+    cycle = slc_start_cycle(prefix, conf);
+    if (cycle == NULL) {
+        if (o.test) {
+            fprintf(stderr, "sluice: configuration file %s test failed\n",
+                conf);
+        }
+        return 1;
+    }
+    if (o.test) {
+        printf("sluice: the configuration file %s syntax is ok\n"
+            "sluice: configuration file %s test is successful\n", conf, conf);
+        return 0;
+    }
+    if (o.signal) {
+        return slc_send_signal(cycle, o.signal);
+    }
+    if (slc_start(cycle) != SLC_OK) {
+        return 1;
+    }
+    if (cycle->daemon) {
+        slc_daemonize();
+    }
+    if (!cycle->master_process) {
+        slc_single_run(cycle);
+    }
+    slc_master_run(cycle, argc, argv);
+    return 0;
+}

@@ -1,0 +1,17 @@
+#ifndef SLC_MASTER_H
+#define SLC_MASTER_H
+
+#include "slc_cycle.h"
+
+/*
+ * The master process: owns the running cycle (config, listening sockets,
+ * shared memory), forks and supervises workers, and turns signals into
+ * reloads and shutdowns.  Never serves a client itself.
+ */
+
+/* Never returns. */
+void slc_master_run(slc_cycle_t *cycle, int argc, char **argv);
+/* master_process off: serve in this process; never returns. */
+void slc_single_run(slc_cycle_t *cycle);
+
+#endif /* SLC_MASTER_H */

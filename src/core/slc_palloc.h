@@ -1,0 +1,19 @@
+#ifndef SLC_PALLOC_H
+#define SLC_PALLOC_H
+
+#include "slc_core.h"
+
+/*
+ * Arena ("pool") allocator: many small allocations freed together.  A config
+ * generation and everything parsed into it live in one pool, destroyed when
+ * the generation is retired.  Not for per-query data.
+ */
+
+typedef struct slc_pool_s  slc_pool_t;
+
+slc_pool_t *slc_pool_create(size_t block_size);
+void        slc_pool_destroy(slc_pool_t *pool);
+void       *slc_palloc(slc_pool_t *pool, size_t size);   /* aligned 16, zeroed */
+char       *slc_pstrndup(slc_pool_t *pool, const char *s, size_t n); /* +NUL */
+
+#endif /* SLC_PALLOC_H */

@@ -1,0 +1,93 @@
+#include "slc_core.h"
+#include "slc_cycle.h"
+#include "slc_shm.h"
+
+#include <sys/mman.h>
+
+slc_shm_zone_t *
+slc_shm_zone_add(slc_cycle_t *cycle, const char *name, size_t size,
+    const void *tag, char *err, size_t errlen)
+{
+    slc_shm_zone_t *z;
+
+    for (z = cycle->zones; z != NULL; z = z->next) {
+        if (strcmp(z->name, name) != 0) {
+            continue;
+        }
+        if (z->tag != tag || z->size != size) {
+            snprintf(err, errlen, "shared memory zone \"%s\" is already "
+                "declared with another size or owner", name);
+            return NULL;
+        }
+        return z;
+    }
+    z = slc_palloc(cycle->pool, sizeof(*z));
+    if (z == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    z->name = slc_pstrndup(cycle->pool, name, strlen(name));
+    z->size = size;
+    z->tag = tag;
+    z->next = cycle->zones;
+    cycle->zones = z;
+    return z;
+}
+
+static slc_shm_zone_t *
+slc_shm_zone_match(slc_cycle_t *old, const slc_shm_zone_t *z)
+{
+    if (old == NULL) {
+        return NULL;
+    }
+    for (slc_shm_zone_t *o = old->zones; o != NULL; o = o->next) {
+        if (o->addr != NULL && strcmp(o->name, z->name) == 0
+            && o->tag == z->tag && o->size == z->size)
+        {
+            return o;
+        }
+    }
+    return NULL;
+}
+
+int
+slc_shm_zones_map(slc_cycle_t *cycle, slc_cycle_t *old, char *err,
+    size_t errlen)
+{
+    for (slc_shm_zone_t *z = cycle->zones; z != NULL; z = z->next) {
+        slc_shm_zone_t *o = slc_shm_zone_match(old, z);
+
+        if (o != NULL) {
+            z->addr = o->addr;
+            z->reused = 1;
+            continue;
+        }
+        z->addr = mmap(NULL, z->size, PROT_READ | PROT_WRITE,
+            MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (z->addr == MAP_FAILED) {
+            z->addr = NULL;
+            snprintf(err, errlen, "mmap(%zu) for zone \"%s\" failed (%s)",
+                z->size, z->name, strerror(errno));
+            return SLC_ERROR;
+        }
+    }
+    return SLC_OK;
+}
+
+void
+slc_shm_zones_release(slc_cycle_t *old, slc_cycle_t *cycle)
+{
+    for (slc_shm_zone_t *o = old->zones; o != NULL; o = o->next) {
+        int kept = 0;
+
+        for (slc_shm_zone_t *z = cycle ? cycle->zones : NULL; z != NULL;
+             z = z->next)
+        {
+            kept |= (z->addr == o->addr);
+        }
+        if (!kept && o->addr != NULL) {
+            munmap(o->addr, o->size);
+        }
+        o->addr = NULL;
+    }
+}

@@ -1,0 +1,36 @@
+#ifndef SLC_SHM_H
+#define SLC_SHM_H
+
+#include "slc_core.h"
+
+/*
+ * Shared-memory zones.  Modules declare them while the config is parsed;
+ * the master maps them (anonymous, shared) before forking workers, so every
+ * worker sees a zone at the same address.  On reload, a zone with the same
+ * name, owner tag and size is carried over with its contents; others are
+ * created afresh and given to `init`.
+ */
+
+typedef struct slc_shm_zone_s  slc_shm_zone_t;
+
+struct slc_shm_zone_s {
+    const char       *name;
+    size_t            size;
+    const void       *tag;        /* owner: the declaring module */
+    void             *addr;
+    int               reused;     /* carried over from the last cycle */
+    slc_shm_zone_t   *next;
+};
+
+typedef struct slc_cycle_s  slc_cycle_t;
+
+/* Declare (or find, if declared twice with the same tag and size). */
+slc_shm_zone_t *slc_shm_zone_add(slc_cycle_t *cycle, const char *name,
+    size_t size, const void *tag, char *err, size_t errlen);
+/* Map the zones of `cycle`, reusing those of `old` (may be NULL). */
+int  slc_shm_zones_map(slc_cycle_t *cycle, slc_cycle_t *old, char *err,
+    size_t errlen);
+/* Unmap zones of `old` that `cycle` did not take over. */
+void slc_shm_zones_release(slc_cycle_t *old, slc_cycle_t *cycle);
+
+#endif /* SLC_SHM_H */

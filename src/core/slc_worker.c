@@ -1,0 +1,162 @@
+#include "slc_core.h"
+#include "slc_buf.h"
+#include "slc_event.h"
+#include "slc_log.h"
+#include "slc_mysql_session.h"
+#include "slc_signal.h"
+#include "slc_worker.h"
+
+unsigned      slc_worker_slot;
+slc_cycle_t  *slc_worker_cycle;
+
+static slc_loop_t    slc_worker_loop;
+static sigset_t      slc_worker_waitmask;
+static slc_conn_t   *slc_worker_listeners;
+static unsigned      slc_worker_nlisteners;
+static slc_timer_t   slc_worker_accept_timer;
+static slc_timer_t   slc_worker_shutdown_timer;
+
+static void
+slc_worker_listen_on(int on)
+{
+    for (unsigned i = 0; i < slc_worker_nlisteners; i++) {
+        slc_conn_t   *c = &slc_worker_listeners[i];
+        slc_listen_t *l = c->data;
+        if (on) {
+            (void) slc_conn_register_listen(slc_loop, c, l->is_unix);
+        } else {
+            slc_conn_unregister(slc_loop, c);
+        }
+    }
+}
+
+static void
+slc_worker_accept_resume(slc_timer_t *t)
+{
+    (void) t;
+    if (!slc_sessions.quitting) {
+        slc_worker_listen_on(1);
+    }
+}
+
+void
+slc_worker_accept_pause(void)
+{
+    if (slc_worker_accept_timer.armed) {
+        return;
+    }
+    slc_worker_listen_on(0);
+    slc_worker_accept_timer.handler = slc_worker_accept_resume;
+    slc_timer_add(slc_loop, &slc_worker_accept_timer, 1000);
+}
+
+static int
+slc_worker_init_listeners(slc_cycle_t *cycle, unsigned slot)
+{
+    unsigned      n = 0;
+
+    for (slc_listen_t *l = cycle->listens; l != NULL; l = l->next) {
+        n++;
+    }
+    slc_worker_listeners = calloc(n ? n : 1, sizeof(slc_conn_t));
+    if (slc_worker_listeners == NULL) {
+        return SLC_ERROR;
+    }
+    for (slc_listen_t *l = cycle->listens; l != NULL; l = l->next) {
+        slc_conn_t *c = &slc_worker_listeners[slc_worker_nlisteners++];
+        c->fd = l->is_unix ? l->fds[0] : l->fds[slot];
+        c->data = l;
+        c->on_read = slc_session_accept;
+    }
+    slc_worker_listen_on(1);
+    return SLC_OK;
+}
+
+static void
+slc_worker_stop_listening(void)
+{
+    slc_worker_listen_on(0);
+    slc_timer_del(slc_loop, &slc_worker_accept_timer);
+    for (unsigned i = 0; i < slc_worker_nlisteners; i++) {
+        close(slc_worker_listeners[i].fd);
+        slc_worker_listeners[i].fd = -1;
+    }
+}
+
+static void
+slc_worker_shutdown_expired(slc_timer_t *t)
+{
+    (void) t;
+    slc_sessions.closing = 1;
+    slc_log(SLC_LOG_NOTICE, "worker_shutdown_timeout passed, closing %u "
+        "session(s) as they become idle", slc_sessions.count);
+    slc_sessions_close_idle();
+}
+
+static void
+slc_worker_quit(void)
+{
+    slc_sessions.quitting = 1;
+    slc_worker_stop_listening();
+    slc_log(SLC_LOG_NOTICE, "gracefully shutting down, %u session(s) open",
+        slc_sessions.count);
+    slc_worker_shutdown_timer.handler = slc_worker_shutdown_expired;
+    slc_timer_add(slc_loop, &slc_worker_shutdown_timer,
+        (uint64_t) slc_worker_cycle->shutdown_timeout);
+}
+
+static void
+slc_worker_exit(int code)
+{
+    slc_log(SLC_LOG_NOTICE, "exiting");
+    exit(code);
+}
+
+static void
+slc_worker_signals(void)
+{
+    if (slc_sig_terminate) {
+        slc_worker_exit(0);
+    }
+    if (slc_sig_quit && !slc_sessions.quitting) {
+        slc_worker_quit();
+    }
+    if (slc_sig_reopen) {
+        slc_sig_reopen = 0;
+        slc_log_reopen();
+    }
+    slc_sig_reload = 0;     /* the master's business */
+    slc_sig_child = 0;
+}
+
+void
+slc_worker_run(slc_cycle_t *cycle, unsigned slot)
+{
+    slc_worker_slot = slot;
+    slc_worker_cycle = cycle;
+    slc_sig_quit = slc_sig_terminate = slc_sig_reload = 0;
+    slc_sig_reopen = 0;
+    if (slc_signal_init(&slc_worker_waitmask) != 0
+        || slc_loop_init(&slc_worker_loop) != SLC_OK)
+    {
+        slc_log_errno(SLC_LOG_ALERT, errno, "worker init failed");
+        exit(2);
+    }
+    slc_loop = &slc_worker_loop;
+    slc_loop->sigmask = &slc_worker_waitmask;
+    slc_listen_keep_slot(cycle->listens, slot);
+    slc_buf_setup(cycle->mysql ? cycle->mysql->buffer_size : 16384, 256);
+    if (slc_worker_init_listeners(cycle, slot) != SLC_OK) {
+        slc_log(SLC_LOG_ALERT, "worker init failed: out of memory");
+        exit(2);
+    }
+    setproctitle("worker process");
+
+    for ( ;; ) {
+        slc_worker_signals();
+        if (slc_sessions.quitting && slc_sessions.count == 0) {
+            slc_worker_exit(0);
+        }
+        slc_loop_once(slc_loop, -1);
+    }
+}

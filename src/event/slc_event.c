@@ -1,0 +1,260 @@
+#include "slc_core.h"
+#include "slc_event.h"
+#include "slc_log.h"
+
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#define SLC_EVENT_BATCH  512
+
+slc_loop_t  *slc_loop;
+
+int
+slc_timer_cmp(slc_timer_t *a, slc_timer_t *b)
+{
+    if (a->when != b->when) {
+        return a->when < b->when ? -1 : 1;
+    }
+    return a->seq < b->seq ? -1 : (a->seq > b->seq);
+}
+
+RB_GENERATE(slc_timer_tree, slc_timer_s, entry, slc_timer_cmp)
+
+uint64_t
+slc_time_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+}
+
+int
+slc_loop_init(slc_loop_t *loop)
+{
+    memset(loop, 0, sizeof(*loop));
+    RB_INIT(&loop->timers);
+    loop->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (loop->epfd == -1) {
+        return SLC_ERROR;
+    }
+    loop->now = slc_time_ms();
+    return SLC_OK;
+}
+
+void
+slc_loop_done(slc_loop_t *loop)
+{
+    if (loop->epfd != -1) {
+        close(loop->epfd);
+        loop->epfd = -1;
+    }
+}
+
+int
+slc_conn_register(slc_loop_t *loop, slc_conn_t *c)
+{
+    struct epoll_event ee;
+
+    ee.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+    ee.data.ptr = c;
+    return epoll_ctl(loop->epfd, EPOLL_CTL_ADD, c->fd, &ee) == 0
+        ? SLC_OK : SLC_ERROR;
+}
+
+int
+slc_conn_register_listen(slc_loop_t *loop, slc_conn_t *c, int excl)
+{
+    struct epoll_event ee;
+
+    ee.events = EPOLLIN | (excl ? EPOLLEXCLUSIVE : 0);
+    ee.data.ptr = c;
+    c->listening = 1;
+    return epoll_ctl(loop->epfd, EPOLL_CTL_ADD, c->fd, &ee) == 0
+        ? SLC_OK : SLC_ERROR;
+}
+
+void
+slc_conn_unregister(slc_loop_t *loop, slc_conn_t *c)
+{
+    if (c->fd != -1) {
+        (void) epoll_ctl(loop->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    }
+}
+
+void
+slc_conn_close(slc_conn_t *c)
+{
+    if (c->fd != -1) {
+        close(c->fd);       /* also removes it from the epoll set */
+        c->fd = -1;
+    }
+    c->closed = 1;
+    c->readable = 0;
+    c->writable = 0;
+}
+
+ssize_t
+slc_conn_read(slc_conn_t *c, void *buf, size_t len)
+{
+    ssize_t n = read(c->fd, buf, len);
+
+    if (n > 0) {
+        /* A short read drained the socket: no need for a read that would
+           only return EAGAIN; the next edge sets readable again. */
+        if ((size_t) n < len) {
+            c->readable = 0;
+        }
+        return n;
+    }
+    c->readable = 0;
+    if (n == 0) {
+        c->eof = 1;
+        return 0;
+    }
+    if (errno == EAGAIN || errno == EINTR) {
+        return 0;
+    }
+    c->error = 1;
+    return SLC_ERROR;
+}
+
+ssize_t
+slc_conn_write(slc_conn_t *c, const void *buf, size_t len)
+{
+    ssize_t n = send(c->fd, buf, len, MSG_NOSIGNAL);
+
+    if (n >= 0) {
+        if ((size_t) n < len) {
+            c->writable = 0;
+        }
+        return n;
+    }
+    c->writable = 0;
+    if (errno == EAGAIN || errno == EINTR) {
+        return 0;
+    }
+    c->error = 1;
+    return SLC_ERROR;
+}
+
+void
+slc_timer_add(slc_loop_t *loop, slc_timer_t *t, uint64_t ms)
+{
+    if (t->armed) {
+        RB_REMOVE(slc_timer_tree, &loop->timers, t);
+    }
+    t->when = loop->now + ms;
+    t->seq = loop->timer_seq++;
+    t->armed = 1;
+    RB_INSERT(slc_timer_tree, &loop->timers, t);
+}
+
+void
+slc_timer_del(slc_loop_t *loop, slc_timer_t *t)
+{
+    if (t->armed) {
+        RB_REMOVE(slc_timer_tree, &loop->timers, t);
+        t->armed = 0;
+    }
+}
+
+int
+slc_loop_defer(slc_loop_t *loop, slc_defer_t *d, void (*fn)(void *),
+    void *arg)
+{
+    d->fn = fn;
+    d->arg = arg;
+    d->next = loop->deferred;
+    loop->deferred = d;
+    return SLC_OK;
+}
+
+static void
+slc_loop_expire_timers(slc_loop_t *loop)
+{
+    slc_timer_t *t;
+
+    while ((t = RB_MIN(slc_timer_tree, &loop->timers)) != NULL
+           && t->when <= loop->now)
+    {
+        RB_REMOVE(slc_timer_tree, &loop->timers, t);
+        t->armed = 0;
+        t->handler(t);
+    }
+}
+
+static void
+slc_loop_run_deferred(slc_loop_t *loop)
+{
+    while (loop->deferred != NULL) {
+        slc_defer_t *d = loop->deferred;
+        loop->deferred = d->next;
+        d->fn(d->arg);
+    }
+}
+
+static int
+slc_loop_timeout(slc_loop_t *loop, int max_wait)
+{
+    slc_timer_t *t = RB_MIN(slc_timer_tree, &loop->timers);
+
+    if (t == NULL) {
+        return max_wait;
+    }
+    if (t->when <= loop->now) {
+        return 0;
+    }
+    uint64_t d = t->when - loop->now;
+    return (max_wait >= 0 && (uint64_t) max_wait < d) ? max_wait : (int) d;
+}
+
+static void
+slc_loop_dispatch(struct epoll_event *ev)
+{
+    slc_conn_t *c = ev->data.ptr;
+    uint32_t    e = ev->events;
+
+    if (c->closed) {
+        return;
+    }
+    if (c->listening) {
+        c->on_read(c);
+        return;
+    }
+    if (e & (EPOLLERR | EPOLLHUP)) {
+        /* let both handlers find out through their own read/write */
+        e |= EPOLLIN | EPOLLOUT;
+    }
+    if (e & (EPOLLIN | EPOLLRDHUP)) {
+        c->readable = 1;
+        c->on_read(c);
+    }
+    if ((e & EPOLLOUT) && !c->closed) {
+        c->writable = 1;
+        c->on_write(c);
+    }
+}
+
+void
+slc_loop_once(slc_loop_t *loop, int max_wait)
+{
+    struct epoll_event events[SLC_EVENT_BATCH];
+    int                n;
+
+    /* signals are blocked except while waiting: none is ever lost
+       between checking the flags and going to sleep */
+    n = epoll_pwait(loop->epfd, events, SLC_EVENT_BATCH,
+        slc_loop_timeout(loop, max_wait), loop->sigmask);
+    loop->now = slc_time_ms();
+    if (n == -1 && errno != EINTR) {
+        slc_log_errno(SLC_LOG_ALERT, errno, "epoll_wait() failed");
+    }
+    for (int i = 0; i < n; i++) {
+        slc_loop_dispatch(&events[i]);
+    }
+    slc_loop_run_deferred(loop);
+    slc_loop_expire_timers(loop);
+    slc_loop_run_deferred(loop);
+}

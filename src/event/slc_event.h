@@ -1,0 +1,100 @@
+#ifndef SLC_EVENT_H
+#define SLC_EVENT_H
+
+#include "slc_core.h"
+#include <sys/tree.h>
+
+/*
+ * The per-worker event loop: epoll, edge-triggered.
+ *
+ * A connection is registered once for both directions (EPOLLIN | EPOLLOUT |
+ * EPOLLRDHUP | EPOLLET) and never modified again: readiness is remembered in
+ * `readable` / `writable`, set when epoll reports it and cleared by the I/O
+ * helpers when a read or write comes back short or with EAGAIN.  Handlers
+ * therefore stop and resume a direction (backpressure) without a syscall.
+ *
+ * A connection closed while events for it are still queued in the current
+ * batch is only marked closed here; the owner frees its memory from a
+ * "release" callback that runs after the batch (see slc_loop_defer).
+ */
+
+typedef struct slc_conn_s   slc_conn_t;
+typedef struct slc_timer_s  slc_timer_t;
+typedef struct slc_loop_s   slc_loop_t;
+
+typedef void (*slc_conn_handler_pt)(slc_conn_t *c);
+typedef void (*slc_timer_handler_pt)(slc_timer_t *t);
+
+struct slc_conn_s {
+    int                  fd;
+    unsigned             readable:1;
+    unsigned             writable:1;
+    unsigned             eof:1;         /* peer closed its side */
+    unsigned             error:1;
+    unsigned             closed:1;
+    unsigned             listening:1;
+    slc_conn_handler_pt  on_read;       /* may be called with nothing to read */
+    slc_conn_handler_pt  on_write;
+    void                *data;
+};
+
+struct slc_timer_s {
+    RB_ENTRY(slc_timer_s)  entry;
+    uint64_t               when;        /* ms, monotonic */
+    uint64_t               seq;         /* tie breaker */
+    unsigned               armed:1;
+    slc_timer_handler_pt   handler;
+    void                  *data;
+};
+
+RB_HEAD(slc_timer_tree, slc_timer_s);
+RB_PROTOTYPE(slc_timer_tree, slc_timer_s, entry, slc_timer_cmp)
+
+typedef struct slc_defer_s {
+    void                 (*fn)(void *);
+    void                  *arg;
+    struct slc_defer_s    *next;
+} slc_defer_t;
+
+struct slc_loop_s {
+    int                    epfd;
+    int                    stop;
+    uint64_t               now;          /* ms, updated once per iteration */
+    uint64_t               timer_seq;
+    struct slc_timer_tree  timers;
+    slc_defer_t           *deferred;
+    const void            *sigmask;      /* sigset_t during epoll_pwait */
+};
+
+extern slc_loop_t  *slc_loop;   /* this worker's loop */
+
+int   slc_loop_init(slc_loop_t *loop);
+void  slc_loop_done(slc_loop_t *loop);
+/* One iteration: wait (at most until the next timer or `max_wait` ms). */
+void  slc_loop_once(slc_loop_t *loop, int max_wait);
+uint64_t slc_time_ms(void);
+
+int   slc_conn_register(slc_loop_t *loop, slc_conn_t *c);
+/* Level-triggered read interest only, shared between processes without a
+   thundering herd (EPOLLEXCLUSIVE): for listening sockets. */
+int   slc_conn_register_listen(slc_loop_t *loop, slc_conn_t *c, int excl);
+void  slc_conn_unregister(slc_loop_t *loop, slc_conn_t *c);
+/* close(2) the fd and mark closed; memory stays with the owner. */
+void  slc_conn_close(slc_conn_t *c);
+
+/* Run fn(arg) after the current batch of events (to free memory safely). */
+int   slc_loop_defer(slc_loop_t *loop, slc_defer_t *d, void (*fn)(void *),
+    void *arg);
+
+void  slc_timer_add(slc_loop_t *loop, slc_timer_t *t, uint64_t ms);
+void  slc_timer_del(slc_loop_t *loop, slc_timer_t *t);
+
+/*
+ * Non-blocking I/O that keeps the readiness flags.  They return bytes
+ * moved, 0 (nothing moved: EAGAIN, or for read also EOF, see c->eof) or
+ * SLC_ERROR (c->error set, errno kept).
+ */
+ssize_t slc_conn_read(slc_conn_t *c, void *buf, size_t len);
+ssize_t slc_conn_write(slc_conn_t *c, const void *buf, size_t len);
+
+#endif /* SLC_EVENT_H */

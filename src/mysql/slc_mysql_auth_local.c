@@ -1,0 +1,210 @@
+#include "slc_core.h"
+#include "slc_log.h"
+#include "slc_mysql_auth.h"
+#include "slc_mysql_backend.h"
+#include "slc_mysql_session.h"
+
+/*
+ * auth local: the proxy greets the client itself and checks its
+ * mysql_native_password token against the users of the config.  A client
+ * that asks for another plugin (a MySQL 8 client starts with
+ * caching_sha2_password) is switched to mysql_native_password.  No backend
+ * connection is opened before the client has proved its password.
+ */
+
+/* What we offer when no backend greeting has been seen yet. */
+#define SLC_DEFAULT_CAPS                                                     \
+    (SLC_CLIENT_FOUND_ROWS | SLC_CLIENT_LONG_FLAG                            \
+     | SLC_CLIENT_CONNECT_WITH_DB | SLC_CLIENT_NO_SCHEMA | SLC_CLIENT_ODBC   \
+     | SLC_CLIENT_LOCAL_FILES | SLC_CLIENT_IGNORE_SPACE                      \
+     | SLC_CLIENT_PROTOCOL_41 | SLC_CLIENT_INTERACTIVE                       \
+     | SLC_CLIENT_IGNORE_SIGPIPE | SLC_CLIENT_TRANSACTIONS                    \
+     | SLC_CLIENT_SECURE_CONNECTION | SLC_CLIENT_MULTI_STATEMENTS            \
+     | SLC_CLIENT_MULTI_RESULTS | SLC_CLIENT_PS_MULTI_RESULTS                \
+     | SLC_CLIENT_PLUGIN_AUTH | SLC_CLIENT_CONNECT_ATTRS                     \
+     | SLC_CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA                             \
+     | SLC_CLIENT_CAN_HANDLE_EXPIRED_PASSWORDS | SLC_CLIENT_SESSION_TRACK     \
+     | SLC_CLIENT_DEPRECATE_EOF)
+
+/* What the proxy can never carry between client and backend. */
+#define SLC_CAPS_NEVER                                                       \
+    (SLC_CLIENT_SSL | SLC_CLIENT_COMPRESS | SLC_CLIENT_ZSTD_COMPRESSION      \
+     | SLC_CLIENT_SSL_VERIFY_SERVER_CERT)
+
+#define SLC_DEFAULT_VERSION  "5.5.5-10.11.0-MariaDB-sluice"
+
+uint32_t
+slc_session_offered_caps(void)
+{
+    uint32_t caps = slc_backend_profile.known ? slc_backend_profile.caps
+                                              : SLC_DEFAULT_CAPS;
+
+    return (caps | SLC_CLIENT_PLUGIN_AUTH | SLC_CLIENT_PROTOCOL_41
+            | SLC_CLIENT_SECURE_CONNECTION) & ~SLC_CAPS_NEVER;
+}
+
+int
+slc_session_greet(slc_session_t *s)
+{
+    slc_mysql_greeting_t g;
+    uint8_t              pkt[256];
+    size_t               n;
+
+    memset(&g, 0, sizeof(g));
+    arc4random_buf(s->scramble, sizeof(s->scramble));
+    /* The scramble must not contain NUL (clients read it as a C string)
+       and the protocol keeps it 7-bit in practice. */
+    for (size_t i = 0; i < sizeof(s->scramble); i++) {
+        s->scramble[i] = (uint8_t) (1 + s->scramble[i] % 126);
+    }
+    g.protocol = 10;
+    strlcpy(g.server_version, s->srv->server_version ? s->srv->server_version
+        : slc_backend_profile.known ? slc_backend_profile.version
+        : SLC_DEFAULT_VERSION, sizeof(g.server_version));
+    g.thread_id = (uint32_t) s->id;
+    memcpy(g.scramble, s->scramble, sizeof(g.scramble));
+    g.capabilities = slc_session_offered_caps();
+    g.mariadb_caps = slc_backend_profile.known
+                     ? slc_backend_profile.mariadb_caps : 0;
+    g.charset = slc_backend_profile.known ? slc_backend_profile.charset : 45;
+    g.status = SLC_SERVER_STATUS_AUTOCOMMIT;
+    strlcpy(g.auth_plugin, SLC_MYSQL_NATIVE_PLUGIN, sizeof(g.auth_plugin));
+    n = slc_mysql_greeting_build(pkt, sizeof(pkt), &g);
+    s->seq = 0;
+    s->state = SLC_SS_GREETING;
+    return n > 0 ? slc_session_send(s, pkt, n) : SLC_ERROR;
+}
+
+/* Copy what outlives the packet: user, db, charset, attributes. */
+static int
+slc_session_take_identity(slc_session_t *s, const slc_mysql_hsresp_t *r)
+{
+    if (r->user_len > SLC_MAX_USER || r->db_len > SLC_MAX_DB) {
+        return SLC_ERROR;
+    }
+    memcpy(s->user, r->user, r->user_len);
+    s->user[r->user_len] = '\0';
+    if (r->db != NULL && (r->capabilities & SLC_CLIENT_CONNECT_WITH_DB)) {
+        memcpy(s->db, r->db, r->db_len);
+        s->db[r->db_len] = '\0';
+        s->has_db = r->db_len > 0;
+    }
+    s->caps = r->capabilities & ~SLC_CAPS_NEVER;
+    s->mariadb_caps = r->mariadb_caps;
+    s->max_packet = r->max_packet;
+    s->charset = r->charset;
+    if (r->attrs != NULL && r->attrs_len > 0) {
+        s->attrs = malloc(r->attrs_len);
+        if (s->attrs == NULL) {
+            return SLC_ERROR;
+        }
+        memcpy(s->attrs, r->attrs, r->attrs_len);
+        s->attrs_len = r->attrs_len;
+    }
+    return SLC_OK;
+}
+
+static void
+slc_session_verify(slc_session_t *s, const uint8_t *token, size_t len)
+{
+    const slc_mysql_user_t *u;
+
+    u = slc_mysql_user_find(s->cycle->mysql, s->user, strlen(s->user));
+    if (u == NULL
+        || slc_mysql_native_verify(s->scramble, &u->hash, token, len,
+                                   s->stage1) != SLC_OK)
+    {
+        slc_session_fail(s, SLC_ER_ACCESS_DENIED_ERROR, "28000",
+            "Access denied for user '%s'@'%s' (using password: %s)",
+            s->user, s->host, len > 0 ? "YES" : "NO");
+        return;
+    }
+    slc_session_start_router(s);
+}
+
+static void
+slc_session_switch(slc_session_t *s)
+{
+    uint8_t pkt[128];
+    uint8_t data[SLC_MYSQL_SCRAMBLE_LEN + 1];
+    size_t  n;
+
+    memcpy(data, s->scramble, SLC_MYSQL_SCRAMBLE_LEN);
+    data[SLC_MYSQL_SCRAMBLE_LEN] = '\0';
+    n = slc_mysql_authswitch_build(pkt, sizeof(pkt), SLC_MYSQL_NATIVE_PLUGIN,
+        data, sizeof(data));
+    s->state = SLC_SS_SWITCH;
+    if (slc_session_send(s, pkt, n) != SLC_OK) {
+        slc_session_close(s, SLC_LOG_INFO, "client write failed");
+    }
+}
+
+static void
+slc_session_on_response(slc_session_t *s, uint8_t *p, uint32_t len)
+{
+    slc_mysql_hsresp_t r;
+    const char        *err;
+
+    if (slc_mysql_hsresp_parse(p, len, &r, &err) != SLC_OK
+        || slc_session_take_identity(s, &r) != SLC_OK)
+    {
+        if (len == 32) {
+            err = "client asked for TLS, which this listener does not offer";
+        }
+        slc_session_fail(s, SLC_ER_HANDSHAKE_ERROR, "08S01",
+            "Bad handshake");
+        slc_session_log(s, SLC_LOG_INFO, "bad handshake response: %s",
+            err ? err : "field too long");
+        return;
+    }
+    if ((r.capabilities & SLC_CLIENT_PLUGIN_AUTH) && r.plugin != NULL
+        && (r.plugin_len != strlen(SLC_MYSQL_NATIVE_PLUGIN)
+            || memcmp(r.plugin, SLC_MYSQL_NATIVE_PLUGIN, r.plugin_len) != 0))
+    {
+        slc_session_switch(s);
+        return;
+    }
+    slc_session_verify(s, r.auth, r.auth_len);
+}
+
+void
+slc_session_auth_read(slc_conn_t *c)
+{
+    slc_session_t *s = c->data;
+    uint8_t       *p;
+    uint32_t       len;
+    uint8_t        seq;
+    const char    *why;
+    int            rc;
+
+    if (s->state != SLC_SS_GREETING && s->state != SLC_SS_SWITCH) {
+        /* Nothing is expected from the client now (backend pending):
+           leave the bytes in the socket, but notice a hang-up. */
+        if (c->eof || c->error) {
+            slc_session_close(s, SLC_LOG_INFO, "client closed");
+        }
+        return;
+    }
+    rc = slc_packet_read(c, &s->in, &p, &len, &seq, &why);
+    if (rc == SLC_AGAIN) {
+        return;
+    }
+    if (rc == SLC_ERROR) {
+        slc_session_close(s, SLC_LOG_INFO, why);
+        return;
+    }
+    if (seq != s->seq) {
+        slc_session_fail(s, SLC_ER_NET_PACKETS_OUT_OF_ORDER, "08S01",
+            "Got packets out of order");
+        return;
+    }
+    s->seq++;
+    if (s->state == SLC_SS_GREETING) {
+        slc_session_on_response(s, p, len);
+    } else {
+        slc_session_verify(s, p, len);
+    }
+    if (s->in != NULL && s->state != SLC_SS_CLOSED) {
+        slc_packet_consume(&s->in, len);
+    }
+}

@@ -1,0 +1,362 @@
+#include "slc_core.h"
+#include "slc_log.h"
+#include "slc_mysql_auth.h"
+#include "slc_mysql_backend.h"
+#include "slc_mysql_router.h"
+#include "slc_mysql_upstream.h"
+
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+slc_backend_profile_t  slc_backend_profile;
+
+static void slc_backend_on_read(slc_conn_t *c);
+static void slc_backend_on_write(slc_conn_t *c);
+static void slc_backend_timeout(slc_timer_t *t);
+void slc_backend_relay_greeting(slc_backend_t *b, uint8_t *p, uint32_t len);
+void slc_backend_relay_start(slc_backend_t *b);
+
+/* Fail the session because of this backend: ERR to the client. */
+static void
+slc_backend_fail(slc_backend_t *b, const char *why, int down)
+{
+    slc_session_t *s = b->session;
+
+    if (down) {
+        slc_upstream_mark_down(b->server);
+    }
+    slc_session_log(s, SLC_LOG_ERR, "backend failed: %s", why);
+    slc_session_fail(s, SLC_ER_CONNECT_TO_BACKEND, "HY000",
+        "Can't connect to backend server '%s' (%s)", b->server->name, why);
+}
+
+int
+slc_backend_open(slc_session_t *s, slc_upstream_server_t *us)
+{
+    slc_backend_t *b = calloc(1, sizeof(*b));
+    int            fd, on = 1;
+
+    if (b == NULL) {
+        return SLC_ERROR;
+    }
+    b->session = s;
+    b->server = us;
+    b->conn.data = b;
+    b->conn.on_read = slc_backend_on_read;
+    b->conn.on_write = slc_backend_on_write;
+    b->timer.handler = slc_backend_timeout;
+    b->timer.data = b;
+    s->backend = b;
+    b->counted = 1;     /* the caller acquired a slot with the pick */
+
+    fd = socket(us->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK
+        | SOCK_CLOEXEC, 0);
+    b->conn.fd = fd;
+    if (fd == -1) {
+        slc_backend_fail(b, strerror(errno), 0);
+        return SLC_ERROR;
+    }
+    if (us->addr.ss_family != AF_UNIX) {
+        (void) setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+    }
+    if (connect(fd, (struct sockaddr *) &us->addr, us->addrlen) == -1
+        && errno != EINPROGRESS)
+    {
+        slc_backend_fail(b, strerror(errno), 1);
+        return SLC_ERROR;
+    }
+    if (slc_conn_register(slc_loop, &b->conn) != SLC_OK) {
+        slc_backend_fail(b, "epoll_ctl() failed", 0);
+        return SLC_ERROR;
+    }
+    b->state = SLC_BS_CONNECTING;
+    slc_timer_add(slc_loop, &b->timer, (uint64_t) s->srv->connect_timeout);
+    return SLC_OK;
+}
+
+void
+slc_backend_close(slc_backend_t *b)
+{
+    slc_timer_del(slc_loop, &b->timer);
+    if (b->counted) {
+        slc_upstream_release(b->server);
+    }
+    slc_conn_close(&b->conn);
+    slc_buf_put(b->in);
+    slc_buf_put(b->out);
+    /* events of this batch may still name b: free after the batch */
+    b->conn.on_read = NULL;
+    slc_loop_defer(slc_loop, &b->defer, free, b);
+}
+
+static void
+slc_backend_timeout(slc_timer_t *t)
+{
+    slc_backend_t *b = t->data;
+
+    slc_backend_fail(b, b->state == SLC_BS_CONNECTING ? "connect timed out"
+        : "handshake timed out", 1);
+}
+
+/* Queue a packet to the backend and write it. */
+static int
+slc_backend_send(slc_backend_t *b, const uint8_t *payload, size_t len)
+{
+    slc_buf_t *o = b->out;
+
+    if (o == NULL && (o = b->out = slc_buf_get()) == NULL) {
+        return SLC_ERROR;
+    }
+    slc_buf_compact(o);
+    if (slc_buf_room(o) < len + 4) {
+        return SLC_ERROR;
+    }
+    slc_mysql_hdr_write(o->last, (uint32_t) len, b->seq++);
+    memcpy(o->last + 4, payload, len);
+    o->last += len + 4;
+    while (slc_buf_len(o) > 0 && b->conn.writable) {
+        ssize_t n = slc_conn_write(&b->conn, o->pos, slc_buf_len(o));
+        if (n < 0) {
+            return SLC_ERROR;
+        }
+        o->pos += n;
+    }
+    if (slc_buf_len(o) == 0) {
+        slc_buf_put(o);
+        b->out = NULL;
+    }
+    return SLC_OK;
+}
+
+static void
+slc_backend_on_write(slc_conn_t *c)
+{
+    slc_backend_t *b = c->data;
+    int            err = 0;
+    socklen_t      sl = sizeof(err);
+
+    if (b->state == SLC_BS_CONNECTING) {
+        if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &sl) == -1) {
+            err = errno;
+        }
+        if (err != 0) {
+            slc_backend_fail(b, strerror(err), 1);
+            return;
+        }
+        b->state = SLC_BS_GREETING;
+        return;
+    }
+    if (b->out != NULL && slc_backend_send(b, NULL, 0) != SLC_OK) {
+        slc_backend_fail(b, "write failed", 1);
+    }
+}
+
+static void
+slc_backend_learn(const slc_mysql_greeting_t *g)
+{
+    slc_backend_profile_t *p = &slc_backend_profile;
+
+    strlcpy(p->version, g->server_version, sizeof(p->version));
+    p->caps = g->capabilities;
+    p->mariadb_caps = g->mariadb_caps;
+    p->charset = g->charset;
+    p->known = 1;
+}
+
+/* HandshakeResponse41 as the session's user, token from stage1. */
+static void
+slc_backend_login(slc_backend_t *b, const slc_mysql_greeting_t *g)
+{
+    slc_session_t      *s = b->session;
+    slc_mysql_hsresp_t  r;
+    uint8_t             token[SLC_SHA1_LEN];
+    uint8_t            *pkt;
+    size_t              n, cap;
+
+    memset(&r, 0, sizeof(r));
+    b->caps = (s->caps & g->capabilities) | SLC_CLIENT_PROTOCOL_41
+              | SLC_CLIENT_SECURE_CONNECTION | SLC_CLIENT_PLUGIN_AUTH;
+    b->caps &= ~(SLC_CLIENT_SSL | SLC_CLIENT_COMPRESS);
+    r.capabilities = b->caps;
+    r.mariadb_caps = s->mariadb_caps & g->mariadb_caps;
+    r.max_packet = s->max_packet ? s->max_packet : 16777216;
+    r.charset = s->charset;
+    r.user = s->user;
+    r.user_len = strlen(s->user);
+    slc_mysql_native_token(g->scramble, s->stage1, token);
+    /* the empty password's token is empty */
+    r.auth = token;
+    r.auth_len = slc_mysql_user_find(s->cycle->mysql, s->user,
+        r.user_len)->hash.is_empty ? 0 : sizeof(token);
+    if (s->has_db) {
+        r.capabilities |= SLC_CLIENT_CONNECT_WITH_DB;
+        r.db = s->db;
+        r.db_len = strlen(s->db);
+    } else {
+        r.capabilities &= ~SLC_CLIENT_CONNECT_WITH_DB;
+    }
+    r.plugin = SLC_MYSQL_NATIVE_PLUGIN;
+    r.plugin_len = strlen(SLC_MYSQL_NATIVE_PLUGIN);
+    r.attrs = s->attrs;
+    r.attrs_len = s->attrs_len;
+    if (r.attrs == NULL) {
+        r.capabilities &= ~SLC_CLIENT_CONNECT_ATTRS;
+    }
+    b->caps = r.capabilities;
+
+    cap = 128 + r.user_len + r.db_len + r.attrs_len;
+    pkt = malloc(cap);
+    n = pkt ? slc_mysql_hsresp_build(pkt, cap, &r) : 0;
+    explicit_bzero(token, sizeof(token));
+    b->seq = 1;
+    b->state = SLC_BS_AUTH;
+    if (n == 0 || slc_backend_send(b, pkt, n) != SLC_OK) {
+        free(pkt);
+        slc_backend_fail(b, "cannot send handshake response", 0);
+        return;
+    }
+    free(pkt);
+}
+
+static void
+slc_backend_on_greeting(slc_backend_t *b, uint8_t *p, uint32_t len)
+{
+    slc_mysql_greeting_t g;
+    const char          *err;
+
+    if (len > 0 && p[0] == SLC_MYSQL_ERR) {
+        /* e.g. "Host is blocked" or too many connections on the server */
+        uint16_t code;
+        char     state[6];
+        const char *msg;
+        size_t   mlen;
+        if (slc_mysql_err_parse(p, len, &code, state, &msg, &mlen, &err)
+            == SLC_OK)
+        {
+            slc_session_log(b->session, SLC_LOG_ERR, "backend refused: "
+                "%u %.*s", code, (int) mlen, msg);
+            slc_session_fail(b->session, code, state, "%.*s", (int) mlen,
+                msg);
+            return;
+        }
+    }
+    if (slc_mysql_greeting_parse(p, len, &g, &err) != SLC_OK) {
+        slc_backend_fail(b, err, 1);
+        return;
+    }
+    slc_backend_learn(&g);
+    if (b->session->srv->auth == SLC_AUTH_PASSTHROUGH) {
+        slc_backend_relay_greeting(b, p, len);
+        return;
+    }
+    slc_backend_login(b, &g);
+}
+
+static void
+slc_backend_on_switch(slc_backend_t *b, uint8_t *p, uint32_t len)
+{
+    const char    *plugin, *err;
+    const uint8_t *data;
+    size_t         plen, dlen;
+    uint8_t        token[SLC_SHA1_LEN];
+
+    if (slc_mysql_authswitch_parse(p, len, &plugin, &plen, &data, &dlen,
+                                   &err) != SLC_OK)
+    {
+        slc_backend_fail(b, err, 0);
+        return;
+    }
+    if (plen != strlen(SLC_MYSQL_NATIVE_PLUGIN)
+        || memcmp(plugin, SLC_MYSQL_NATIVE_PLUGIN, plen) != 0
+        || dlen < SLC_MYSQL_SCRAMBLE_LEN)
+    {
+        slc_session_fail(b->session, SLC_ER_ACCESS_DENIED_ERROR, "28000",
+            "Backend asks for authentication plugin '%.*s', which sluice "
+            "does not support with auth local", (int) plen, plugin);
+        return;
+    }
+    slc_mysql_native_token(data, b->session->stage1, token);
+    if (slc_backend_send(b, token, sizeof(token)) != SLC_OK) {
+        slc_backend_fail(b, "write failed", 0);
+    }
+    explicit_bzero(token, sizeof(token));
+}
+
+static void
+slc_backend_on_auth_reply(slc_backend_t *b, uint8_t *p, uint32_t len)
+{
+    slc_session_t *s = b->session;
+
+    if (len == 0) {
+        slc_backend_fail(b, "empty packet in handshake", 0);
+        return;
+    }
+    switch (p[0]) {
+    case SLC_MYSQL_OK:
+        slc_timer_del(slc_loop, &b->timer);
+        b->state = SLC_BS_READY;
+        slc_mysql_track_init(&s->track, b->caps, slc_mysql_ok_status(p, len));
+        slc_session_ready(s, p, len);     /* the router starts later */
+        return;
+    case SLC_MYSQL_ERR:
+        /* the backend's own reason (unknown database, denied...) */
+        slc_session_log(s, SLC_LOG_WARN, "backend refused the login");
+        if (slc_session_send(s, p, len) != SLC_OK) {
+            slc_session_close(s, SLC_LOG_INFO, "client write failed");
+            return;
+        }
+        slc_session_linger(s);
+        return;
+    case SLC_MYSQL_AUTH_SWITCH:
+        slc_backend_on_switch(b, p, len);
+        return;
+    default:
+        slc_backend_fail(b, "unexpected packet in handshake", 0);
+    }
+}
+
+static void
+slc_backend_on_read(slc_conn_t *c)
+{
+    slc_backend_t *b = c->data;
+    uint8_t       *p;
+    uint32_t       len;
+    uint8_t        seq;
+    const char    *why;
+
+    if (b->state == SLC_BS_CONNECTING) {
+        slc_backend_on_write(c);
+        if (b->state == SLC_BS_CONNECTING || c->closed) {
+            return;
+        }
+    }
+    if (b->state == SLC_BS_RELAY) {
+        slc_backend_relay_start(b);
+        return;
+    }
+    while (b->state == SLC_BS_GREETING || b->state == SLC_BS_AUTH) {
+        int rc = slc_packet_read(c, &b->in, &p, &len, &seq, &why);
+        if (rc == SLC_AGAIN) {
+            return;
+        }
+        if (rc == SLC_ERROR) {
+            slc_backend_fail(b, why, 1);
+            return;
+        }
+        b->seq = seq + 1;
+        slc_backend_state_t was = b->state;
+        if (was == SLC_BS_GREETING) {
+            slc_backend_on_greeting(b, p, len);
+        } else {
+            slc_backend_on_auth_reply(b, p, len);
+        }
+        if (b->session->backend != b || b->conn.closed) {
+            return;       /* failed: b is on its way out */
+        }
+        slc_packet_consume(&b->in, len);
+    }
+    if (b->state == SLC_BS_READY && b->session->state == SLC_SS_READY) {
+        b->session->srv->router->router->ready(b->session);
+    }
+}

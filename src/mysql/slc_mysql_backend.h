@@ -1,0 +1,60 @@
+#ifndef SLC_MYSQL_BACKEND_H
+#define SLC_MYSQL_BACKEND_H
+
+#include "slc_core.h"
+#include "slc_mysql_session.h"
+
+/*
+ * A backend connection of a session: non-blocking connect, greeting,
+ * authentication as the session's user (auth local) or relaying of the
+ * client's own authentication (auth passthrough).  When it is done the
+ * backend calls the session back: slc_session_ready() for auth local, or
+ * it hands the session to the router's forwarding for passthrough.  Any
+ * failure is reported to the client as an ERR and closes the session.
+ */
+
+typedef enum {
+    SLC_BS_CONNECTING,
+    SLC_BS_GREETING,
+    SLC_BS_AUTH,
+    SLC_BS_RELAY,
+    SLC_BS_READY
+} slc_backend_state_t;
+
+struct slc_backend_s {
+    slc_conn_t              conn;
+    slc_backend_state_t     state;
+    slc_session_t          *session;
+    slc_upstream_server_t  *server;
+    slc_buf_t              *in;       /* from the backend */
+    slc_buf_t              *out;      /* to the backend */
+    slc_timer_t             timer;
+    uint8_t                 seq;
+    uint32_t                caps;     /* negotiated with the backend */
+    uint16_t                status;
+    int                     counted;  /* holds a slot in stats->active */
+    slc_defer_t             defer;
+};
+
+/*
+ * Open a connection to `us` for the session; the caller has acquired a
+ * connection slot on it (slc_upstream_pick), which the backend now owns.
+ */
+int  slc_backend_open(slc_session_t *s, slc_upstream_server_t *us);
+void slc_backend_close(slc_backend_t *b);
+
+/* Greeting the worker learned from a backend, mirrored to clients. */
+typedef struct {
+    int       known;
+    char      version[64];
+    uint32_t  caps;
+    uint32_t  mariadb_caps;
+    uint8_t   charset;
+} slc_backend_profile_t;
+
+extern slc_backend_profile_t  slc_backend_profile;
+
+/* Status flags of an OK packet (slc_mysql_status.c). */
+uint16_t slc_mysql_ok_status(const uint8_t *p, size_t len);
+
+#endif /* SLC_MYSQL_BACKEND_H */

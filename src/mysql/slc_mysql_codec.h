@@ -1,0 +1,127 @@
+#ifndef SLC_MYSQL_CODEC_H
+#define SLC_MYSQL_CODEC_H
+
+#include "slc_core.h"
+#include "slc_mysql_proto.h"
+
+/*
+ * Encoding and decoding of MySQL protocol packets.  Pure functions: no I/O,
+ * no allocation, no logging.  Parsers never trust the peer: every length is
+ * checked against the buffer, and a malformed input returns SLC_ERROR with
+ * *err set to a static string that says what was wrong.  Parsed strings point
+ * into the caller's buffer and are valid as long as it is.
+ */
+
+/* --- framing ---------------------------------------------------------- */
+
+/* Write a 4-byte header (3-byte little-endian length, sequence id). */
+void slc_mysql_hdr_write(uint8_t *p, uint32_t payload_len, uint8_t seq);
+/* Read the 4 header bytes at `p` (the caller checked they are there). */
+void slc_mysql_hdr_read(const uint8_t *p, uint32_t *payload_len,
+    uint8_t *seq);
+
+/*
+ * Look at the start of `p`: if a whole packet (header and payload) is there,
+ * return 1 and set *payload_len and *seq; if not yet, return 0.  (Framing
+ * cannot be malformed: any 4 bytes are a valid header.)
+ */
+int slc_mysql_packet_peek(const uint8_t *p, size_t len,
+    uint32_t *payload_len, uint8_t *seq);
+
+/*
+ * A logical message longer than 0xffffff bytes travels as several packets;
+ * each full one has a payload of exactly 0xffffff bytes and the last has
+ * less (possibly 0).  Return 1 if the whole message starting at `p` is in
+ * the buffer and set *wire_len (bytes on the wire incl. all headers),
+ * *payload_len (sum of payloads) and *npackets; return 0 if more is needed.
+ * Sequence ids are not checked here.
+ */
+int slc_mysql_message_span(const uint8_t *p, size_t len, size_t *wire_len,
+    uint64_t *payload_len, unsigned *npackets);
+
+/* --- length-encoded integers and strings ------------------------------ */
+
+/*
+ * Decode a length-encoded integer: returns bytes consumed (1, 3, 4 or 9),
+ * or 0 when the buffer is too short or the first byte is 0xfb (NULL in a
+ * row) or 0xff (not an integer).
+ */
+size_t   slc_mysql_lenenc_int_get(const uint8_t *p, size_t len, uint64_t *v);
+size_t   slc_mysql_lenenc_int_size(uint64_t v);
+uint8_t *slc_mysql_lenenc_int_put(uint8_t *p, uint64_t v);  /* returns end */
+
+/* A length-encoded string: returns bytes consumed or 0 as above. */
+size_t   slc_mysql_lenenc_str_get(const uint8_t *p, size_t len,
+    const uint8_t **s, uint64_t *slen);
+uint8_t *slc_mysql_lenenc_str_put(uint8_t *p, const void *s, size_t n);
+
+/* --- initial handshake (server greeting, protocol 10) ------------------ */
+
+typedef struct {
+    uint8_t     protocol;            /* 10 */
+    char        server_version[64];  /* NUL terminated, truncated if longer */
+    uint32_t    thread_id;
+    uint8_t     scramble[SLC_MYSQL_SCRAMBLE_LEN]; /* auth-plugin-data, 20 B */
+    uint32_t    capabilities;
+    uint8_t     charset;
+    uint16_t    status;
+    uint32_t    mariadb_caps;        /* MariaDB extended capabilities, sent in
+                                        the reserved bytes when the server
+                                        clears CLIENT_LONG_PASSWORD */
+    char        auth_plugin[64];     /* "" when none */
+} slc_mysql_greeting_t;
+
+int    slc_mysql_greeting_parse(const uint8_t *payload, size_t len,
+    slc_mysql_greeting_t *g, const char **err);
+/* Build a payload (no header); returns its length, or 0 if cap is short. */
+size_t slc_mysql_greeting_build(uint8_t *payload, size_t cap,
+    const slc_mysql_greeting_t *g);
+
+/* --- HandshakeResponse41 (client's reply) ------------------------------ */
+
+typedef struct {
+    uint32_t        capabilities;
+    uint32_t        max_packet;
+    uint8_t         charset;
+    uint32_t        mariadb_caps;    /* from the filler, see above */
+    const char     *user;        size_t user_len;
+    const uint8_t  *auth;        size_t auth_len;
+    const char     *db;          size_t db_len;     /* NULL if absent */
+    const char     *plugin;      size_t plugin_len; /* NULL if absent */
+    const uint8_t  *attrs;       size_t attrs_len;  /* connect attributes,
+                                    the key/value block without its lenenc
+                                    total length; NULL if absent */
+} slc_mysql_hsresp_t;
+
+/*
+ * Parse a HandshakeResponse41.  A 32-byte SSLRequest, a pre-4.1 response or
+ * a truncated field is an error.  Honours CONNECT_WITH_DB, PLUGIN_AUTH,
+ * PLUGIN_AUTH_LENENC_CLIENT_DATA, SECURE_CONNECTION and CONNECT_ATTRS.
+ */
+int    slc_mysql_hsresp_parse(const uint8_t *payload, size_t len,
+    slc_mysql_hsresp_t *r, const char **err);
+/* Build one from r->capabilities and the fields; 0 if cap is short. */
+size_t slc_mysql_hsresp_build(uint8_t *payload, size_t cap,
+    const slc_mysql_hsresp_t *r);
+
+/* --- auth switch, OK, ERR --------------------------------------------- */
+
+/* 0xfe, plugin name NUL, plugin data (for native: scramble + NUL). */
+size_t slc_mysql_authswitch_build(uint8_t *payload, size_t cap,
+    const char *plugin, const uint8_t *data, size_t data_len);
+int    slc_mysql_authswitch_parse(const uint8_t *payload, size_t len,
+    const char **plugin, size_t *plugin_len, const uint8_t **data,
+    size_t *data_len, const char **err);
+
+size_t slc_mysql_ok_build(uint8_t *payload, size_t cap, uint64_t affected,
+    uint64_t insert_id, uint16_t status, uint16_t warnings);
+
+/* ERR with SQLSTATE marker (PROTOCOL_41). */
+size_t slc_mysql_err_build(uint8_t *payload, size_t cap, uint16_t code,
+    const char *sqlstate, const char *msg);
+/* sqlstate receives 5 chars + NUL ("HY000" if the packet has none). */
+int    slc_mysql_err_parse(const uint8_t *payload, size_t len,
+    uint16_t *code, char sqlstate[6], const char **msg, size_t *msg_len,
+    const char **err);
+
+#endif /* SLC_MYSQL_CODEC_H */

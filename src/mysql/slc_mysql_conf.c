@@ -1,0 +1,601 @@
+#include "slc_core.h"
+#include "slc_conf_file.h"
+#include "slc_mysql_conf.h"
+#include "slc_mysql_router.h"
+
+#include <netdb.h>
+#include <sys/un.h>
+
+static const char *slc_mysql_block(slc_conf_t *cf, const slc_command_t *cmd,
+    void *conf);
+static const char *slc_mysql_user(slc_conf_t *cf, const slc_command_t *cmd,
+    void *conf);
+static const char *slc_mysql_password(slc_conf_t *cf,
+    const slc_command_t *cmd, void *conf);
+static const char *slc_mysql_upstream_block(slc_conf_t *cf,
+    const slc_command_t *cmd, void *conf);
+static const char *slc_mysql_upstream_server(slc_conf_t *cf,
+    const slc_command_t *cmd, void *conf);
+static const char *slc_mysql_server_block(slc_conf_t *cf,
+    const slc_command_t *cmd, void *conf);
+static const char *slc_mysql_listen(slc_conf_t *cf, const slc_command_t *cmd,
+    void *conf);
+static const char *slc_mysql_router(slc_conf_t *cf, const slc_command_t *cmd,
+    void *conf);
+static const char *slc_mysql_upstream_ref(slc_conf_t *cf,
+    const slc_command_t *cmd, void *conf);
+static const char *slc_mysql_auth(slc_conf_t *cf, const slc_command_t *cmd,
+    void *conf);
+static const char *slc_mysql_buffer_size(slc_conf_t *cf,
+    const slc_command_t *cmd, void *conf);
+static int slc_mysql_init_conf(slc_cycle_t *cycle, char *err, size_t errlen);
+
+static const slc_command_t slc_mysql_commands[] = {
+    { .name = "mysql", .type = SLC_CONF_MAIN | SLC_CONF_BLOCK
+      | SLC_CONF_NOARGS, .set = slc_mysql_block },
+    { .name = "buffer_size", .type = SLC_CONF_MYSQL | SLC_CONF_TAKE1,
+      .set = slc_mysql_buffer_size },
+    { .name = "user", .type = SLC_CONF_MYSQL | SLC_CONF_BLOCK
+      | SLC_CONF_TAKE1, .set = slc_mysql_user },
+    { .name = "password", .type = SLC_CONF_USER | SLC_CONF_TAKE1,
+      .set = slc_mysql_password, .post = "plain" },
+    { .name = "password_hash", .type = SLC_CONF_USER | SLC_CONF_TAKE1,
+      .set = slc_mysql_password },
+    { .name = "upstream", .type = SLC_CONF_MYSQL | SLC_CONF_BLOCK
+      | SLC_CONF_TAKE1, .set = slc_mysql_upstream_block },
+    { .name = "server", .type = SLC_CONF_UPSTREAM | SLC_CONF_1MORE,
+      .set = slc_mysql_upstream_server },
+    { .name = "server", .type = SLC_CONF_MYSQL | SLC_CONF_BLOCK
+      | SLC_CONF_NOARGS, .set = slc_mysql_server_block },
+    { .name = "listen", .type = SLC_CONF_SERVER | SLC_CONF_TAKE12,
+      .set = slc_mysql_listen },
+    { .name = "router", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_mysql_router },
+    { .name = "upstream", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_mysql_upstream_ref },
+    { .name = "auth", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_mysql_auth },
+    { .name = "server_version", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_str_slot,
+      .offset = offsetof(slc_mysql_srv_t, server_version) },
+    { .name = "connect_timeout", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_msec_slot,
+      .offset = offsetof(slc_mysql_srv_t, connect_timeout) },
+    { .name = "auth_timeout", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_msec_slot,
+      .offset = offsetof(slc_mysql_srv_t, auth_timeout) },
+    { .name = NULL }
+};
+
+slc_module_t slc_mysql_module = {
+    .name = "mysql",
+    .type = SLC_MODULE_CORE,
+    .commands = slc_mysql_commands,
+    .init_conf = slc_mysql_init_conf,
+};
+
+int
+slc_module_index(const slc_module_t *m)
+{
+    for (int i = 0; slc_modules[i] != NULL; i++) {
+        if (slc_modules[i] == m) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+void *
+slc_mysql_srv_conf(slc_conf_t *cf, slc_mysql_srv_t *srv,
+    const slc_module_t *m, size_t size)
+{
+    int i = slc_module_index(m);
+
+    if (i < 0 || i >= SLC_MAX_MODULES) {
+        return NULL;
+    }
+    if (srv->mod_conf[i] == NULL) {
+        srv->mod_conf[i] = slc_palloc(cf->pool, size);
+    }
+    return srv->mod_conf[i];
+}
+
+static const char *
+slc_mysql_block(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
+{
+    slc_cycle_t      *cycle = conf;
+    slc_mysql_conf_t *mc;
+
+    (void) cmd;
+    if (cycle->mysql != NULL) {
+        return "\"mysql\" directive is duplicate";
+    }
+    mc = slc_palloc(cf->pool, sizeof(*mc));
+    if (mc == NULL) {
+        return "out of memory";
+    }
+    mc->buffer_size = 16384;
+    cycle->mysql = mc;
+    return slc_conf_parse_block(cf, SLC_CONF_MYSQL, mc);
+}
+
+static const char *
+slc_mysql_buffer_size(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
+{
+    slc_mysql_conf_t *mc = conf;
+    long long         n = slc_conf_parse_size(&cf->args[1]);
+
+    (void) cmd;
+    if (n < 1024 || n > 64 * 1024 * 1024) {
+        return slc_conf_error(cf, "invalid buffer_size \"%s\" (1k to 64m)",
+            cf->args[1].data);
+    }
+    mc->buffer_size = (size_t) n;
+    return NULL;
+}
+
+slc_mysql_user_t *
+slc_mysql_user_find(const slc_mysql_conf_t *mc, const char *name, size_t len)
+{
+    for (slc_mysql_user_t *u = mc->users; u != NULL; u = u->next) {
+        if (u->name.len == len && memcmp(u->name.data, name, len) == 0) {
+            return u;
+        }
+    }
+    return NULL;
+}
+
+static const char *
+slc_mysql_user(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
+{
+    slc_mysql_conf_t *mc = conf;
+    slc_mysql_user_t *u;
+    const char       *rv;
+
+    (void) cmd;
+    if (slc_mysql_user_find(mc, cf->args[1].data, cf->args[1].len)) {
+        return slc_conf_error(cf, "duplicate user \"%s\"", cf->args[1].data);
+    }
+    u = slc_palloc(cf->pool, sizeof(*u));
+    if (u == NULL) {
+        return "out of memory";
+    }
+    u->name.data = slc_pstrndup(cf->pool, cf->args[1].data, cf->args[1].len);
+    u->name.len = cf->args[1].len;
+    u->file = cf->filename;
+    u->line = cf->line;
+    rv = slc_conf_parse_block(cf, SLC_CONF_USER, u);
+    if (rv != NULL) {
+        return rv;
+    }
+    if (!u->has_password) {
+        return slc_conf_error(cf, "user \"%s\" has no \"password\" or "
+            "\"password_hash\"", u->name.data);
+    }
+    u->next = mc->users;
+    mc->users = u;
+    return NULL;
+}
+
+static const char *
+slc_mysql_password(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
+{
+    slc_mysql_user_t *u = conf;
+    slc_str_t        *v = &cf->args[1];
+
+    if (u->has_password) {
+        return "user has more than one password";
+    }
+    if (cmd->post != NULL) {
+        slc_mysql_native_hash(v->data, v->len, &u->hash);
+    } else if (slc_mysql_native_hash_parse(v->data, v->len, &u->hash)
+               != SLC_OK)
+    {
+        return "invalid password_hash (expected \"*\" and 40 hex digits, "
+            "as in mysql.user)";
+    }
+    /* the plaintext stays in the pool's memory; wipe it */
+    explicit_bzero(v->data, v->len);
+    u->has_password = 1;
+    return NULL;
+}
+
+static const char *
+slc_mysql_upstream_block(slc_conf_t *cf, const slc_command_t *cmd,
+    void *conf)
+{
+    slc_mysql_conf_t *mc = conf;
+    slc_upstream_t   *up;
+    const char       *rv;
+
+    (void) cmd;
+    for (up = mc->upstreams; up != NULL; up = up->next) {
+        if (strcmp(up->name.data, cf->args[1].data) == 0) {
+            return slc_conf_error(cf, "duplicate upstream \"%s\"",
+                cf->args[1].data);
+        }
+    }
+    up = slc_palloc(cf->pool, sizeof(*up));
+    if (up == NULL) {
+        return "out of memory";
+    }
+    up->name.data = slc_pstrndup(cf->pool, cf->args[1].data, cf->args[1].len);
+    up->name.len = cf->args[1].len;
+    up->file = cf->filename;
+    up->line = cf->line;
+    rv = slc_conf_parse_block(cf, SLC_CONF_UPSTREAM, up);
+    if (rv != NULL) {
+        return rv;
+    }
+    if (up->nservers == 0) {
+        return slc_conf_error(cf, "no servers in upstream \"%s\"",
+            up->name.data);
+    }
+    up->next = mc->upstreams;
+    mc->upstreams = up;
+    return NULL;
+}
+
+/* Resolve "host:port", "[v6]:port" or "unix:/path" at config time. */
+static const char *
+slc_mysql_server_addr(slc_conf_t *cf, const char *s,
+    slc_upstream_server_t *us)
+{
+    struct addrinfo  hints = { .ai_socktype = SOCK_STREAM }, *res;
+    char             host[128];
+    const char      *port;
+    int              rc;
+
+    strlcpy(us->name, s, sizeof(us->name));
+    if (strncmp(s, "unix:", 5) == 0) {
+        struct sockaddr_un *sun = (struct sockaddr_un *) &us->addr;
+        if (strlcpy(sun->sun_path, s + 5, sizeof(sun->sun_path))
+            >= sizeof(sun->sun_path))
+        {
+            return "unix socket path is too long";
+        }
+        sun->sun_family = AF_UNIX;
+        us->addrlen = sizeof(*sun);
+        return NULL;
+    }
+    port = strrchr(s, ':');
+    if (port == NULL || port == s || (size_t) (port - s) >= sizeof(host)) {
+        return slc_conf_error(cf, "invalid server address \"%s\" (expected "
+            "HOST:PORT, [IPV6]:PORT or unix:PATH)", s);
+    }
+    memcpy(host, s, (size_t) (port - s));
+    host[port - s] = '\0';
+    if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+        memmove(host, host + 1, strlen(host) - 2);
+        host[strlen(host) - 2] = '\0';
+    }
+    rc = getaddrinfo(host, port + 1, &hints, &res);
+    if (rc != 0) {
+        return slc_conf_error(cf, "cannot resolve server \"%s\" (%s)", s,
+            gai_strerror(rc));
+    }
+    memcpy(&us->addr, res->ai_addr, res->ai_addrlen);
+    us->addrlen = res->ai_addrlen;
+    freeaddrinfo(res);
+    return NULL;
+}
+
+static const char *
+slc_mysql_server_param(slc_conf_t *cf, slc_upstream_server_t *us,
+    const slc_str_t *a)
+{
+    slc_str_t v;
+
+    if (strncmp(a->data, "role=", 5) == 0) {
+        if (strcmp(a->data + 5, "primary") == 0) {
+            us->role = SLC_ROLE_PRIMARY;
+        } else if (strcmp(a->data + 5, "replica") == 0) {
+            us->role = SLC_ROLE_REPLICA;
+        } else {
+            return slc_conf_error(cf, "invalid \"%s\" (role=primary or "
+                "role=replica)", a->data);
+        }
+        return NULL;
+    }
+    if (strncmp(a->data, "weight=", 7) == 0) {
+        v.data = a->data + 7;
+        v.len = a->len - 7;
+        long long n = slc_conf_parse_int(&v);
+        if (n < 1 || n > 1000) {
+            return slc_conf_error(cf, "invalid \"%s\" (1 to 1000)", a->data);
+        }
+        us->weight = (unsigned) n;
+        return NULL;
+    }
+    if (strncmp(a->data, "max_connections=", 16) == 0) {
+        v.data = a->data + 16;
+        v.len = a->len - 16;
+        long long n = slc_conf_parse_int(&v);
+        if (n < 0 || n > 10000000) {
+            return slc_conf_error(cf, "invalid \"%s\"", a->data);
+        }
+        us->max_connections = (unsigned) n;
+        return NULL;
+    }
+    return slc_conf_error(cf, "invalid parameter \"%s\" (role=, weight=, "
+        "max_connections=)", a->data);
+}
+
+static const char *
+slc_mysql_upstream_server(slc_conf_t *cf, const slc_command_t *cmd,
+    void *conf)
+{
+    slc_upstream_t        *up = conf;
+    slc_upstream_server_t *us;
+    const char            *rv;
+
+    (void) cmd;
+    if (up->nservers == 256) {
+        return "too many servers in upstream (at most 256)";
+    }
+    if (up->nservers == up->nalloc) {
+        unsigned n = up->nalloc ? up->nalloc * 2 : 4;
+        us = slc_palloc(cf->pool, n * sizeof(*us));
+        if (us == NULL) {
+            return "out of memory";
+        }
+        if (up->nservers) {
+            memcpy(us, up->servers, up->nservers * sizeof(*us));
+        }
+        up->servers = us;
+        up->nalloc = n;
+    }
+    us = &up->servers[up->nservers];
+    memset(us, 0, sizeof(*us));
+    us->weight = 1;
+    if ((rv = slc_mysql_server_addr(cf, cf->args[1].data, us)) != NULL) {
+        return rv;
+    }
+    for (unsigned i = 2; i < cf->nargs; i++) {
+        if ((rv = slc_mysql_server_param(cf, us, &cf->args[i])) != NULL) {
+            return rv;
+        }
+    }
+    if (us->role == 0) {
+        return slc_conf_error(cf, "server \"%s\" has no role (add "
+            "role=primary or role=replica)", us->name);
+    }
+    for (unsigned i = 0; i < up->nservers; i++) {
+        if (strcmp(up->servers[i].name, us->name) == 0) {
+            return slc_conf_error(cf, "duplicate server \"%s\"", us->name);
+        }
+    }
+    us->upstream = up;
+    up->nservers++;
+    return NULL;
+}
+
+static const char *
+slc_mysql_server_block(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
+{
+    slc_mysql_conf_t *mc = conf;
+    slc_mysql_srv_t  *srv;
+    const char       *rv;
+
+    (void) cmd;
+    srv = slc_palloc(cf->pool, sizeof(*srv));
+    if (srv == NULL) {
+        return "out of memory";
+    }
+    srv->connect_timeout = 5000;
+    srv->auth_timeout = 10000;
+    srv->file = cf->filename;
+    srv->line = cf->line;
+    rv = slc_conf_parse_block(cf, SLC_CONF_SERVER, srv);
+    if (rv != NULL) {
+        return rv;
+    }
+    srv->next = mc->servers;
+    mc->servers = srv;
+    return NULL;
+}
+
+static const char *
+slc_mysql_listen(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
+{
+    slc_mysql_srv_t *srv = conf;
+    slc_cycle_t     *cycle = cf->cycle;
+    slc_listen_t    *l;
+
+    (void) cmd;
+    l = slc_palloc(cf->pool, sizeof(*l));
+    if (l == NULL) {
+        return "out of memory";
+    }
+    if (slc_listen_parse(cf->args[1].data, l, cf->errbuf,
+                         sizeof(cf->errbuf)) != SLC_OK)
+    {
+        return cf->errbuf;
+    }
+    l->backlog = 511;
+    if (cf->nargs == 3) {
+        slc_str_t v = { cf->args[2].len - 8, cf->args[2].data + 8 };
+        long long n = strncmp(cf->args[2].data, "backlog=", 8) == 0
+                      ? slc_conf_parse_int(&v) : -1;
+        if (n < 1 || n > 65535) {
+            return slc_conf_error(cf, "invalid parameter \"%s\" (backlog=N)",
+                cf->args[2].data);
+        }
+        l->backlog = (int) n;
+    }
+    for (slc_listen_t *o = cycle->listens; o != NULL; o = o->next) {
+        if (o->addrlen == l->addrlen
+            && memcmp(&o->addr, &l->addr, l->addrlen) == 0)
+        {
+            return slc_conf_error(cf, "duplicate listen \"%s\" (first at "
+                "%s:%u)", l->text, o->file, o->line);
+        }
+    }
+    l->srv = srv;
+    l->file = cf->filename;
+    l->line = cf->line;
+    l->next = cycle->listens;
+    cycle->listens = l;
+    srv->nlisten++;
+    return NULL;
+}
+
+static const char *
+slc_mysql_router(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
+{
+    slc_mysql_srv_t *srv = conf;
+
+    (void) cmd;
+    for (int i = 0; slc_modules[i] != NULL; i++) {
+        if (slc_modules[i]->type == SLC_MODULE_ROUTER
+            && strcmp(slc_modules[i]->name, cf->args[1].data) == 0)
+        {
+            srv->router = slc_modules[i];
+            return NULL;
+        }
+    }
+    if (slc_module_excluded(cf->args[1].data)) {
+        return slc_conf_error(cf, "router \"%s\" was not compiled in "
+            "(./configure --with-%s)", cf->args[1].data, cf->args[1].data);
+    }
+    return slc_conf_error(cf, "unknown router \"%s\" (compiled in: %s)",
+        cf->args[1].data, slc_module_names);
+}
+
+static const char *
+slc_mysql_upstream_ref(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
+{
+    slc_mysql_srv_t *srv = conf;
+
+    (void) cmd;
+    srv->upstream_name.data = slc_pstrndup(cf->pool, cf->args[1].data,
+        cf->args[1].len);
+    srv->upstream_name.len = cf->args[1].len;
+    return NULL;
+}
+
+static const char *
+slc_mysql_auth(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
+{
+    slc_mysql_srv_t *srv = conf;
+
+    (void) cmd;
+    if (strcmp(cf->args[1].data, "local") == 0) {
+        srv->auth = SLC_AUTH_LOCAL;
+    } else if (strcmp(cf->args[1].data, "passthrough") == 0) {
+        srv->auth = SLC_AUTH_PASSTHROUGH;
+    } else {
+        return slc_conf_error(cf, "invalid value \"%s\" in \"auth\" "
+            "directive, it must be \"local\" or \"passthrough\"",
+            cf->args[1].data);
+    }
+    return NULL;
+}
+
+static int
+slc_mysql_check_srv(slc_mysql_conf_t *mc, slc_mysql_srv_t *srv, char *err,
+    size_t errlen)
+{
+    if (srv->nlisten == 0) {
+        snprintf(err, errlen, "%s:%u: server has no \"listen\"", srv->file,
+            srv->line);
+        return SLC_ERROR;
+    }
+    if (srv->router == NULL) {
+        snprintf(err, errlen, "%s:%u: server has no \"router\" (compiled "
+            "in: %s)", srv->file, srv->line, slc_module_names);
+        return SLC_ERROR;
+    }
+    if (srv->upstream_name.data == NULL) {
+        snprintf(err, errlen, "%s:%u: server has no \"upstream\"",
+            srv->file, srv->line);
+        return SLC_ERROR;
+    }
+    for (slc_upstream_t *up = mc->upstreams; up != NULL; up = up->next) {
+        if (strcmp(up->name.data, srv->upstream_name.data) == 0) {
+            srv->upstream = up;
+        }
+    }
+    if (srv->upstream == NULL) {
+        snprintf(err, errlen, "%s:%u: unknown upstream \"%s\"", srv->file,
+            srv->line, srv->upstream_name.data);
+        return SLC_ERROR;
+    }
+    if (srv->router->router != NULL && srv->router->router->check != NULL) {
+        return srv->router->router->check(srv, err, errlen);
+    }
+    return SLC_OK;
+}
+
+static int
+slc_mysql_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
+{
+    slc_mysql_conf_t *mc = cycle->mysql;
+
+    if (mc == NULL) {
+        return SLC_OK;
+    }
+    for (slc_mysql_srv_t *srv = mc->servers; srv != NULL; srv = srv->next) {
+        if (slc_mysql_check_srv(mc, srv, err, errlen) != SLC_OK) {
+            return SLC_ERROR;
+        }
+    }
+    mc->stats_zone = slc_shm_zone_add(cycle, "mysql_stats",
+        SLC_STATS_MAX * sizeof(slc_server_stats_t), &slc_mysql_module, err,
+        errlen);
+    return mc->stats_zone != NULL ? SLC_OK : SLC_ERROR;
+}
+
+static slc_server_stats_t *
+slc_mysql_stats_slot(slc_server_stats_t *tab, const char *key)
+{
+    for (unsigned i = 0; i < SLC_STATS_MAX; i++) {
+        if (tab[i].key[0] == '\0') {
+            strlcpy(tab[i].key, key, sizeof(tab[i].key));
+            return &tab[i];
+        }
+        if (strcmp(tab[i].key, key) == 0) {
+            return &tab[i];
+        }
+    }
+    return NULL;
+}
+
+int
+slc_mysql_stats_bind(slc_cycle_t *cycle, char *err, size_t errlen)
+{
+    slc_mysql_conf_t *mc = cycle->mysql;
+    char              key[160];
+
+    if (mc == NULL) {
+        return SLC_OK;
+    }
+    for (slc_upstream_t *up = mc->upstreams; up != NULL; up = up->next) {
+        for (unsigned i = 0; i < up->nservers; i++) {
+            slc_upstream_server_t *us = &up->servers[i];
+            snprintf(key, sizeof(key), "%s/%s", up->name.data, us->name);
+            us->stats = slc_mysql_stats_slot(mc->stats_zone->addr, key);
+            if (us->stats == NULL) {
+                snprintf(err, errlen, "too many upstream servers for the "
+                    "stats zone (%d)", SLC_STATS_MAX);
+                return SLC_ERROR;
+            }
+        }
+    }
+    return SLC_OK;
+}
+
+int
+slc_module_excluded(const char *name)
+{
+    const char *p = slc_module_excluded_names;
+    size_t      n = strlen(name);
+
+    while ((p = strstr(p, name)) != NULL) {
+        if (p[-1] == ' ' && (p[n] == ' ' || p[n] == '\0')) {
+            return 1;
+        }
+        p += n;
+    }
+    return 0;
+}

@@ -1,0 +1,109 @@
+#ifndef SLC_MYSQL_CONF_H
+#define SLC_MYSQL_CONF_H
+
+#include "slc_core.h"
+#include "slc_conf_file.h"
+#include "slc_cycle.h"
+#include "slc_mysql_auth.h"
+#include <sys/socket.h>
+
+/*
+ * The mysql {} block: users, upstreams and server {} blocks (listeners
+ * with a router).  Parsed into the cycle's pool; immutable afterwards, so
+ * workers read it without locks.
+ */
+
+#define SLC_ROLE_PRIMARY   0x1
+#define SLC_ROLE_REPLICA   0x2
+#define SLC_ROLE_ANY       (SLC_ROLE_PRIMARY | SLC_ROLE_REPLICA)
+
+#define SLC_AUTH_LOCAL        0
+#define SLC_AUTH_PASSTHROUGH  1
+
+#define SLC_MAX_MODULES    32
+
+typedef struct slc_mysql_user_s      slc_mysql_user_t;
+typedef struct slc_upstream_s        slc_upstream_t;
+typedef struct slc_upstream_server_s slc_upstream_server_t;
+typedef struct slc_mysql_srv_s       slc_mysql_srv_t;
+typedef struct slc_server_stats_s    slc_server_stats_t;
+
+struct slc_mysql_user_s {
+    slc_str_t                 name;
+    int                       has_password;
+    slc_mysql_native_hash_t   hash;
+    const char               *file;
+    unsigned                  line;
+    slc_mysql_user_t         *next;
+};
+
+/* Counters every worker updates with atomic adds; they live in shm. */
+struct slc_server_stats_s {
+    char                 key[160];        /* "upstream/address" */
+    uint64_t             active;          /* open backend connections */
+    uint64_t             connections;     /* total opened */
+    uint64_t             connect_errors;
+    uint64_t             bytes_in;        /* from the server */
+    uint64_t             bytes_out;       /* to the server */
+};
+
+struct slc_upstream_server_s {
+    char                      name[128];  /* address as configured */
+    struct sockaddr_storage   addr;
+    socklen_t                 addrlen;
+    unsigned                  role;
+    unsigned                  weight;
+    unsigned                  max_connections;  /* 0 = unlimited */
+    slc_server_stats_t       *stats;      /* shm */
+    slc_upstream_t           *upstream;
+    /* worker-local health: a failed connect keeps it out for a while */
+    uint64_t                  down_until;
+};
+
+struct slc_upstream_s {
+    slc_str_t                 name;
+    slc_upstream_server_t    *servers;
+    unsigned                  nservers;
+    unsigned                  nalloc;
+    const char               *file;
+    unsigned                  line;
+    slc_upstream_t           *next;
+};
+
+struct slc_mysql_srv_s {
+    const slc_module_t       *router;
+    slc_upstream_t           *upstream;
+    slc_str_t                 upstream_name;
+    int                       auth;
+    const char               *server_version;   /* NULL: learn it */
+    long long                 connect_timeout;  /* ms */
+    long long                 auth_timeout;     /* ms, client handshake */
+    void                     *mod_conf[SLC_MAX_MODULES];
+    const char               *file;
+    unsigned                  line;
+    unsigned                  nlisten;
+    slc_mysql_srv_t          *next;
+};
+
+struct slc_mysql_conf_s {
+    slc_mysql_user_t         *users;
+    slc_upstream_t           *upstreams;
+    slc_mysql_srv_t          *servers;
+    size_t                    buffer_size;
+    slc_shm_zone_t           *stats_zone;
+};
+
+#define SLC_STATS_MAX  1024
+
+/* Index of a module in slc_modules[], for srv->mod_conf[]. */
+int  slc_module_index(const slc_module_t *m);
+/* A module's per-server conf, allocated zeroed on first use. */
+void *slc_mysql_srv_conf(slc_conf_t *cf, slc_mysql_srv_t *srv,
+    const slc_module_t *m, size_t size);
+
+slc_mysql_user_t *slc_mysql_user_find(const slc_mysql_conf_t *mc,
+    const char *name, size_t len);
+/* After the zones are mapped (master, before fork): bind stats slots. */
+int  slc_mysql_stats_bind(slc_cycle_t *cycle, char *err, size_t errlen);
+
+#endif /* SLC_MYSQL_CONF_H */

@@ -1,0 +1,202 @@
+#include "slc_core.h"
+#include "slc_log.h"
+#include "slc_mysql_backend.h"
+#include "slc_mysql_router.h"
+
+/*
+ * auth passthrough: the backend is chosen first, and its greeting and the
+ * whole authentication exchange are relayed packet by packet between client
+ * and server, so every account the server knows works without credentials
+ * in the proxy.  The proxy clears what it cannot carry (TLS, compression)
+ * from the greeting, learns who the client is from its handshake response,
+ * and takes over when the server says OK.
+ */
+
+void slc_backend_relay_greeting(slc_backend_t *b, uint8_t *p, uint32_t len);
+void slc_backend_relay_start(slc_backend_t *b);
+
+#define SLC_RELAY_CLEAR                                                      \
+    (SLC_CLIENT_SSL | SLC_CLIENT_COMPRESS | SLC_CLIENT_ZSTD_COMPRESSION)
+
+static void slc_relay_client_read(slc_conn_t *c);
+
+/* Clear capability bits in a greeting, in place. */
+static int
+slc_relay_patch_greeting(uint8_t *p, uint32_t len)
+{
+    uint8_t *v = memchr(p + 1, '\0', len - 1);
+    size_t   off;
+
+    if (v == NULL) {
+        return SLC_ERROR;
+    }
+    off = (size_t) (v + 1 - p) + 4 + 8 + 1;     /* thread id, scramble, 0 */
+    if (off + 2 > len) {
+        return SLC_ERROR;
+    }
+    p[off] &= (uint8_t) ~(SLC_RELAY_CLEAR & 0xff);
+    p[off + 1] &= (uint8_t) ~((SLC_RELAY_CLEAR >> 8) & 0xff);
+    if (off + 2 + 1 + 2 + 2 <= len) {           /* charset, status, upper */
+        p[off + 5] &= (uint8_t) ~((SLC_RELAY_CLEAR >> 16) & 0xff);
+        p[off + 6] &= (uint8_t) ~((SLC_RELAY_CLEAR >> 24) & 0xff);
+    }
+    return SLC_OK;
+}
+
+/* Append one raw packet (header included) to a connection's output. */
+static int
+slc_relay_queue(slc_conn_t *c, slc_buf_t **outp, const uint8_t *pkt,
+    size_t n)
+{
+    slc_buf_t *o = *outp;
+
+    if (o == NULL && (o = *outp = slc_buf_get()) == NULL) {
+        return SLC_ERROR;
+    }
+    slc_buf_compact(o);
+    if (slc_buf_room(o) < n) {
+        return SLC_ERROR;
+    }
+    memcpy(o->last, pkt, n);
+    o->last += n;
+    while (slc_buf_len(o) > 0 && c->writable) {
+        ssize_t w = slc_conn_write(c, o->pos, slc_buf_len(o));
+        if (w < 0) {
+            return SLC_ERROR;
+        }
+        o->pos += w;
+    }
+    if (slc_buf_len(o) == 0) {
+        slc_buf_put(o);
+        *outp = NULL;
+    }
+    return SLC_OK;
+}
+
+void
+slc_backend_relay_greeting(slc_backend_t *b, uint8_t *p, uint32_t len)
+{
+    slc_session_t *s = b->session;
+
+    if (slc_relay_patch_greeting(p, len) != SLC_OK) {
+        slc_session_fail(s, SLC_ER_HANDSHAKE_ERROR, "08S01",
+            "Bad handshake from backend");
+        return;
+    }
+    b->state = SLC_BS_RELAY;
+    s->client.on_read = slc_relay_client_read;
+    if (slc_relay_queue(&s->client, &s->out, p - 4, len + 4) != SLC_OK) {
+        slc_session_close(s, SLC_LOG_INFO, "client write failed");
+    }
+}
+
+/* Learn the identity from the client's first packet; clear TLS bits. */
+static int
+slc_relay_identity(slc_session_t *s, uint8_t *p, uint32_t len)
+{
+    slc_mysql_hsresp_t r;
+    const char        *err;
+
+    if (slc_mysql_hsresp_parse(p, len, &r, &err) != SLC_OK
+        || r.user_len > SLC_MAX_USER || r.db_len > SLC_MAX_DB)
+    {
+        slc_session_log(s, SLC_LOG_INFO, "bad handshake response: %s",
+            err ? err : "field too long");
+        return SLC_ERROR;
+    }
+    memcpy(s->user, r.user, r.user_len);
+    s->user[r.user_len] = '\0';
+    if (r.db != NULL) {
+        memcpy(s->db, r.db, r.db_len);
+        s->db[r.db_len] = '\0';
+        s->has_db = r.db_len > 0;
+    }
+    s->caps = r.capabilities & ~SLC_RELAY_CLEAR;
+    s->charset = r.charset;
+    p[0] &= (uint8_t) ~(SLC_RELAY_CLEAR & 0xff);
+    p[1] &= (uint8_t) ~((SLC_RELAY_CLEAR >> 8) & 0xff);
+    return SLC_OK;
+}
+
+static void
+slc_relay_client_read(slc_conn_t *c)
+{
+    slc_session_t *s = c->data;
+    slc_backend_t *b = s->backend;
+    uint8_t       *p, seq;
+    uint32_t       len;
+    const char    *why;
+
+    while (s->state == SLC_SS_RELAY && b != NULL) {
+        int rc = slc_packet_read(c, &s->in, &p, &len, &seq, &why);
+        if (rc == SLC_AGAIN) {
+            return;
+        }
+        if (rc == SLC_ERROR) {
+            slc_session_close(s, SLC_LOG_INFO, why);
+            return;
+        }
+        if (seq == 1 && s->user[0] == '\0'
+            && slc_relay_identity(s, p, len) != SLC_OK)
+        {
+            slc_session_fail(s, SLC_ER_HANDSHAKE_ERROR, "08S01",
+                "Bad handshake");
+            return;
+        }
+        if (slc_relay_queue(&b->conn, &b->out, p - 4, len + 4) != SLC_OK) {
+            slc_session_close(s, SLC_LOG_ERR, "backend write failed");
+            return;
+        }
+        slc_packet_consume(&s->in, len);
+    }
+}
+
+static void
+slc_relay_done(slc_session_t *s, slc_backend_t *b, uint16_t status)
+{
+    slc_timer_del(slc_loop, &b->timer);
+    slc_timer_del(slc_loop, &s->timer);
+    b->state = SLC_BS_READY;
+    b->caps = s->caps;
+    slc_mysql_track_init(&s->track, s->caps, status);
+    s->state = SLC_SS_READY;
+    slc_session_log(s, SLC_LOG_INFO, "authenticated by the backend");
+    s->srv->router->router->ready(s);
+}
+
+void
+slc_backend_relay_start(slc_backend_t *b)
+{
+    slc_session_t *s = b->session;
+    uint8_t       *p, seq;
+    uint32_t       len;
+    const char    *why;
+
+    while (b->state == SLC_BS_RELAY) {
+        int rc = slc_packet_read(&b->conn, &b->in, &p, &len, &seq, &why);
+        if (rc == SLC_AGAIN) {
+            return;
+        }
+        if (rc == SLC_ERROR) {
+            slc_session_close(s, SLC_LOG_ERR, why);
+            return;
+        }
+        if (slc_relay_queue(&s->client, &s->out, p - 4, len + 4) != SLC_OK) {
+            slc_session_close(s, SLC_LOG_INFO, "client write failed");
+            return;
+        }
+        if (len > 0 && p[0] == SLC_MYSQL_ERR) {
+            slc_packet_consume(&b->in, len);
+            slc_session_log(s, SLC_LOG_WARN, "backend refused the login");
+            slc_session_linger(s);
+            return;
+        }
+        if (len > 0 && p[0] == SLC_MYSQL_OK) {
+            uint16_t status = slc_mysql_ok_status(p, len);
+            slc_packet_consume(&b->in, len);
+            slc_relay_done(s, b, status);
+            return;
+        }
+        slc_packet_consume(&b->in, len);
+    }
+}

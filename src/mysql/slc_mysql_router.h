@@ -1,0 +1,27 @@
+#ifndef SLC_MYSQL_ROUTER_H
+#define SLC_MYSQL_ROUTER_H
+
+#include "slc_core.h"
+#include "slc_mysql_conf.h"
+
+/*
+ * What a router module provides.  The core accepts the client and, with
+ * `auth local`, authenticates it; then it calls start() and the router owns
+ * the session: it chooses backends, opens them with slc_backend_open() and
+ * moves the bytes.  A router that only forwards bytes never parses a
+ * command; one that routes per statement (readwritesplit) does.
+ */
+
+struct slc_router_s {
+    /* Check a server {} block that uses this router (config time). */
+    int   (*check)(slc_mysql_srv_t *srv, char *err, size_t errlen);
+    /* Take over an authenticated (or, for passthrough, new) session. */
+    void  (*start)(slc_session_t *s);
+    /* The backend opened by start() is authenticated and the client has
+       its OK: begin moving bytes. */
+    void  (*ready)(slc_session_t *s);
+    /* Whether the router supports `auth passthrough`. */
+    int     passthrough;
+};
+
+#endif /* SLC_MYSQL_ROUTER_H */

@@ -1,0 +1,405 @@
+#include "slc_core.h"
+#include "slc_log.h"
+#include "slc_mysql_backend.h"
+#include "slc_mysql_router.h"
+#include "slc_mysql_session.h"
+#include "slc_worker.h"
+
+#include <sys/socket.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+
+slc_sessions_t  slc_sessions = {
+    .sessions = TAILQ_HEAD_INITIALIZER(slc_sessions.sessions),
+};
+
+static void slc_session_free(void *arg);
+static void slc_session_on_write(slc_conn_t *c);
+static void slc_session_timeout(slc_timer_t *t);
+
+void
+slc_session_log(slc_session_t *s, int level, const char *fmt, ...)
+{
+    char    msg[1024];
+    va_list ap;
+
+    if (!slc_log_enabled(level)) {
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    slc_log(level, "*%llu %s, client: %s, user: \"%s\"%s%s",
+        (unsigned long long) s->id, msg, s->peer, s->user,
+        s->backend ? ", backend: " : "",
+        s->backend ? s->backend->server->name : "");
+}
+
+static void
+slc_session_peer(slc_session_t *s, const struct sockaddr_storage *ss)
+{
+    char host[INET6_ADDRSTRLEN];
+
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *sin = (const void *) ss;
+        inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
+        strlcpy(s->host, host, sizeof(s->host));
+        snprintf(s->peer, sizeof(s->peer), "%s:%u", host,
+            ntohs(sin->sin_port));
+    } else if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *sin6 = (const void *) ss;
+        inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
+        strlcpy(s->host, host, sizeof(s->host));
+        snprintf(s->peer, sizeof(s->peer), "[%s]:%u", host,
+            ntohs(sin6->sin6_port));
+    } else {
+        strlcpy(s->peer, "unix", sizeof(s->peer));
+        strlcpy(s->host, "localhost", sizeof(s->host));
+    }
+}
+
+/* Over worker_connections: tell the client why, best effort, and close. */
+static void
+slc_session_refuse(int fd)
+{
+    uint8_t pkt[128];
+    size_t  n;
+
+    n = slc_mysql_err_build(pkt + 4, sizeof(pkt) - 4, SLC_ER_CON_COUNT_ERROR,
+        "08004", "Too many connections");
+    slc_mysql_hdr_write(pkt, (uint32_t) n, 0);
+    (void) !send(fd, pkt, n + 4, MSG_NOSIGNAL | MSG_DONTWAIT);
+    close(fd);
+}
+
+static slc_session_t *
+slc_session_new(int fd, slc_listen_t *l, struct sockaddr_storage *ss)
+{
+    slc_session_t *s = calloc(1, sizeof(*s));
+
+    if (s == NULL) {
+        return NULL;
+    }
+    s->id = ++slc_sessions.next_id * 256 + slc_worker_slot;
+    s->cycle = slc_worker_cycle;
+    s->srv = l->srv;
+    s->client.fd = fd;
+    s->client.data = s;
+    s->client.on_read = slc_session_auth_read;
+    s->client.on_write = slc_session_on_write;
+    s->timer.handler = slc_session_timeout;
+    s->timer.data = s;
+    slc_session_peer(s, ss);
+    TAILQ_INSERT_TAIL(&slc_sessions.sessions, s, link);
+    slc_sessions.count++;
+    return s;
+}
+
+static void
+slc_session_init_conn(slc_session_t *s, slc_listen_t *l)
+{
+    int on = 1;
+
+    if (!l->is_unix) {
+        (void) setsockopt(s->client.fd, IPPROTO_TCP, TCP_NODELAY, &on,
+            sizeof(on));
+    }
+    if (slc_conn_register(slc_loop, &s->client) != SLC_OK) {
+        slc_session_close(s, SLC_LOG_ERR, "epoll_ctl() failed");
+        return;
+    }
+    if (s->srv->auth == SLC_AUTH_PASSTHROUGH) {
+        s->state = SLC_SS_RELAY;
+        slc_timer_add(slc_loop, &s->timer, (uint64_t) s->srv->auth_timeout);
+        slc_session_start_router(s);
+        return;
+    }
+    slc_timer_add(slc_loop, &s->timer, (uint64_t) s->srv->auth_timeout);
+    if (slc_session_greet(s) != SLC_OK) {
+        slc_session_close(s, SLC_LOG_ERR, "cannot send greeting");
+    }
+}
+
+void
+slc_session_accept(slc_conn_t *lc)
+{
+    slc_listen_t            *l = lc->data;
+    struct sockaddr_storage  ss;
+    socklen_t                sl;
+
+    for (int i = 0; i < 64; i++) {
+        sl = sizeof(ss);
+        int fd = accept4(lc->fd, (struct sockaddr *) &ss, &sl,
+            SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd == -1) {
+            if (errno == EMFILE || errno == ENFILE) {
+                slc_worker_accept_pause();
+                slc_log_errno(SLC_LOG_CRIT, errno, "accept4() failed, "
+                    "pausing accept for 1s");
+            } else if (errno != EAGAIN && errno != EINTR
+                       && errno != ECONNABORTED) {
+                slc_log_errno(SLC_LOG_ERR, errno, "accept4() failed");
+            }
+            return;
+        }
+        if (slc_sessions.count >= slc_worker_cycle->worker_connections) {
+            slc_log(SLC_LOG_WARN, "%u worker_connections are not enough, "
+                "refusing a client on %s", slc_sessions.count, l->text);
+            slc_session_refuse(fd);
+            continue;
+        }
+        slc_session_t *s = slc_session_new(fd, l, &ss);
+        if (s == NULL) {
+            slc_log(SLC_LOG_ERR, "out of memory accepting on %s", l->text);
+            close(fd);
+            return;
+        }
+        slc_session_log(s, SLC_LOG_INFO, "accepted on %s", l->text);
+        slc_session_init_conn(s, l);
+    }
+}
+
+int
+slc_session_flush(slc_session_t *s)
+{
+    slc_buf_t *b = s->out;
+
+    while (b != NULL && slc_buf_len(b) > 0 && s->client.writable) {
+        ssize_t n = slc_conn_write(&s->client, b->pos, slc_buf_len(b));
+        if (n < 0) {
+            return SLC_ERROR;
+        }
+        b->pos += n;
+    }
+    if (b != NULL && slc_buf_len(b) == 0) {
+        slc_buf_put(b);
+        s->out = NULL;
+    }
+    return SLC_OK;
+}
+
+int
+slc_session_send(slc_session_t *s, const uint8_t *payload, size_t len)
+{
+    if (s->out == NULL && (s->out = slc_buf_get()) == NULL) {
+        return SLC_ERROR;
+    }
+    if (slc_buf_room(s->out) < len + 4) {
+        slc_buf_compact(s->out);
+        if (slc_buf_room(s->out) < len + 4) {
+            return SLC_ERROR;
+        }
+    }
+    slc_mysql_hdr_write(s->out->last, (uint32_t) len, s->seq++);
+    memcpy(s->out->last + 4, payload, len);
+    s->out->last += len + 4;
+    return slc_session_flush(s);
+}
+
+void
+slc_session_fail(slc_session_t *s, uint16_t code, const char *state,
+    const char *fmt, ...)
+{
+    uint8_t pkt[600];
+    char    msg[512];
+    size_t  n;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    slc_session_log(s, code == SLC_ER_ACCESS_DENIED_ERROR ? SLC_LOG_WARN
+        : SLC_LOG_ERR, "closing with error %u: %s", code, msg);
+    n = slc_mysql_err_build(pkt, sizeof(pkt), code, state, msg);
+    if (slc_session_send(s, pkt, n) != SLC_OK) {
+        slc_session_close(s, SLC_LOG_INFO, "closed after error");
+        return;
+    }
+    slc_session_linger(s);
+}
+
+void
+slc_session_linger(slc_session_t *s)
+{
+    if (s->out == NULL) {
+        slc_session_close(s, SLC_LOG_INFO, "closed after error");
+        return;
+    }
+    /* The rest goes out from on_write; then the session closes. */
+    if (s->backend != NULL) {
+        slc_backend_close(s->backend);
+        s->backend = NULL;
+    }
+    s->state = SLC_SS_CLOSING;
+    s->client.on_read = slc_session_on_write;
+    s->client.on_write = slc_session_on_write;
+    slc_timer_add(slc_loop, &s->timer, 5000);
+}
+
+static void
+slc_session_on_write(slc_conn_t *c)
+{
+    slc_session_t *s = c->data;
+
+    if (slc_session_flush(s) != SLC_OK) {
+        slc_session_close(s, SLC_LOG_INFO, "client write failed");
+        return;
+    }
+    if (s->state == SLC_SS_CLOSING && s->out == NULL) {
+        slc_session_close(s, SLC_LOG_INFO, "closed after error");
+    }
+}
+
+static void
+slc_session_timeout(slc_timer_t *t)
+{
+    slc_session_t *s = t->data;
+
+    switch (s->state) {
+    case SLC_SS_GREETING:
+    case SLC_SS_SWITCH:
+    case SLC_SS_RELAY:
+        slc_session_close(s, SLC_LOG_INFO, "client timed out in handshake");
+        break;
+    case SLC_SS_CLOSING:
+        slc_session_close(s, SLC_LOG_INFO, "client did not read the error");
+        break;
+    default:
+        /* backend and router timers are their own */
+        break;
+    }
+}
+
+void
+slc_session_close(slc_session_t *s, int level, const char *why)
+{
+    if (s->state == SLC_SS_CLOSED) {
+        return;
+    }
+    slc_session_log(s, level, "%s", why);
+    s->state = SLC_SS_CLOSED;
+    slc_timer_del(slc_loop, &s->timer);
+    if (s->backend != NULL) {
+        slc_backend_close(s->backend);
+        s->backend = NULL;
+    }
+    slc_conn_close(&s->client);
+    slc_buf_put(s->in);
+    slc_buf_put(s->out);
+    s->in = s->out = NULL;
+    TAILQ_REMOVE(&slc_sessions.sessions, s, link);
+    slc_sessions.count--;
+    slc_loop_defer(slc_loop, &s->defer, slc_session_free, s);
+}
+
+static void
+slc_session_free(void *arg)
+{
+    slc_session_t *s = arg;
+
+    free(s->attrs);
+    explicit_bzero(s, sizeof(*s));
+    free(s);
+}
+
+void
+slc_session_start_router(slc_session_t *s)
+{
+    s->state = s->srv->auth == SLC_AUTH_PASSTHROUGH ? SLC_SS_RELAY
+                                                    : SLC_SS_BACKEND;
+    s->srv->router->router->start(s);
+}
+
+void
+slc_session_ready(slc_session_t *s, const uint8_t *ok, size_t ok_len)
+{
+    slc_timer_del(slc_loop, &s->timer);
+    s->state = SLC_SS_READY;
+    if (slc_session_send(s, ok, ok_len) != SLC_OK) {
+        slc_session_close(s, SLC_LOG_INFO, "client write failed");
+        return;
+    }
+    slc_session_log(s, SLC_LOG_INFO, "authenticated");
+}
+
+void
+slc_session_idle_check(slc_session_t *s)
+{
+    if (slc_sessions.closing && s->state == SLC_SS_READY
+        && slc_mysql_track_idle(&s->track)
+        && !slc_mysql_track_in_trans(&s->track)
+        && s->out == NULL && s->in == NULL
+        && (s->backend == NULL
+            || (s->backend->in == NULL && s->backend->out == NULL)))
+    {
+        slc_session_close(s, SLC_LOG_INFO, "closed idle session on shutdown");
+    }
+}
+
+void
+slc_sessions_close_idle(void)
+{
+    slc_session_t *s, *next;
+
+    for (s = TAILQ_FIRST(&slc_sessions.sessions); s != NULL; s = next) {
+        next = TAILQ_NEXT(s, link);
+        if (s->state != SLC_SS_READY && s->state != SLC_SS_CLOSED
+            && s->state != SLC_SS_CLOSING)
+        {
+            /* still authenticating: nothing of the client's is in flight */
+            slc_session_close(s, SLC_LOG_INFO, "closed on shutdown");
+            continue;
+        }
+        slc_session_idle_check(s);
+    }
+}
+
+int
+slc_packet_read(slc_conn_t *c, slc_buf_t **bufp, uint8_t **payload,
+    uint32_t *len, uint8_t *seq, const char **why)
+{
+    slc_buf_t *b = *bufp;
+
+    if (b == NULL && (b = *bufp = slc_buf_get()) == NULL) {
+        *why = "out of memory";
+        return SLC_ERROR;
+    }
+    for ( ;; ) {
+        if (slc_mysql_packet_peek(b->pos, slc_buf_len(b), len, seq)) {
+            *payload = b->pos + 4;
+            return SLC_OK;
+        }
+        if (slc_buf_len(b) >= 4
+            && (size_t) (b->pos[0] | b->pos[1] << 8 | b->pos[2] << 16) + 4
+               > slc_buf_size())
+        {
+            *why = "handshake packet larger than buffer_size";
+            return SLC_ERROR;
+        }
+        if (!c->readable) {
+            return SLC_AGAIN;
+        }
+        if (slc_buf_room(b) == 0) {
+            slc_buf_compact(b);
+        }
+        ssize_t n = slc_conn_read(c, b->last, slc_buf_room(b));
+        if (n < 0 || c->eof) {
+            *why = n < 0 ? "read error" : "connection closed by peer";
+            return SLC_ERROR;
+        }
+        b->last += n;
+    }
+}
+
+void
+slc_packet_consume(slc_buf_t **bufp, uint32_t len)
+{
+    slc_buf_t *b = *bufp;
+
+    b->pos += len + 4;
+    if (slc_buf_len(b) == 0) {
+        slc_buf_put(b);
+        *bufp = NULL;
+    }
+}

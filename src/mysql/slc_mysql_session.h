@@ -1,0 +1,124 @@
+#ifndef SLC_MYSQL_SESSION_H
+#define SLC_MYSQL_SESSION_H
+
+#include "slc_core.h"
+#include "slc_buf.h"
+#include "slc_event.h"
+#include "slc_mysql_conf.h"
+#include "slc_mysql_codec.h"
+#include "slc_mysql_track.h"
+
+/*
+ * A client session: the client connection, its authentication, and the
+ * backend connection(s) the router opens for it.  Everything of a session
+ * lives in one worker.  Memory is freed only after the event batch in which
+ * it was closed (slc_loop_defer), so handlers never see freed memory.
+ */
+
+#define SLC_MAX_USER   384      /* 80 characters of utf8mb4, with room */
+#define SLC_MAX_DB     256
+
+typedef struct slc_backend_s  slc_backend_t;
+
+typedef enum {
+    SLC_SS_GREETING,       /* greeting sent, awaiting HandshakeResponse */
+    SLC_SS_SWITCH,         /* AuthSwitchRequest sent, awaiting the token */
+    SLC_SS_BACKEND,        /* router opening the backend */
+    SLC_SS_RELAY,          /* passthrough: relaying the auth exchange */
+    SLC_SS_READY,          /* authenticated; the router moves the bytes */
+    SLC_SS_CLOSING,        /* flushing a final packet, then close */
+    SLC_SS_CLOSED
+} slc_session_state_t;
+
+struct slc_session_s {
+    uint64_t               id;
+    slc_session_state_t    state;
+    slc_conn_t             client;
+    slc_buf_t             *in;        /* from the client, not yet consumed */
+    slc_buf_t             *out;       /* to the client, not yet written */
+    slc_cycle_t           *cycle;
+    slc_mysql_srv_t       *srv;
+    slc_timer_t            timer;
+    char                   peer[64];     /* address:port, for logs */
+    char                   host[48];     /* address only, for messages */
+
+    /* identity, as the client gave it */
+    uint8_t                scramble[SLC_MYSQL_SCRAMBLE_LEN];
+    uint8_t                seq;       /* next sequence id to the client */
+    uint32_t               caps;      /* client's capabilities */
+    uint32_t               mariadb_caps;
+    uint32_t               max_packet;
+    uint8_t                charset;
+    char                   user[SLC_MAX_USER + 1];
+    char                   db[SLC_MAX_DB + 1];
+    int                    has_db;
+    uint8_t               *attrs;     /* malloc'ed copy or NULL */
+    size_t                 attrs_len;
+    uint8_t                stage1[20];  /* recovered SHA1(password) */
+
+    slc_backend_t         *backend;   /* the router's (readconn: only) one */
+    int                    quit_sent; /* the client sent COM_QUIT */
+    slc_mysql_track_t      track;
+    void                  *router_data;
+
+    slc_defer_t            defer;
+    TAILQ_ENTRY(slc_session_s) link;
+};
+
+TAILQ_HEAD(slc_session_list, slc_session_s);
+
+/* Worker-wide session bookkeeping. */
+typedef struct {
+    struct slc_session_list  sessions;
+    unsigned                 count;
+    uint64_t                 next_id;
+    int                      quitting;   /* no new sessions */
+    int                      closing;    /* close sessions once idle */
+} slc_sessions_t;
+
+extern slc_sessions_t  slc_sessions;
+
+void slc_session_accept(slc_conn_t *lc);
+
+/*
+ * Queue a packet for the client with the session's next sequence id and
+ * try to write it.  SLC_ERROR if it does not fit the output buffer.
+ */
+int  slc_session_send(slc_session_t *s, const uint8_t *payload, size_t len);
+/* ERR to the client, then close once written. */
+void slc_session_fail(slc_session_t *s, uint16_t code, const char *state,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Close once what is queued for the client is written (after an ERR). */
+void slc_session_linger(slc_session_t *s);
+/* Close now: both sides, logged once with `why` at `level`. */
+void slc_session_close(slc_session_t *s, int level, const char *why);
+/* Write what is queued to the client; SLC_ERROR if the client is gone. */
+int  slc_session_flush(slc_session_t *s);
+/* Called by the router when the session became idle (for shutdown). */
+void slc_session_idle_check(slc_session_t *s);
+/* Graceful shutdown: stop and close sessions that are idle now. */
+void slc_sessions_close_idle(void);
+
+/* Log with the session's context: "*ID client=..., user=...: msg". */
+void slc_session_log(slc_session_t *s, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Local authentication (auth local): slc_mysql_auth_local.c */
+int  slc_session_greet(slc_session_t *s);
+void slc_session_auth_read(slc_conn_t *c);
+
+/* The router's start(), once the client is authenticated. */
+void slc_session_start_router(slc_session_t *s);
+/* Backend is ready (auth local): send the client its OK and go. */
+void slc_session_ready(slc_session_t *s, const uint8_t *ok, size_t ok_len);
+
+/*
+ * Read one whole packet from `c` into *bufp (taken on demand).  SLC_OK with
+ * payload/len/seq set, SLC_AGAIN if incomplete, SLC_ERROR with *why.
+ * The caller consumes it with slc_packet_consume().
+ */
+int  slc_packet_read(slc_conn_t *c, slc_buf_t **bufp, uint8_t **payload,
+    uint32_t *len, uint8_t *seq, const char **why);
+void slc_packet_consume(slc_buf_t **bufp, uint32_t len);
+
+#endif /* SLC_MYSQL_SESSION_H */

@@ -1,0 +1,764 @@
+/*
+ * Response tracker (contract in slc_mysql_track.h).
+ *
+ * Each direction is framed on its own: a 4-byte header, then the first
+ * payload bytes kept in the frame's head, then the rest of the payload
+ * skipped by arithmetic, so a chunk in the middle of a large packet costs
+ * O(1).  Once the head of the first packet of a message is complete (the
+ * whole payload, or SLC_MYSQL_TRACK_HEAD bytes), the message is classified:
+ * on the client side as a command, on the server side as the next step of
+ * the response to the oldest pending command.  Packets that continue a
+ * 0xffffff one are never classified.
+ *
+ * What a server packet is depends only on where it stands in the response,
+ * never on its first byte alone: a text row may start with 0x00 (empty
+ * string), 0xfb (NULL) or 0xfe (a string of 16 MiB or more), a binary row
+ * always starts with 0x00.
+ */
+
+#include "slc_core.h"
+#include "slc_mysql_proto.h"
+#include "slc_mysql_track.h"
+
+/* Commands slc_mysql_proto.h does not name (yet). */
+#define SLC_COM_CREATE_DB           0x05
+#define SLC_COM_DROP_DB             0x06
+#define SLC_COM_REFRESH             0x07
+#define SLC_COM_SHUTDOWN            0x08
+#define SLC_COM_STATISTICS          0x09
+#define SLC_COM_PROCESS_INFO        0x0a
+#define SLC_COM_CONNECT             0x0b
+#define SLC_COM_PROCESS_KILL        0x0c
+#define SLC_COM_DEBUG               0x0d
+#define SLC_COM_TIME                0x0f
+#define SLC_COM_DELAYED_INSERT      0x10
+#define SLC_COM_REGISTER_SLAVE      0x15
+#define SLC_COM_STMT_FETCH          0x1c
+#define SLC_COM_STMT_BULK_EXECUTE   0xfa    /* MariaDB */
+
+#define SLC_MYSQL_LOCAL_INFILE      0xfb
+#define SLC_MYSQL_PROGRESS_CODE     0xffff  /* MariaDB progress report */
+
+/* COM_STMT_EXECUTE flags byte: read only, for update, scrollable. */
+#define SLC_TRACK_CURSOR_TYPES      0x07
+
+/* What a command's response looks like; a pending entry is one of these,
+   with SLC_TRACK_CURSOR added when an execute asked for a cursor. */
+enum {
+    SLC_TRACK_NONE = 0,       /* no response at all */
+    SLC_TRACK_SIMPLE,         /* one OK, EOF or ERR */
+    SLC_TRACK_STATS,          /* one string packet */
+    SLC_TRACK_QUERY,          /* OK, ERR, LOCAL INFILE or text results */
+    SLC_TRACK_EXEC,           /* OK, ERR or binary results */
+    SLC_TRACK_FETCH,          /* binary rows, then a terminator */
+    SLC_TRACK_PREPARE,        /* PREPARE_OK and definitions, or ERR */
+    SLC_TRACK_FIELD_LIST,     /* column definitions, then a terminator */
+    SLC_TRACK_CHANGE_USER,    /* auth exchange ending in OK or ERR */
+    SLC_TRACK_UNKNOWN         /* cannot be followed */
+};
+#define SLC_TRACK_KIND_MASK   0x0f
+#define SLC_TRACK_CURSOR      0x80
+
+/*
+ * Where the response to the oldest pending command stands.  Each "_EOF"
+ * state directly follows its definitions state: without DEPRECATE_EOF the
+ * definitions end with an EOF packet, and slc_mysql_track_defs_end() only
+ * adds one.
+ */
+enum {
+    SLC_TRACK_FIRST = 0,      /* first packet of a response or result */
+    SLC_TRACK_COLS,           /* column definitions of a result set */
+    SLC_TRACK_COLS_EOF,
+    SLC_TRACK_PARAMS,         /* prepare: parameter definitions */
+    SLC_TRACK_PARAMS_EOF,
+    SLC_TRACK_PCOLS,          /* prepare: column definitions */
+    SLC_TRACK_PCOLS_EOF,
+    SLC_TRACK_ROWS,           /* rows until a terminator */
+    SLC_TRACK_FIELDS          /* COM_FIELD_LIST definitions */
+};
+
+typedef void (*slc_mysql_track_msg_pt)(slc_mysql_track_t *t,
+    const slc_mysql_frame_t *f);
+
+
+/* --- small decoders ---------------------------------------------------- */
+
+static unsigned
+slc_mysql_track_le16(const uint8_t *p)
+{
+    return (unsigned) p[0] | (unsigned) p[1] << 8;
+}
+
+/*
+ * A length-encoded integer: returns the bytes it takes, or 0 when it is cut
+ * short or is not an integer (0xfb, 0xff).  Local on purpose: the tracker
+ * needs no more of the codec than this.
+ */
+static size_t
+slc_mysql_track_lenenc(const uint8_t *p, size_t len, uint64_t *v)
+{
+    size_t  n, i;
+
+    if (len == 0 || p[0] == 0xfb || p[0] == 0xff) {
+        return 0;
+    }
+    if (p[0] < 0xfb) {
+        *v = p[0];
+        return 1;
+    }
+    n = (p[0] == 0xfc) ? 2 : (p[0] == 0xfd) ? 3 : 8;
+    if (len - 1 < n) {
+        return 0;
+    }
+    *v = 0;
+    for (i = n; i > 0; i--) {
+        *v = *v << 8 | p[i];
+    }
+    return n + 1;
+}
+
+/* First payload byte of a message, -1 for an empty one. */
+static int
+slc_mysql_track_byte(const slc_mysql_frame_t *f)
+{
+    return f->head_len > 0 ? f->head[0] : -1;
+}
+
+/* A real ERR, not a MariaDB progress report (which never ends anything). */
+static int
+slc_mysql_track_is_progress(const slc_mysql_frame_t *f)
+{
+    return f->head_len >= 3 && f->head[0] == SLC_MYSQL_ERR
+           && slc_mysql_track_le16(f->head + 1) == SLC_MYSQL_PROGRESS_CODE;
+}
+
+/* Status flags of an OK packet (0x00 or 0xfe header), -1 if cut short. */
+static int
+slc_mysql_track_ok_status(const slc_mysql_frame_t *f)
+{
+    uint64_t  v;
+    size_t    off = 1, n;
+
+    n = slc_mysql_track_lenenc(f->head + off, f->head_len - off, &v);
+    if (n == 0) {
+        return -1;
+    }
+    off += n;
+    n = slc_mysql_track_lenenc(f->head + off, f->head_len - off, &v);
+    if (n == 0) {
+        return -1;
+    }
+    off += n;
+    if (f->head_len - off < 2) {
+        return -1;
+    }
+    return (int) slc_mysql_track_le16(f->head + off);
+}
+
+/*
+ * Status flags of a 0xfe packet that ends something.  Under DEPRECATE_EOF it
+ * is an OK with a 0xfe header (7 bytes at least); a shorter one can only be
+ * a classic EOF: 0xfe, warnings, status.
+ */
+static int
+slc_mysql_track_term_status(const slc_mysql_track_t *t,
+    const slc_mysql_frame_t *f)
+{
+    if ((t->caps & SLC_CLIENT_DEPRECATE_EOF) && f->plen >= 7) {
+        return slc_mysql_track_ok_status(f);
+    }
+    return f->head_len >= 5 ? (int) slc_mysql_track_le16(f->head + 3) : -1;
+}
+
+/*
+ * Is this 0xfe packet in a row position a terminator?  A text row starting
+ * with 0xfe holds a string of 2^24 bytes or more, so its first packet is a
+ * full 0xffffff one; a classic EOF is shorter than 9 bytes.
+ */
+static int
+slc_mysql_track_is_term(const slc_mysql_track_t *t,
+    const slc_mysql_frame_t *f)
+{
+    if (f->plen < 9) {
+        return 1;
+    }
+    return (t->caps & SLC_CLIENT_DEPRECATE_EOF)
+           && f->plen < SLC_MYSQL_MAX_PAYLOAD;
+}
+
+/* Remember the flags if the packet carried them; returns them as given. */
+static int
+slc_mysql_track_set_status(slc_mysql_track_t *t, int status)
+{
+    if (status >= 0) {
+        t->status = (uint16_t) status;
+    }
+    return status;
+}
+
+
+/* --- pending commands -------------------------------------------------- */
+
+static unsigned
+slc_mysql_track_kind(const slc_mysql_track_t *t)
+{
+    return t->pend[t->pfirst] & SLC_TRACK_KIND_MASK;
+}
+
+static void
+slc_mysql_track_push(slc_mysql_track_t *t, uint8_t entry)
+{
+    if (t->npend == SLC_MYSQL_TRACK_MAXPEND) {
+        t->broken = 1;
+        return;
+    }
+    t->pend[(t->pfirst + t->npend) % SLC_MYSQL_TRACK_MAXPEND] = entry;
+    t->npend++;
+}
+
+/* The response to the oldest pending command is complete. */
+static void
+slc_mysql_track_done(slc_mysql_track_t *t)
+{
+    t->pfirst = (t->pfirst + 1) % SLC_MYSQL_TRACK_MAXPEND;
+    t->npend--;
+    t->rstate = SLC_TRACK_FIRST;
+    t->count = 0;
+    t->count2 = 0;
+}
+
+/* A result ended with these flags: another one follows, or the response
+   is complete. */
+static void
+slc_mysql_track_end_result(slc_mysql_track_t *t, int status)
+{
+    unsigned  kind = slc_mysql_track_kind(t);
+
+    if (status >= 0 && (status & SLC_SERVER_MORE_RESULTS_EXISTS)
+        && (kind == SLC_TRACK_QUERY || kind == SLC_TRACK_EXEC))
+    {
+        t->rstate = SLC_TRACK_FIRST;
+        return;
+    }
+    slc_mysql_track_done(t);
+}
+
+
+/* --- client side ------------------------------------------------------- */
+
+static unsigned
+slc_mysql_track_cmd_kind(uint8_t cmd)
+{
+    switch (cmd) {
+    case SLC_COM_QUIT:
+    case SLC_COM_STMT_CLOSE:
+    case SLC_COM_STMT_SEND_LONG_DATA:
+        return SLC_TRACK_NONE;
+    case SLC_COM_QUERY:
+    case SLC_COM_PROCESS_INFO:
+        return SLC_TRACK_QUERY;
+    case SLC_COM_STMT_EXECUTE:
+    case SLC_COM_STMT_BULK_EXECUTE:
+        return SLC_TRACK_EXEC;
+    case SLC_COM_STMT_FETCH:
+        return SLC_TRACK_FETCH;
+    case SLC_COM_STMT_PREPARE:
+        return SLC_TRACK_PREPARE;
+    case SLC_COM_FIELD_LIST:
+        return SLC_TRACK_FIELD_LIST;
+    case SLC_COM_STATISTICS:
+        return SLC_TRACK_STATS;
+    case SLC_COM_CHANGE_USER:
+        return SLC_TRACK_CHANGE_USER;
+    case SLC_COM_SLEEP:
+    case SLC_COM_INIT_DB:
+    case SLC_COM_CREATE_DB:
+    case SLC_COM_DROP_DB:
+    case SLC_COM_REFRESH:
+    case SLC_COM_SHUTDOWN:
+    case SLC_COM_CONNECT:
+    case SLC_COM_PROCESS_KILL:
+    case SLC_COM_DEBUG:
+    case SLC_COM_PING:
+    case SLC_COM_TIME:
+    case SLC_COM_DELAYED_INSERT:
+    case SLC_COM_REGISTER_SLAVE:
+    case SLC_COM_STMT_RESET:
+    case SLC_COM_SET_OPTION:
+    case SLC_COM_RESET_CONNECTION:
+        return SLC_TRACK_SIMPLE;
+    default:
+        /* binlog dumps, COM_DAEMON, anything newer than this file */
+        return SLC_TRACK_UNKNOWN;
+    }
+}
+
+static void
+slc_mysql_track_command(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
+{
+    unsigned  kind;
+    uint8_t   entry;
+
+    if (f->head_len == 0) {
+        t->broken = 1;
+        return;
+    }
+    kind = slc_mysql_track_cmd_kind(f->head[0]);
+    if (kind == SLC_TRACK_NONE) {
+        return;
+    }
+    if (kind == SLC_TRACK_UNKNOWN) {
+        t->broken = 1;
+        return;
+    }
+    entry = (uint8_t) kind;
+    if (f->head[0] == SLC_COM_STMT_EXECUTE && f->head_len > 5
+        && (f->head[5] & SLC_TRACK_CURSOR_TYPES))
+    {
+        entry |= SLC_TRACK_CURSOR;
+    }
+    slc_mysql_track_push(t, entry);
+}
+
+/*
+ * A client message starts a command when its sequence id is 0.  LOCAL
+ * INFILE data is told apart by state, not by sequence id, since a long
+ * upload wraps the id through 0; an auth exchange inside COM_CHANGE_USER
+ * carries ids above 0 and is no command.
+ */
+static void
+slc_mysql_track_cli_msg(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
+{
+    if (t->infile) {
+        if (f->plen == 0) {
+            t->infile = 0;
+        }
+        return;
+    }
+    if (f->seq != 0) {
+        if (t->npend == 0
+            || slc_mysql_track_kind(t) != SLC_TRACK_CHANGE_USER)
+        {
+            t->broken = 1;
+        }
+        return;
+    }
+    slc_mysql_track_command(t, f);
+}
+
+
+/* --- server side: definitions ----------------------------------------- */
+
+/* After the definitions of a phase and their EOF, if any. */
+static void
+slc_mysql_track_defs_next(slc_mysql_track_t *t, int status)
+{
+    switch (t->rstate) {
+    case SLC_TRACK_COLS:
+    case SLC_TRACK_COLS_EOF:
+        /* an opened cursor ends the execute; rows come with fetches */
+        if ((t->pend[t->pfirst] & SLC_TRACK_CURSOR) && status >= 0
+            && (status & SLC_SERVER_STATUS_CURSOR_EXISTS))
+        {
+            slc_mysql_track_done(t);
+            return;
+        }
+        t->rstate = SLC_TRACK_ROWS;
+        return;
+    case SLC_TRACK_PARAMS:
+    case SLC_TRACK_PARAMS_EOF:
+        if (t->count2 == 0) {
+            slc_mysql_track_done(t);
+            return;
+        }
+        t->count = t->count2;
+        t->count2 = 0;
+        t->rstate = SLC_TRACK_PCOLS;
+        return;
+    default:
+        slc_mysql_track_done(t);
+    }
+}
+
+static void
+slc_mysql_track_defs_end(slc_mysql_track_t *t)
+{
+    if (!(t->caps & SLC_CLIENT_DEPRECATE_EOF)) {
+        t->rstate++;                    /* the matching _EOF state */
+        return;
+    }
+    slc_mysql_track_defs_next(t, -1);
+}
+
+static void
+slc_mysql_track_def(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
+{
+    int  b = slc_mysql_track_byte(f);
+
+    if (b == SLC_MYSQL_ERR) {
+        slc_mysql_track_done(t);
+        return;
+    }
+    if (b == SLC_MYSQL_EOF) {
+        /* a definition starts with the catalog "def": lost track */
+        t->broken = 1;
+        return;
+    }
+    if (--t->count == 0) {
+        slc_mysql_track_defs_end(t);
+    }
+}
+
+static void
+slc_mysql_track_def_eof(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
+{
+    int  b = slc_mysql_track_byte(f);
+
+    if (b == SLC_MYSQL_ERR) {
+        slc_mysql_track_done(t);
+        return;
+    }
+    if (b != SLC_MYSQL_EOF) {
+        t->broken = 1;
+        return;
+    }
+    slc_mysql_track_defs_next(t,
+        slc_mysql_track_set_status(t, slc_mysql_track_term_status(t, f)));
+}
+
+
+/* --- server side: first packets --------------------------------------- */
+
+/* Column count of a result set, or OK, ERR, LOCAL INFILE request. */
+static void
+slc_mysql_track_result(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
+{
+    int       b = slc_mysql_track_byte(f);
+    uint64_t  cols;
+    size_t    n;
+
+    if (b == SLC_MYSQL_OK) {
+        slc_mysql_track_end_result(t,
+            slc_mysql_track_set_status(t, slc_mysql_track_ok_status(f)));
+        return;
+    }
+    if (b == SLC_MYSQL_ERR) {
+        slc_mysql_track_done(t);
+        return;
+    }
+    if (b == SLC_MYSQL_LOCAL_INFILE
+        && slc_mysql_track_kind(t) == SLC_TRACK_QUERY)
+    {
+        t->infile = 1;                  /* then OK or ERR, as here */
+        return;
+    }
+
+    n = slc_mysql_track_lenenc(f->head, f->head_len, &cols);
+    if (n == 0 || cols == 0) {
+        t->broken = 1;
+        return;
+    }
+    t->rstate = SLC_TRACK_COLS;
+    t->count = cols;
+    if (t->mariadb_caps & SLC_MARIADB_CLIENT_CACHE_METADATA) {
+        /* a "metadata follows" byte; 0: the client has the definitions */
+        if (n >= f->head_len) {
+            t->broken = 1;
+        } else if (f->head[n] == 0) {
+            slc_mysql_track_defs_end(t);
+        }
+    }
+}
+
+static void
+slc_mysql_track_prepare_ok(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
+{
+    int       b = slc_mysql_track_byte(f);
+    unsigned  cols, params;
+
+    if (b == SLC_MYSQL_ERR) {
+        slc_mysql_track_done(t);
+        return;
+    }
+    /* 0x00, statement id (4), columns (2), params (2), filler, warnings */
+    if (b != SLC_MYSQL_OK || f->head_len < 9) {
+        t->broken = 1;
+        return;
+    }
+    cols = slc_mysql_track_le16(f->head + 5);
+    params = slc_mysql_track_le16(f->head + 7);
+    if (params > 0) {
+        t->rstate = SLC_TRACK_PARAMS;
+        t->count = params;
+        t->count2 = cols;
+    } else if (cols > 0) {
+        t->rstate = SLC_TRACK_PCOLS;
+        t->count = cols;
+    } else {
+        slc_mysql_track_done(t);
+    }
+}
+
+/* One packet: OK, EOF (COM_SET_OPTION, COM_DEBUG) or ERR. */
+static void
+slc_mysql_track_simple(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
+{
+    int  b = slc_mysql_track_byte(f);
+
+    if (b == SLC_MYSQL_OK) {
+        slc_mysql_track_set_status(t, slc_mysql_track_ok_status(f));
+    } else if (b == SLC_MYSQL_EOF) {
+        slc_mysql_track_set_status(t, slc_mysql_track_term_status(t, f));
+    } else if (b != SLC_MYSQL_ERR) {
+        t->broken = 1;
+        return;
+    }
+    slc_mysql_track_done(t);
+}
+
+/* COM_CHANGE_USER: auth switch and more-data rounds until OK or ERR. */
+static void
+slc_mysql_track_auth(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
+{
+    int  b = slc_mysql_track_byte(f);
+
+    if (b == SLC_MYSQL_OK) {
+        slc_mysql_track_set_status(t, slc_mysql_track_ok_status(f));
+        slc_mysql_track_done(t);
+    } else if (b == SLC_MYSQL_ERR) {
+        slc_mysql_track_done(t);
+    } else if (b != SLC_MYSQL_AUTH_SWITCH && b != SLC_MYSQL_AUTH_MORE_DATA) {
+        t->broken = 1;
+    }
+}
+
+
+/* --- server side: rows and dispatch ----------------------------------- */
+
+static void
+slc_mysql_track_row(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
+{
+    int  b = slc_mysql_track_byte(f);
+
+    if (b == SLC_MYSQL_ERR) {
+        slc_mysql_track_done(t);
+    } else if (b == SLC_MYSQL_EOF && slc_mysql_track_is_term(t, f)) {
+        slc_mysql_track_end_result(t,
+            slc_mysql_track_set_status(t, slc_mysql_track_term_status(t, f)));
+    }
+}
+
+/* COM_FIELD_LIST: definitions never start with 0xfe, so one ends them. */
+static void
+slc_mysql_track_field(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
+{
+    int  b = slc_mysql_track_byte(f);
+
+    if (b == SLC_MYSQL_EOF) {
+        slc_mysql_track_set_status(t, slc_mysql_track_term_status(t, f));
+    } else if (b != SLC_MYSQL_ERR) {
+        return;
+    }
+    slc_mysql_track_done(t);
+}
+
+static void
+slc_mysql_track_first(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
+{
+    switch (slc_mysql_track_kind(t)) {
+    case SLC_TRACK_SIMPLE:
+        slc_mysql_track_simple(t, f);
+        break;
+    case SLC_TRACK_STATS:
+        slc_mysql_track_done(t);
+        break;
+    case SLC_TRACK_QUERY:
+    case SLC_TRACK_EXEC:
+        slc_mysql_track_result(t, f);
+        break;
+    case SLC_TRACK_FETCH:
+        t->rstate = SLC_TRACK_ROWS;
+        slc_mysql_track_row(t, f);
+        break;
+    case SLC_TRACK_PREPARE:
+        slc_mysql_track_prepare_ok(t, f);
+        break;
+    case SLC_TRACK_FIELD_LIST:
+        t->rstate = SLC_TRACK_FIELDS;
+        slc_mysql_track_field(t, f);
+        break;
+    case SLC_TRACK_CHANGE_USER:
+        slc_mysql_track_auth(t, f);
+        break;
+    default:
+        t->broken = 1;
+    }
+}
+
+static void
+slc_mysql_track_srv_msg(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
+{
+    if (t->npend == 0) {
+        t->broken = 1;                  /* nothing was asked */
+        return;
+    }
+    if (slc_mysql_track_is_progress(f)) {
+        return;
+    }
+
+    switch (t->rstate) {
+    case SLC_TRACK_FIRST:
+        slc_mysql_track_first(t, f);
+        break;
+    case SLC_TRACK_COLS:
+    case SLC_TRACK_PARAMS:
+    case SLC_TRACK_PCOLS:
+        slc_mysql_track_def(t, f);
+        break;
+    case SLC_TRACK_COLS_EOF:
+    case SLC_TRACK_PARAMS_EOF:
+    case SLC_TRACK_PCOLS_EOF:
+        slc_mysql_track_def_eof(t, f);
+        break;
+    case SLC_TRACK_ROWS:
+        slc_mysql_track_row(t, f);
+        break;
+    case SLC_TRACK_FIELDS:
+        slc_mysql_track_field(t, f);
+        break;
+    default:
+        t->broken = 1;
+    }
+}
+
+
+/* --- framing ----------------------------------------------------------- */
+
+static size_t
+slc_mysql_frame_header(slc_mysql_frame_t *f, const uint8_t *p, size_t len)
+{
+    size_t  n = slc_min(len, (size_t) (SLC_MYSQL_HDR_LEN - f->hdr_len));
+
+    memcpy(f->hdr + f->hdr_len, p, n);
+    f->hdr_len += (uint32_t) n;
+    if (f->hdr_len < SLC_MYSQL_HDR_LEN) {
+        return n;
+    }
+
+    f->plen = (uint32_t) f->hdr[0] | (uint32_t) f->hdr[1] << 8
+              | (uint32_t) f->hdr[2] << 16;
+    f->seq = f->hdr[3];
+    f->remaining = f->plen;
+    f->continued = f->more;
+    f->more = (f->plen == SLC_MYSQL_MAX_PAYLOAD);
+    f->head_len = 0;
+    f->seen = f->continued;             /* continuations are not looked at */
+    return n;
+}
+
+/* Keep the head bytes not yet kept, skip the rest. */
+static size_t
+slc_mysql_frame_payload(slc_mysql_frame_t *f, const uint8_t *p, size_t len)
+{
+    size_t  n = slc_min(len, (size_t) f->remaining);
+    size_t  want = slc_min((size_t) f->plen, sizeof(f->head));
+    size_t  c;
+
+    if (!f->seen && f->head_len < want) {
+        c = slc_min(n, want - f->head_len);
+        memcpy(f->head + f->head_len, p, c);
+        f->head_len += (uint32_t) c;
+    }
+    f->remaining -= (uint32_t) n;
+    return n;
+}
+
+static int
+slc_mysql_frame_head_ready(const slc_mysql_frame_t *f)
+{
+    return f->hdr_len == SLC_MYSQL_HDR_LEN && !f->seen
+           && f->head_len == slc_min(f->plen, (uint32_t) sizeof(f->head));
+}
+
+/* Between messages: no header or payload half received, no continuation
+   owed. */
+static int
+slc_mysql_frame_at_boundary(const slc_mysql_frame_t *f)
+{
+    return f->hdr_len == 0 && !f->more;
+}
+
+/*
+ * Every step consumes at least one byte and there are at most two steps per
+ * packet (header, payload) plus one per chunk edge: O(packets) per chunk.
+ */
+static void
+slc_mysql_track_feed(slc_mysql_track_t *t, slc_mysql_frame_t *f,
+    const uint8_t *p, size_t len, slc_mysql_track_msg_pt msg)
+{
+    size_t  n;
+
+    while (len > 0 && !t->broken) {
+        if (f->hdr_len < SLC_MYSQL_HDR_LEN) {
+            n = slc_mysql_frame_header(f, p, len);
+        } else {
+            n = slc_mysql_frame_payload(f, p, len);
+        }
+        p += n;
+        len -= n;
+
+        if (slc_mysql_frame_head_ready(f)) {
+            f->seen = 1;
+            msg(t, f);
+        }
+        if (f->hdr_len == SLC_MYSQL_HDR_LEN && f->remaining == 0) {
+            f->hdr_len = 0;
+        }
+    }
+}
+
+
+/* --- public ------------------------------------------------------------ */
+
+void
+slc_mysql_track_init(slc_mysql_track_t *t, uint32_t caps, uint16_t status)
+{
+    memset(t, 0, sizeof(*t));
+    t->caps = caps;
+    t->status = status;
+    t->rstate = SLC_TRACK_FIRST;
+    /* other framing; metadata MySQL may leave out: see the header */
+    if (caps & (SLC_CLIENT_COMPRESS
+                | SLC_CLIENT_OPTIONAL_RESULTSET_METADATA))
+    {
+        t->broken = 1;
+    }
+}
+
+void
+slc_mysql_track_set_mariadb_caps(slc_mysql_track_t *t, uint32_t caps)
+{
+    t->mariadb_caps = caps;
+}
+
+int
+slc_mysql_track_client(slc_mysql_track_t *t, const uint8_t *p, size_t len)
+{
+    slc_mysql_track_feed(t, &t->cli, p, len, slc_mysql_track_cli_msg);
+    return SLC_OK;
+}
+
+int
+slc_mysql_track_server(slc_mysql_track_t *t, const uint8_t *p, size_t len)
+{
+    slc_mysql_track_feed(t, &t->srv, p, len, slc_mysql_track_srv_msg);
+    return SLC_OK;
+}
+
+int
+slc_mysql_track_idle(const slc_mysql_track_t *t)
+{
+    return !t->broken && t->npend == 0 && !t->infile
+           && slc_mysql_frame_at_boundary(&t->cli)
+           && slc_mysql_frame_at_boundary(&t->srv);
+}

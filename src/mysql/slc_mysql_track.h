@@ -1,0 +1,105 @@
+#ifndef SLC_MYSQL_TRACK_H
+#define SLC_MYSQL_TRACK_H
+
+#include "slc_core.h"
+#include "slc_mysql_proto.h"
+
+/*
+ * Response tracker: follows the packet framing of both directions of an
+ * authenticated session, without copying or buffering the stream, to know
+ * where the session stands:
+ *   - whether a command is in flight (sent by the client, its response not
+ *     yet complete), so a session is "idle" only between responses;
+ *   - the server status flags of the last OK/EOF (in transaction,
+ *     autocommit), so a graceful shutdown never cuts a transaction.
+ *
+ * Feed it every byte exactly once, in order, per direction, in chunks of any
+ * size (a header or the first bytes of a payload may straddle chunks; the
+ * tracker keeps the few bytes it needs).  Packets of 0xffffff bytes continue
+ * into the next packet and are one message.  Pipelined commands are counted.
+ * Feed client bytes when they go to the server and server bytes before they
+ * go to the client, so a command is always seen before its reply.
+ *
+ * It understands: OK/ERR responses; text and binary result sets with and
+ * without CLIENT_DEPRECATE_EOF; multi-result sets (SERVER_MORE_RESULTS_EXISTS);
+ * COM_STMT_PREPARE responses (params and columns definitions); commands
+ * without a response (COM_STMT_CLOSE, COM_STMT_SEND_LONG_DATA, COM_QUIT);
+ * LOCAL INFILE (0xfb request, client data ending in an empty packet, then
+ * OK/ERR); COM_FIELD_LIST; COM_STATISTICS (one string packet); COM_CHANGE_USER
+ * with an auth switch; cursors (SERVER_STATUS_CURSOR_EXISTS after column
+ * definitions ends the response) and COM_STMT_FETCH; MariaDB progress
+ * reports (ERR with code 0xffff) and CACHE_METADATA.  Anything it cannot
+ * follow (e.g. COM_BINLOG_DUMP, a pending-command overflow) makes the session
+ * permanently busy: never idle, which is the safe answer.
+ */
+
+#define SLC_MYSQL_TRACK_MAXPEND  16
+#define SLC_MYSQL_TRACK_HEAD     24   /* OK needs 1 + 9 + 9 + 2 bytes */
+#define SLC_SERVER_STATUS_CURSOR_EXISTS 0x0040u
+/* MariaDB extended capability (bit 36 of 64, bit 4 of the upper word). */
+#define SLC_MARIADB_CLIENT_CACHE_METADATA 0x00000010u
+
+/*
+ * Known limits, where following would be guesswork, the tracker turns
+ * permanently busy instead: CLIENT_COMPRESS (other framing) and MySQL's
+ * CLIENT_OPTIONAL_RESULTSET_METADATA in caps.  An ERR leaves the status
+ * flags as they were (it carries none).
+ */
+
+/* One direction's framing; private to the tracker. */
+typedef struct {
+    uint8_t     hdr[SLC_MYSQL_HDR_LEN];
+    uint32_t    hdr_len;      /* header bytes received (0..4) */
+    uint32_t    plen;         /* payload length of the current packet */
+    uint32_t    remaining;    /* payload bytes of the current packet left */
+    uint8_t     seq;
+    uint8_t     continued;    /* current packet continues a 0xffffff one */
+    uint8_t     more;         /* current packet is 0xffffff: one follows */
+    uint8_t     seen;         /* the message head was classified */
+    uint32_t    head_len;
+    uint8_t     head[SLC_MYSQL_TRACK_HEAD];  /* first payload bytes */
+} slc_mysql_frame_t;
+
+typedef struct {
+    slc_mysql_frame_t  cli;
+    slc_mysql_frame_t  srv;
+
+    uint32_t    caps;         /* negotiated capabilities (DEPRECATE_EOF) */
+    uint32_t    mariadb_caps; /* negotiated MariaDB extended capabilities */
+    uint16_t    status;       /* last server status flags */
+    int         broken;       /* cannot follow any more: never idle */
+
+    /* commands awaiting replies, a ring of kinds starting at pfirst */
+    uint8_t     pend[SLC_MYSQL_TRACK_MAXPEND];
+    unsigned    pfirst;
+    unsigned    npend;
+
+    /* state of the response to the oldest pending command */
+    int         rstate;
+    uint64_t    count;        /* definitions left in the current phase */
+    uint64_t    count2;       /* for prepare: columns after params */
+    int         infile;       /* client is sending LOCAL INFILE data */
+} slc_mysql_track_t;
+
+void slc_mysql_track_init(slc_mysql_track_t *t, uint32_t caps,
+    uint16_t status);
+/* The upper 32 bits of MariaDB's capabilities, as negotiated (0 with MySQL:
+   only CACHE_METADATA changes what the tracker expects). */
+void slc_mysql_track_set_mariadb_caps(slc_mysql_track_t *t, uint32_t caps);
+/* Bytes the client sent to the server.  SLC_ERROR on a protocol violation
+   the proxy should not forward (currently none: returns SLC_OK). */
+int  slc_mysql_track_client(slc_mysql_track_t *t, const uint8_t *p,
+    size_t len);
+/* Bytes the server sent to the client. */
+int  slc_mysql_track_server(slc_mysql_track_t *t, const uint8_t *p,
+    size_t len);
+
+/* No command in flight and both directions at a packet boundary. */
+int  slc_mysql_track_idle(const slc_mysql_track_t *t);
+static inline int
+slc_mysql_track_in_trans(const slc_mysql_track_t *t)
+{
+    return (t->status & SLC_SERVER_STATUS_IN_TRANS) != 0;
+}
+
+#endif /* SLC_MYSQL_TRACK_H */

@@ -1,0 +1,92 @@
+#include "slc_core.h"
+#include "slc_event.h"
+#include "slc_mysql_upstream.h"
+
+static int
+slc_upstream_try_acquire(slc_upstream_server_t *us)
+{
+    uint64_t cur = __atomic_load_n(&us->stats->active, __ATOMIC_RELAXED);
+
+    do {
+        if (us->max_connections && cur >= us->max_connections) {
+            return 0;
+        }
+    } while (!__atomic_compare_exchange_n(&us->stats->active, &cur, cur + 1,
+                 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    __atomic_add_fetch(&us->stats->connections, 1, __ATOMIC_RELAXED);
+    return 1;
+}
+
+/* (active + 1) / weight, compared without division. */
+static int
+slc_upstream_better(slc_upstream_server_t *a, slc_upstream_server_t *b)
+{
+    uint64_t la = __atomic_load_n(&a->stats->active, __ATOMIC_RELAXED) + 1;
+    uint64_t lb = __atomic_load_n(&b->stats->active, __ATOMIC_RELAXED) + 1;
+
+    return la * b->weight < lb * a->weight;
+}
+
+static slc_upstream_server_t *
+slc_upstream_best(slc_upstream_t *up, unsigned roles, int want_up,
+    const uint8_t *tried)
+{
+    slc_upstream_server_t *best = NULL;
+    uint64_t               now = slc_loop->now;
+
+    for (unsigned i = 0; i < up->nservers; i++) {
+        slc_upstream_server_t *us = &up->servers[i];
+        if (!(us->role & roles) || tried[i]
+            || (want_up && us->down_until > now))
+        {
+            continue;
+        }
+        if (best == NULL || slc_upstream_better(us, best)) {
+            best = us;
+        }
+    }
+    return best;
+}
+
+slc_upstream_server_t *
+slc_upstream_pick(slc_upstream_t *up, unsigned roles, int *full)
+{
+    uint8_t                tried[256] = { 0 };
+    slc_upstream_server_t *us;
+
+    *full = 0;
+    for (int want_up = 1; want_up >= 0; want_up--) {
+        while ((us = slc_upstream_best(up, roles, want_up, tried)) != NULL) {
+            if (slc_upstream_try_acquire(us)) {
+                return us;
+            }
+            *full = 1;
+            tried[us - up->servers] = 1;
+        }
+    }
+    return NULL;
+}
+
+void
+slc_upstream_release(slc_upstream_server_t *us)
+{
+    __atomic_sub_fetch(&us->stats->active, 1, __ATOMIC_RELAXED);
+}
+
+void
+slc_upstream_mark_down(slc_upstream_server_t *us)
+{
+    us->down_until = slc_loop->now + SLC_UPSTREAM_FAIL_MS;
+    __atomic_add_fetch(&us->stats->connect_errors, 1, __ATOMIC_RELAXED);
+}
+
+void
+slc_upstream_count_bytes(slc_upstream_server_t *us, size_t in, size_t out)
+{
+    if (in) {
+        __atomic_add_fetch(&us->stats->bytes_in, in, __ATOMIC_RELAXED);
+    }
+    if (out) {
+        __atomic_add_fetch(&us->stats->bytes_out, out, __ATOMIC_RELAXED);
+    }
+}

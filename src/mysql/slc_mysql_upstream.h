@@ -1,0 +1,30 @@
+#ifndef SLC_MYSQL_UPSTREAM_H
+#define SLC_MYSQL_UPSTREAM_H
+
+#include "slc_core.h"
+#include "slc_mysql_conf.h"
+
+/*
+ * Server choice: least connections weighted by `weight`, among the servers
+ * of the wanted roles, counting the connections of every worker (shared
+ * stats).  `max_connections` is a hard limit across workers.  A server
+ * whose connect failed is avoided for SLC_UPSTREAM_FAIL_MS in this worker;
+ * if every candidate is avoided, the least loaded of them is tried anyway,
+ * so a recovered server is used at once.
+ */
+
+#define SLC_UPSTREAM_FAIL_MS  10000
+
+/*
+ * Pick a server and take a connection slot on it.  NULL when there is no
+ * server of these roles (*full = 0) or all are at max_connections
+ * (*full = 1).
+ */
+slc_upstream_server_t *slc_upstream_pick(slc_upstream_t *up, unsigned roles,
+    int *full);
+void slc_upstream_release(slc_upstream_server_t *us);
+void slc_upstream_mark_down(slc_upstream_server_t *us);
+void slc_upstream_count_bytes(slc_upstream_server_t *us, size_t in,
+    size_t out);
+
+#endif /* SLC_MYSQL_UPSTREAM_H */

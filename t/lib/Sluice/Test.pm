@@ -1,0 +1,857 @@
+package Sluice::Test;
+
+# The harness every t/*.t uses: a test directory, a config written from a
+# template, sluice started and stopped, clients, and the check at the end
+# of each test that sluice left no alert, crit or sanitizer report.
+# See the POD at the end for the API.
+#
+# The MariaDB primary/replica come from the environment (SLUICE_SANDBOX and
+# friends, as t/run-tests exports them: one sandbox per run) or, when
+# those are not set, from a private sandbox started on first use and
+# stopped at the end of the test file, so `prove t/foo.t` works alone.
+
+use strict;
+use warnings;
+
+use Carp qw(croak);
+use Cwd qw(abs_path);
+use DBI;
+use Exporter qw(import);
+use File::Basename qw(basename dirname);
+use File::Path qw(make_path remove_tree);
+use File::Temp qw(tempdir);
+use POSIX ();
+use Scalar::Util qw(weaken blessed);
+use Test::More ();
+use Time::HiRes qw(time);
+
+use Sluice::Sandbox qw(free_port spawn pid_alive wait_exit
+                       proc_cmdline proc_starttime poll_until);
+
+our @EXPORT = qw(wait_for);
+
+# The source tree: this file is TOP/t/lib/Sluice/Test.pm.
+our $TOP = abs_path(dirname(__FILE__) . '/../../..');
+
+use constant {
+    RUN_TIMEOUT  => 10,   # sluice listens and has its workers
+    QUIT_TIMEOUT => 10,   # graceful stop, before SIGTERM
+    TERM_TIMEOUT => 5,    # then SIGKILL
+    CMD_TIMEOUT  => 30,   # mariadb client, sluice -t, sluice -V
+};
+
+my $OWNER = $$;     # forked children of a test never clean up
+my @OBJECTS;        # live test objects (weak refs), finished in END
+my @DIRS;           # test directories, removed in END unless kept
+my @PRIVATE;        # sandboxes this process started: { sandbox, dir }
+my @CLAIMS;         # port claim files to release in END
+my ($MARIADB, $REDIS);      # sandboxes providing them
+my $GUARD;          # pipe to the guardian process
+my %MODULES;        # binary => [ modules from sluice -V ]
+my $SIGNALS_SET;
+
+
+# --- test object ---------------------------------------------------------
+
+# new(%opts): a test with its own directory.
+#   globals => 0     do not prepend the test globals to sluice.conf
+#   conf => NAME     config file name (default sluice.conf)
+sub new {
+    my ($class, %o) = @_;
+    my $name = basename($0);
+    $name =~ s/\.t\z//;
+    $name =~ s/[^\w.-]/_/g;
+    my $dir = tempdir("$name-XXXXXX", DIR => _tmp_root());
+    push @DIRS, $dir;
+    my $self = bless {
+        name     => $name,
+        dir      => $dir,
+        globals  => $o{globals} // 1,
+        conf     => $o{conf} // 'sluice.conf',
+        ports    => {},
+        allow    => [],
+        problems => [],
+        dbhs     => [],
+        sent     => {},
+        owner    => $$,
+    }, $class;
+    push @OBJECTS, $self;
+    weaken($OBJECTS[-1]);
+    _set_signals();
+    return $self;
+}
+
+sub testdir { $_[0]{dir} }
+sub name    { $_[0]{name} }
+
+sub binary {
+    my $bin = $ENV{SLUICE_BINARY} // "$TOP/objs/sluice";
+    croak "sluice binary $bin not found: run ./configure && make, "
+        . 'or set SLUICE_BINARY' unless -x $bin;
+    return $bin;
+}
+
+# $t->plan(N): N tests of the file, plus the final clean-exit check.
+sub plan {
+    my ($self, $n) = @_;
+    $self->{planned} = 1;
+    Test::More::plan(tests => $n + 1);
+    return $self;
+}
+
+# $t->done_testing: the final check, then Test::More's done_testing.
+sub done_testing {
+    my ($self) = @_;
+    $self->_finish;
+    Test::More::done_testing();
+}
+
+sub _tmp_root {
+    my $root = $ENV{TMPDIR} || "$TOP/t/tmp";
+    make_path($root);
+    return $root;
+}
+
+sub _set_signals {
+    return if $SIGNALS_SET++;
+    for my $sig (qw(INT TERM HUP)) {
+        next if $SIG{$sig} && $SIG{$sig} ne 'DEFAULT';
+        # exit runs the END block, which stops what the test started
+        $SIG{$sig} = sub { Test::More::diag("caught SIG$sig"); exit 1 };
+    }
+}
+
+
+# --- sandbox: primary, replica, redis ------------------------------------
+
+sub _reserve_dir {
+    my $env = Sluice::Sandbox->from_env;
+    return $env ? $env->dir . '/ports' : _tmp_root() . '/sluice-ports';
+}
+
+sub _private_sandbox {
+    my $dir = tempdir('sandbox-XXXXXX', DIR => _tmp_root());
+    my $sb = Sluice::Sandbox->new(dir => "$dir/sb",
+                                  reserve_dir => _reserve_dir());
+    push @PRIVATE, { sandbox => $sb, dir => $dir,
+                     guard => "sandbox $dir/sb" };
+    _guard($PRIVATE[-1]{guard});
+    return $sb;
+}
+
+sub _mariadb {
+    return $MARIADB if $MARIADB;
+    if (my $env = Sluice::Sandbox->from_env) {
+        return $MARIADB = $env;
+    }
+    my $sb = _private_sandbox();
+    $sb->start;
+    _claimed($sb, qw(primary replica));
+    Test::More::note(sprintf 'private sandbox started in %.2f s in %s',
+                     $sb->start_time, $sb->dir);
+    return $MARIADB = $sb;
+}
+
+sub _redis {
+    return $REDIS if $REDIS;
+    my $env = Sluice::Sandbox->from_env;
+    return $REDIS = $env if $env && $env->has_redis;
+    my $sb = $MARIADB && !$MARIADB->attached ? $MARIADB : undef;
+    if ($sb) {
+        $sb->start_redis;
+    } else {
+        $sb = _private_sandbox();
+        $sb->start(mariadb => 0, redis => 1);
+    }
+    _claimed($sb, 'redis');
+    return $REDIS = $sb;
+}
+
+# A private sandbox's ports were claimed like test ports; free them at
+# the end too.
+sub _claimed {
+    my ($sb, @roles) = @_;
+    push @CLAIMS, map { _reserve_dir() . '/' . $sb->port($_) } @roles;
+}
+
+sub primary_port   { _mariadb()->port('primary') }
+sub replica_port   { _mariadb()->port('replica') }
+sub primary_socket { _mariadb()->socket('primary') }
+sub replica_socket { _mariadb()->socket('replica') }
+sub redis_port     { _redis()->port('redis') }
+sub redis_socket   { _redis()->socket('redis') }
+sub primary        { '127.0.0.1:' . $_[0]->primary_port }
+sub replica        { '127.0.0.1:' . $_[0]->replica_port }
+sub redis          { '127.0.0.1:' . $_[0]->redis_port }
+
+# $t->port(N): a free loopback port, the same for the same N in this test.
+sub port {
+    my ($self, $n) = @_;
+    $n //= 0;
+    return $self->{ports}{$n} //= do {
+        my $rdir = _reserve_dir();
+        my $p = free_port(reserve_dir => $rdir);
+        push @CLAIMS, "$rdir/$p";
+        $p;
+    };
+}
+
+
+# --- files ---------------------------------------------------------------
+
+sub test_globals {
+    my ($self) = @_;
+    my $d = $self->{dir};
+    return "daemon off;\npid $d/sluice.pid;\nerror_log $d/error.log debug;\n";
+}
+
+sub write_file {
+    my ($self, $name, $content) = @_;
+    my $path = "$self->{dir}/$name";
+    make_path(dirname($path));
+    open(my $fh, '>', $path) or die "$path: $!\n";
+    print $fh $content;
+    close $fh or die "$path: $!\n";
+    return $self;
+}
+
+# Placeholders: %%PRIMARY%% %%REPLICA%% %%REDIS%% (127.0.0.1:port),
+# %%PRIMARY_PORT%% and the like, %%PRIMARY_SOCKET%% %%REPLICA_SOCKET%%
+# %%REDIS_SOCKET%%, %%PORT_N%%, %%TESTDIR%%, %%TEST_GLOBALS%%.
+sub expand {
+    my ($self, $text) = @_;
+    $text =~ s/%%(\w+)%%/$self->_placeholder($1)/ge;
+    return $text;
+}
+
+my %PLACEHOLDER = (
+    PRIMARY        => 'primary',        REPLICA        => 'replica',
+    REDIS          => 'redis',          PRIMARY_PORT   => 'primary_port',
+    REPLICA_PORT   => 'replica_port',   REDIS_PORT     => 'redis_port',
+    PRIMARY_SOCKET => 'primary_socket', REPLICA_SOCKET => 'replica_socket',
+    REDIS_SOCKET   => 'redis_socket',   TESTDIR        => 'testdir',
+    TEST_GLOBALS   => 'test_globals',
+);
+
+sub _placeholder {
+    my ($self, $key) = @_;
+    return $self->port($1) if $key =~ /^PORT_(\d+)\z/;
+    my $m = $PLACEHOLDER{$key} or croak "unknown placeholder %%$key%%";
+    return $self->$m;
+}
+
+# Like write_file, with placeholders expanded; the config file gets the
+# test globals in front unless globals => 0 or it places %%TEST_GLOBALS%%.
+sub write_file_expand {
+    my ($self, $name, $content) = @_;
+    $content = "%%TEST_GLOBALS%%\n$content"
+        if $name eq $self->{conf} && $self->{globals}
+           && $content !~ /%%TEST_GLOBALS%%/;
+    return $self->write_file($name, $self->expand($content));
+}
+
+sub read_file {
+    my ($self, $name) = @_;
+    return Sluice::Sandbox::_slurp("$self->{dir}/$name");
+}
+
+sub error_log { $_[0]->read_file('error.log') // '' }
+
+# Lines of error.log (or file => NAME) matching $re; in scalar context,
+# how many.
+sub grep_log {
+    my ($self, $re, %o) = @_;
+    my $c = $self->read_file($o{file} // 'error.log') // '';
+    my @l = grep { $_ =~ $re } split /\n/, $c;
+    return wantarray ? @l : scalar @l;
+}
+
+# Alert and crit lines matching $re are expected: the final check skips
+# them.
+sub allow_log {
+    my ($self, $re) = @_;
+    push @{ $self->{allow} }, $re;
+    return $self;
+}
+
+
+# --- running sluice ------------------------------------------------------
+
+sub _conf_path {
+    my ($self, $conf) = @_;
+    $conf //= $self->{conf};
+    return $conf =~ m{^/} ? $conf : "$self->{dir}/$conf";
+}
+
+# What `listen` lines of a config name: { port => N } or { unix => PATH }.
+sub _listen_addrs {
+    my ($text) = @_;
+    $text =~ s/#[^\n]*//g;
+    my @l;
+    while ($text =~ /(?:^|[\s;{}])listen\s+(["']?)([^\s;"']+)\1/g) {
+        my $a = $2;
+        if ($a =~ /^unix:(.+)/) {
+            push @l, { unix => $1 };
+        } elsif ($a =~ /(?:^|:)(\d+)\z/) {
+            push @l, { port => $1 };
+        }
+    }
+    return @l;
+}
+
+# Ports in LISTEN state, from the kernel's socket tables: unlike a probe
+# connection, this leaves no session in sluice's logs and counters.
+sub _listening_ports {
+    my %p;
+    for my $f ('/proc/net/tcp', '/proc/net/tcp6') {
+        open(my $fh, '<', $f) or next;
+        while (<$fh>) {
+            my (undef, $local, undef, $st) = split ' ';
+            next unless defined $st && $st eq '0A';
+            $p{ hex $1 } = 1 if $local =~ /:([0-9A-F]+)\z/;
+        }
+    }
+    return \%p;
+}
+
+# run(%opts): start sluice and wait until every listen address of the
+# config is listening and, with `worker_processes N;`, N workers run.
+#   conf => NAME      another config file of the test directory
+#   args => [...]     more command line arguments
+#   env => {...}      more environment (ASAN_OPTIONS, ...)
+#   timeout => S      (10)
+#   may_fail => 1     return undef instead of dying if it does not start;
+#                     $t->run_error says why
+sub run {
+    my ($self, %o) = @_;
+    croak 'sluice is already running' if $self->{pid};
+    my $conf = $self->_conf_path($o{conf});
+    my $text = Sluice::Sandbox::_slurp($conf) // croak "no config $conf";
+    my @listen = _listen_addrs($text);
+    my ($workers) = $text =~ /^\s*worker_processes\s+(\d+)\s*;/m;
+    $workers = 0 if $text =~ /^\s*master_process\s+off\s*;/m;
+
+    my $pid = spawn(
+        cmd => [ $self->binary, '-p', "$self->{dir}/", '-c', $conf,
+                 @{ $o{args} // [] } ],
+        log => "$self->{dir}/stderr.log", env => $o{env});
+    $self->{pid} = $pid;
+    $self->{sent} = {};
+    _guard("pid $pid " . (proc_starttime($pid) // 0));
+
+    my $why = '';
+    my $ok = poll_until($o{timeout} // RUN_TIMEOUT, sub {
+        if (!pid_alive($pid)) {
+            $why = 'sluice exited '
+                . _describe_status(Sluice::Sandbox::exit_status($pid));
+            delete $self->{pid};
+            _unguard("pid $pid");
+            return 1;
+        }
+        my $lp = _listening_ports();
+        my @missing = map { $_->{unix} // $_->{port} }
+            grep { $_->{unix} ? !-S $_->{unix} : !$lp->{ $_->{port} } }
+            @listen;
+        if (@missing) {
+            $why = "not listening on @missing";
+            return 0;
+        }
+        my $n = () = $self->worker_pids;
+        if ($workers && $n < $workers) {
+            $why = "$n of $workers workers running";
+            return 0;
+        }
+        $why = '';
+        return 1;
+    });
+    return $self if $ok && $why eq '';
+
+    $why ||= 'timed out';
+    $self->stop(quiet => 1) if $self->{pid};
+    $self->{run_error} = "$why\n" . $self->_logs_tail;
+    return undef if $o{may_fail};
+    die "sluice did not start: $self->{run_error}";
+}
+
+sub run_error { $_[0]{run_error} }
+
+sub _logs_tail {
+    my ($self) = @_;
+    return join '', map { "--- $_:\n" . Sluice::Sandbox::_tail(
+        "$self->{dir}/$_", 20) } qw(stderr.log error.log);
+}
+
+sub _describe_status {
+    my ($st) = @_;
+    return 'unknown status' unless defined $st;
+    return 'on signal ' . ($st & 127) . ($st & 128 ? ' (core dumped)' : '')
+        if $st & 127;
+    return 'with status ' . ($st >> 8);
+}
+
+sub master_pid {
+    my ($self) = @_;
+    my $pid = $self->{pid};
+    return $pid && pid_alive($pid) ? $pid : undef;
+}
+
+# Children of the master titled "sluice: worker process", ascending.
+sub worker_pids {
+    my ($self) = @_;
+    my $master = $self->{pid} or return ();
+    opendir(my $d, '/proc') or return ();
+    my @w;
+    for my $p (grep { /^\d+\z/ } readdir $d) {
+        my $stat = Sluice::Sandbox::_slurp("/proc/$p/stat") // next;
+        $stat =~ s/^.*\)\s+//s;
+        my ($state, $ppid) = split ' ', $stat;
+        next unless $ppid == $master && $state ne 'Z' && $state ne 'X';
+        my $cmd = proc_cmdline($p) // next;
+        push @w, $p if $cmd =~ /^sluice: worker process/;
+    }
+    return sort { $a <=> $b } @w;
+}
+
+sub signal {
+    my ($self, $sig) = @_;
+    my $pid = $self->{pid} or croak 'sluice is not running';
+    $sig =~ s/^SIG//;
+    $self->{sent}{$sig} = 1;
+    kill $sig, $pid or croak "kill $sig $pid: $!";
+    return $self;
+}
+
+# HUP, then wait until a new worker runs (or, if there were no workers,
+# until the log says `reconfiguring`).  Returns true on success.
+sub reload {
+    my ($self, %o) = @_;
+    my %old = map { $_ => 1 } $self->worker_pids;
+    my $off = length $self->error_log;
+    $self->signal('HUP');
+    return wait_for(sub {
+        return 1 if grep { !$old{$_} } $self->worker_pids;
+        return !%old && substr($self->error_log, $off) =~ /reconfiguring/;
+    }, timeout => $o{timeout} // RUN_TIMEOUT, what => 'reload');
+}
+
+# Kill one worker (pid => P, default the first; signal => S, default KILL)
+# and, unless wait => 0, wait until the master has replaced it.  Alerts
+# mentioning that pid are allowed.  Returns the killed pid.
+sub kill_worker {
+    my ($self, %o) = @_;
+    my @before = $self->worker_pids;
+    my $pid = $o{pid} // $before[0] // croak 'no worker to kill';
+    $self->allow_log(qr/\b\Q$pid\E\b/);
+    kill $o{signal} // 'KILL', $pid or croak "kill $pid: $!";
+    my $gone = wait_for(sub { !grep { $_ == $pid } $self->worker_pids },
+                        what => "worker $pid to exit");
+    return $pid if !$gone || !($o{wait} // 1);
+    wait_for(sub {
+        my @w = $self->worker_pids;
+        return @w >= @before && !grep { $_ == $pid } @w;
+    }, what => "a worker to replace $pid");
+    return $pid;
+}
+
+# QUIT, then TERM after a deadline, then KILL; waits for the master and
+# its workers to exit.  timeout => S for the QUIT phase.
+sub stop {
+    my ($self, %o) = @_;
+    my $pid = $self->{pid} or return $self;
+    my @workers = $self->worker_pids;
+    my $was_running = pid_alive($pid);
+    my $how = '';
+    if ($was_running) {
+        for my $step (['QUIT', $o{timeout} // QUIT_TIMEOUT],
+                      ['TERM', TERM_TIMEOUT], ['KILL', TERM_TIMEOUT]) {
+            my ($sig, $t) = @$step;
+            $self->{sent}{$sig} = 1;
+            kill $sig, $pid;
+            if (wait_exit($pid, $t)) { $how = $sig; last }
+        }
+    }
+    my $st = Sluice::Sandbox::exit_status($pid);
+    $self->{exit_status} = $st;
+    delete $self->{pid};
+
+    my @notes;
+    push @notes, "sluice did not exit on SIGQUIT, needed SIG$how"
+        if $was_running && $how ne 'QUIT';
+    if (defined $st && ($st & 127) && !$self->{sent}{ _signame($st & 127) }) {
+        push @notes, 'sluice master exited ' . _describe_status($st);
+    }
+    # workers go with their master
+    if (grep { !wait_exit($_, TERM_TIMEOUT) } @workers) {
+        push @notes, 'workers outlived the master';
+    }
+    kill 'KILL', -$pid;     # its process group: anything left over
+    _unguard("pid $pid");
+
+    if (@notes && !$o{quiet}) {
+        # at the end of the test nobody holds a connection any more, so a
+        # slow or failed stop is sluice's fault; during the test it may
+        # be the test's
+        if ($o{final}) {
+            push @{ $self->{problems} }, @notes;
+        } else {
+            Test::More::diag($_) for @notes;
+        }
+    }
+    return $self;
+}
+
+sub exit_status { $_[0]{exit_status} }
+
+sub _signame {
+    my ($n) = @_;
+    require Config;
+    my @names = split ' ', $Config::Config{sig_name};
+    return $names[$n] // $n;
+}
+
+# Resident memory in kB of $pid (default: the only worker, else master).
+sub rss_kb {
+    my ($self, $pid) = @_;
+    if (!$pid) {
+        my @w = $self->worker_pids;
+        $pid = @w == 1 ? $w[0] : $self->{pid};
+    }
+    my $s = Sluice::Sandbox::_slurp("/proc/$pid/status") // return undef;
+    return $s =~ /^VmRSS:\s+(\d+)\s+kB/m ? $1 : undef;
+}
+
+# Run a command, capturing stdout and stderr: (exit code, out, err).
+sub _capture {
+    my ($self, %o) = @_;
+    my $n = ++$self->{captures};
+    my $base = "$self->{dir}/cmd-$n";
+    my %io = (stdout => "$base.out", stderr => "$base.err");
+    if (defined $o{stdin}) {
+        $self->write_file("cmd-$n.in", $o{stdin});
+        $io{stdin} = "$base.in";
+    }
+    my $pid = spawn(cmd => $o{cmd}, %io, same_session => 1);
+    my $rc;
+    if (wait_exit($pid, $o{timeout} // CMD_TIMEOUT)) {
+        my $st = Sluice::Sandbox::exit_status($pid);
+        $rc = $st & 127 ? 128 + ($st & 127) : $st >> 8;
+    } else {
+        kill 'KILL', $pid;
+        wait_exit($pid, 5);
+        Sluice::Sandbox::exit_status($pid);
+        $rc = -1;
+    }
+    my ($out, $err) = map { Sluice::Sandbox::_slurp($io{$_}) // '' }
+        qw(stdout stderr);
+    unlink grep { defined } values %io;
+    return ($rc, $out, $err);
+}
+
+# sluice -t: (exit code, stdout and stderr together).
+sub test_config {
+    my ($self, %o) = @_;
+    my ($rc, $out, $err) = $self->_capture(cmd => [
+        $self->binary, '-t', '-p', "$self->{dir}/",
+        '-c', $self->_conf_path($o{conf}), @{ $o{args} // [] } ]);
+    return ($rc, $out . $err);
+}
+
+sub modules {
+    my ($self) = @_;
+    my $bin = $self->binary;
+    $MODULES{$bin} //= do {
+        my ($rc, $out, $err) = $self->_capture(cmd => [ $bin, '-V' ]);
+        my ($m) = "$out$err" =~ /^modules:[ \t]*(.*)$/m;
+        [ split ' ', $m // '' ];
+    };
+    return @{ $MODULES{$bin} };
+}
+
+sub has_module {
+    my ($self, $name) = @_;
+    return scalar grep { $_ eq $name } $self->modules;
+}
+
+
+# --- clients -------------------------------------------------------------
+
+my %DBH_DEFAULTS = (
+    RaiseError => 0, PrintError => 0, AutoCommit => 1,
+    mariadb_connect_timeout => 5,
+    mariadb_read_timeout    => 30,
+    mariadb_write_timeout   => 30,
+);
+
+sub _track {
+    my ($self, $dbh) = @_;
+    return $dbh unless $dbh;
+    push @{ $self->{dbhs} }, $dbh;
+    weaken($self->{dbhs}[-1]);
+    return $dbh;
+}
+
+# dbh(port => N (default port 0), user => 'app', password => 'secret',
+#     database => 'test', host => '127.0.0.1' | socket => PATH, %attr):
+# a DBD::MariaDB handle or undef ($DBI::errstr says why).  RaiseError
+# and PrintError are off; other attributes pass through.
+sub dbh {
+    my ($self, %o) = @_;
+    my $user = exists $o{user}     ? delete $o{user}     : 'app';
+    my $pass = exists $o{password} ? delete $o{password} : 'secret';
+    my $db   = exists $o{database} ? delete $o{database} : 'test';
+    my $sock = delete $o{socket};
+    my $host = delete $o{host} // '127.0.0.1';
+    my $port = delete $o{port};
+    $port = $self->port(0) unless defined $port || defined $sock;
+    my $dsn = 'DBI:MariaDB:'
+        . ($sock ? "mariadb_socket=$sock" : "host=$host;port=$port")
+        . (defined $db ? ";database=$db" : '');
+    return $self->_track(
+        DBI->connect($dsn, $user, $pass, { %DBH_DEFAULTS, %o }));
+}
+
+# Root over the unix socket, database test, RaiseError ON: for setting up
+# and checking the servers directly.
+sub primary_dbh { $_[0]->_root_dbh($_[0]->primary_socket, @_[1 .. $#_]) }
+sub replica_dbh { $_[0]->_root_dbh($_[0]->replica_socket, @_[1 .. $#_]) }
+
+sub _root_dbh {
+    my ($self, $sock, %attr) = @_;
+    return $self->_track(DBI->connect(
+        "DBI:MariaDB:mariadb_socket=$sock;database=test", 'root', '',
+        { %DBH_DEFAULTS, RaiseError => 1, %attr }));
+}
+
+# mysql_cli(port => N, user, password, database, sql => '...',
+#           args => [...], stdin => TEXT, timeout => S):
+# the mariadb client over TCP in batch mode: (exit code, stdout, stderr).
+sub mysql_cli {
+    my ($self, %o) = @_;
+    my $db = exists $o{database} ? $o{database} : 'test';
+    my @cmd = (Sluice::Sandbox::_find_bin('mariadb', 'mysql'),
+        '--no-defaults', '-h', $o{host} // '127.0.0.1',
+        '-P', $o{port} // $self->port(0), '--protocol=tcp',
+        '-u', $o{user} // 'app',
+        '--password=' . ($o{password} // 'secret'),
+        '-N', '-B', '--connect-timeout=5');
+    push @cmd, "--database=$db" if defined $db;
+    push @cmd, @{ $o{args} // [] };
+    push @cmd, '-e', $o{sql} if defined $o{sql};
+    return $self->_capture(cmd => \@cmd, stdin => $o{stdin},
+                           timeout => $o{timeout});
+}
+
+
+# --- waiting -------------------------------------------------------------
+
+# wait_for(sub { ... }, timeout => 10, what => 'text'): call the sub every
+# 20 ms until it returns true or the deadline passes.  Returns its last
+# value (true) or 0; with `what`, says what timed out.
+sub wait_for {
+    shift if blessed($_[0]) && $_[0]->isa(__PACKAGE__);
+    my ($cond, %o) = @_;
+    my $timeout = $o{timeout} // 10;
+    my $v = poll_until($timeout, $cond);
+    return $v if $v;
+    Test::More::diag("timed out after $timeout s waiting for $o{what}")
+        if defined $o{what};
+    return 0;
+}
+
+
+# --- the end of a test ---------------------------------------------------
+
+# What the logs say went wrong: alert and crit lines (less the allowed
+# ones), sanitizer reports.
+sub _log_problems {
+    my ($self) = @_;
+    my @p;
+    for my $line ($self->grep_log(qr/\[(?:alert|crit)\]/)) {
+        next if grep { $line =~ $_ } @{ $self->{allow} };
+        push @p, "error.log: $line";
+    }
+    my $san = qr/ERROR: (?:Address|Leak|Memory|Thread)Sanitizer
+                |WARNING: ThreadSanitizer|runtime\ error:/x;
+    for my $f (qw(stderr.log error.log)) {
+        push @p, map { "$f: $_" } $self->grep_log($san, file => $f);
+    }
+    splice @p, 20, @p - 20, '...' if @p > 21;
+    return @p;
+}
+
+# Stop sluice (after closing the test's connections, so a graceful QUIT
+# has nothing to wait for) and check the logs.  One `not ok` if anything
+# is wrong; an `ok` only if $t->plan counted it.
+sub _finish {
+    my ($self) = @_;
+    return if $self->{finished}++ || $self->{owner} != $$;
+    local ($?, $!, $@);
+    eval { $_->disconnect } for grep { defined } @{ $self->{dbhs} };
+    $self->stop(final => 1) if $self->{pid};
+    my @p = (@{ $self->{problems} }, $self->_log_problems);
+    my $name = "$self->{name}: no alert, crit or sanitizer report";
+    if (@p) {
+        Test::More::ok(0, $name);
+        Test::More::diag("  $_") for @p;
+        Test::More::diag("  test dir: $self->{dir}");
+    } elsif ($self->{planned}) {
+        Test::More::ok(1, $name);
+    }
+}
+
+sub DESTROY {
+    my ($self) = @_;
+    $self->_finish unless ${^GLOBAL_PHASE} eq 'DESTRUCT';
+}
+
+END { _end() if $$ == $OWNER }
+
+sub _end {
+    my $status = $?;
+    local ($?, $!, $@);
+    eval { $_->_finish } for grep { defined } @OBJECTS;
+    my $failed = $status != 0 || !Test::More->builder->is_passing;
+    my $keep = $ENV{SLUICE_TEST_KEEP} || $failed;
+    for my $p (@PRIVATE) {
+        eval { $p->{sandbox}->stop(keep => $keep) };
+        Test::More::diag("stopping the sandbox: $@") if $@;
+        _unguard($p->{guard});
+    }
+    unlink @CLAIMS;
+    rmdir _reserve_dir();       # if it is empty
+    for my $dir (@DIRS, map { $_->{dir} } @PRIVATE) {
+        if ($keep) {
+            Test::More::diag("kept $dir");
+        } else {
+            remove_tree($dir);
+        }
+    }
+}
+
+
+# --- guardian ------------------------------------------------------------
+
+# A test killed outright (SIGKILL, a crash of perl) runs no END block.  So
+# the first time it starts something, it forks a guardian that reads what
+# to clean up from a pipe ("pid PID STARTTIME", "sandbox DIR", and "-..."
+# to forget), and acts when the pipe closes: that is, when the test is
+# gone, however it went.  After a normal end there is nothing left to do.
+sub _guard {
+    my ($line) = @_;
+    return unless $$ == $OWNER;
+    if (!$GUARD) {
+        $_->flush for *STDOUT{IO}, *STDERR{IO};
+        pipe(my $r, my $w) or return;
+        my $pid = fork // return;
+        _guardian($r, $w) if $pid == 0;
+        close $r;
+        $w->autoflush(1);
+        $GUARD = $w;
+    }
+    print {$GUARD} "$line\n";
+}
+
+sub _unguard {
+    my ($line) = @_;
+    print {$GUARD} "-$line\n" if $GUARD && $$ == $OWNER;
+}
+
+sub _guardian {
+    my ($r, $w) = @_;
+    eval {
+        close $w;
+        POSIX::setsid();
+        $SIG{$_} = 'IGNORE' for qw(INT TERM HUP QUIT PIPE);
+        open STDIN, '<', '/dev/null';
+        open STDOUT, '>', '/dev/null';
+        open STDERR, '>&', \*STDOUT;
+        my $keep = fileno $r;
+        opendir(my $d, '/proc/self/fd');
+        my @fds = grep { /^\d+\z/ && $_ > 2 && $_ != $keep } readdir $d;
+        closedir $d;
+        POSIX::close($_) for @fds;
+
+        my (%pid, %sandbox);
+        while (my $l = <$r>) {
+            chomp $l;
+            if    ($l =~ /^pid (\d+) (\d+)\z/)  { $pid{$1} = $2 }
+            elsif ($l =~ /^-pid (\d+)\z/)       { delete $pid{$1} }
+            elsif ($l =~ /^sandbox (.+)\z/)     { $sandbox{$1} = 1 }
+            elsif ($l =~ /^-sandbox (.+)\z/)    { delete $sandbox{$1} }
+        }
+        for my $p (keys %pid) {
+            next unless (proc_starttime($p) // -1) eq $pid{$p};
+            kill 'TERM', -$p;
+            kill 'KILL', -$p unless wait_exit($p, TERM_TIMEOUT);
+        }
+        for my $dir (keys %sandbox) {
+            eval { Sluice::Sandbox->new(dir => $dir)->stop(keep => 1) };
+        }
+    };
+    POSIX::_exit(0);
+}
+
+1;
+
+__END__
+
+=head1 NAME
+
+Sluice::Test - harness for sluice integration tests (t/*.t)
+
+=head1 SYNOPSIS
+
+    use strict;
+    use warnings;
+    use FindBin;
+    use lib "$FindBin::Bin/lib";
+    use Test::More;
+    use Sluice::Test;           # exports wait_for
+
+    my $t = Sluice::Test->new;
+    plan skip_all => 'no readconn' unless $t->has_module('readconn');
+
+    $t->write_file_expand('sluice.conf', <<'EOF');
+    worker_processes 1;
+    events { worker_connections 1000; }
+    mysql {
+        user app { password "secret"; }
+        upstream cluster {
+            server %%PRIMARY%% role=primary;
+            server %%REPLICA%% role=replica;
+        }
+        server {
+            listen 127.0.0.1:%%PORT_0%%;
+            router readconn;
+            readconn_role primary;
+            upstream cluster;
+        }
+    }
+    EOF
+    $t->run;
+    $t->plan(2);                # 2 tests + the final clean-exit check
+
+    my $dbh = $t->dbh;          # app/secret to port 0, database test
+    is($dbh->selectrow_array('SELECT @@server_id'), 1, 'primary');
+    ok($t->reload, 'reload');
+
+=head1 DESCRIPTION
+
+Each test gets a directory (under $TMPDIR, or t/tmp) removed at the end
+unless the test failed or SLUICE_TEST_KEEP=1.  sluice.conf gets
+C<daemon off; pid DIR/sluice.pid; error_log DIR/error.log debug;> in front
+unless C<< Sluice::Test->new(globals => 0) >>, or placed where the
+config says C<%%TEST_GLOBALS%%>.
+
+At the end (or at C<< $t->done_testing >>), sluice is stopped and one
+C<not ok> is added if error.log has C<[alert]> or C<[crit]> lines (less
+those allowed with C<< $t->allow_log(qr/.../) >>), if error.log or
+stderr.log has a sanitizer report, if the master died on a signal nobody
+sent, or if it did not exit on SIGQUIT.  C<< $t->plan(N) >> counts that
+check as one more test; with done_testing it only shows when it fails.
+
+The MariaDB sandbox is the one in SLUICE_SANDBOX & co. (t/run-tests) or
+a private one started on first use.  Tests run in parallel with
+C<t/run-tests -j N>: name tables after C<< $t->name >>.
+
+=cut
