@@ -14,7 +14,7 @@ use Test::More;
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
-$t->plan(21);
+$t->plan(23);
 
 my $p = $t->primary_dbh;
 my $r = $t->replica_dbh;
@@ -52,6 +52,10 @@ for my $server (qw(primary replica)) {
 my $app = $t->dbh(port => $t->primary_port);
 ok($app->do("INSERT INTO $table VALUES (2, 'by app')"),
    'app writes on the primary');
+my $app_r = $t->dbh(port => $t->replica_port);
+ok(!$app_r->do("INSERT INTO $table VALUES (3, 'on the replica')"),
+   'app cannot write on the replica');
+like($app_r->errstr, qr/read-only/, 'because it is read-only');
 ok(!$t->dbh(port => $t->primary_port, password => 'wrong'),
    'a wrong password is refused');
 

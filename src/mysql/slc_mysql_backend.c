@@ -164,6 +164,16 @@ slc_backend_learn(const slc_mysql_greeting_t *g)
     p->known = 1;
 }
 
+/* The empty password's token is empty, whatever the scramble. */
+static int
+slc_backend_empty_password(slc_session_t *s)
+{
+    const slc_mysql_user_t *u;
+
+    u = slc_mysql_user_find(s->cycle->mysql, s->user, strlen(s->user));
+    return u == NULL || u->hash.is_empty;
+}
+
 /* HandshakeResponse41 as the session's user, token from stage1. */
 static void
 slc_backend_login(slc_backend_t *b, const slc_mysql_greeting_t *g)
@@ -187,8 +197,7 @@ slc_backend_login(slc_backend_t *b, const slc_mysql_greeting_t *g)
     slc_mysql_native_token(g->scramble, s->stage1, token);
     /* the empty password's token is empty */
     r.auth = token;
-    r.auth_len = slc_mysql_user_find(s->cycle->mysql, s->user,
-        r.user_len)->hash.is_empty ? 0 : sizeof(token);
+    r.auth_len = slc_backend_empty_password(s) ? 0 : sizeof(token);
     if (s->has_db) {
         r.capabilities |= SLC_CLIENT_CONNECT_WITH_DB;
         r.db = s->db;
@@ -277,7 +286,8 @@ slc_backend_on_switch(slc_backend_t *b, uint8_t *p, uint32_t len)
         return;
     }
     slc_mysql_native_token(data, b->session->stage1, token);
-    if (slc_backend_send(b, token, sizeof(token)) != SLC_OK) {
+    if (slc_backend_send(b, token, slc_backend_empty_password(b->session)
+                         ? 0 : sizeof(token)) != SLC_OK) {
         slc_backend_fail(b, "write failed", 0);
     }
     explicit_bzero(token, sizeof(token));

@@ -407,8 +407,17 @@ slc_mysql_listen(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
     if (l == NULL) {
         return "out of memory";
     }
-    if (slc_listen_parse(cf->args[1].data, l, cf->errbuf,
-                         sizeof(cf->errbuf)) != SLC_OK)
+    const char *addr = cf->args[1].data;
+    if (strncmp(addr, "unix:", 5) == 0 && addr[5] != '/' && addr[5] != '\0') {
+        /* a relative socket path is relative to the prefix */
+        char *p = slc_palloc(cf->pool, strlen(cycle->prefix) + cf->args[1].len);
+        if (p == NULL) {
+            return "out of memory";
+        }
+        sprintf(p, "unix:%s%s", cycle->prefix, addr + 5);
+        addr = p;
+    }
+    if (slc_listen_parse(addr, l, cf->errbuf, sizeof(cf->errbuf)) != SLC_OK)
     {
         return cf->errbuf;
     }

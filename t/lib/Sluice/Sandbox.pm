@@ -10,7 +10,7 @@ package Sluice::Sandbox;
 #   DIR/.sluice-sandbox   marker: this directory holds a sandbox of ours
 #   DIR/env.sh            the export lines; also how a later process finds
 #                         the ports again
-#   DIR/primary/          data/, mysqld.sock, mysqld.pid, error.log
+#   DIR/primary/          data/, tmp/, mysqld.sock, mysqld.pid, error.log
 #   DIR/replica/          the same
 #   DIR/redis/            redis.sock, redis.pid, redis.log
 #   DIR/ports/            one empty file per port claimed by a test file
@@ -36,8 +36,9 @@ use Socket qw(PF_INET SOCK_STREAM INADDR_LOOPBACK pack_sockaddr_in
               unpack_sockaddr_in);
 use Time::HiRes qw(time sleep);
 
-our @EXPORT_OK = qw(free_port spawn run_cmd pid_alive wait_exit
-                    exit_status proc_cmdline proc_starttime poll_until);
+our @EXPORT_OK = qw(free_port spawn run_cmd pid_alive wait_exit exit_status
+                    proc_cmdline proc_starttime poll_until slurp tail_file
+                    find_bin);
 
 # Accounts created on the primary; the replica gets them by replication.
 our %USERS = (
@@ -97,7 +98,7 @@ sub poll_until {
 sub free_port {
     my (%o) = @_;
     for (1 .. 1000) {
-        socket(my $s, PF_INET, SOCK_STREAM, 0) or die "socket: $!\n";
+        CORE::socket(my $s, PF_INET, SOCK_STREAM, 0) or die "socket: $!\n";
         bind($s, pack_sockaddr_in(0, INADDR_LOOPBACK))
             or die "bind 127.0.0.1:0: $!\n";
         my ($port) = unpack_sockaddr_in(getsockname($s));
@@ -196,7 +197,7 @@ sub pid_alive {
     }
     return 1 if $r == 0;
     return 0 unless kill 0, $pid;
-    my $stat = _slurp("/proc/$pid/stat") // return 0;
+    my $stat = slurp("/proc/$pid/stat") // return 0;
     return $stat !~ /\)\s+[ZX]\s/;
 }
 
@@ -215,7 +216,7 @@ sub wait_exit {
 
 sub proc_cmdline {
     my ($pid) = @_;
-    my $c = _slurp("/proc/$pid/cmdline") // return undef;
+    my $c = slurp("/proc/$pid/cmdline") // return undef;
     $c =~ tr/\0/ /;
     $c =~ s/\s+\z//;
     return $c;
@@ -225,12 +226,12 @@ sub proc_cmdline {
 # process for good (a pid alone may be reused).
 sub proc_starttime {
     my ($pid) = @_;
-    my $stat = _slurp("/proc/$pid/stat") // return undef;
+    my $stat = slurp("/proc/$pid/stat") // return undef;
     $stat =~ s/^.*\)\s+//s;
     return (split ' ', $stat)[19];
 }
 
-sub _slurp {
+sub slurp {
     my ($file) = @_;
     open(my $fh, '<', $file) or return undef;
     local $/;
@@ -238,16 +239,26 @@ sub _slurp {
     return $c // '';
 }
 
-sub _tail {
+# The error and warning lines of a MariaDB log, or its tail.
+sub _errors {
+    my ($file) = @_;
+    my @l = grep { /\[(?:ERROR|Warning)\]|^ERROR/ }
+        split /\n/, slurp($file) // '';
+    return tail_file($file, 20) unless @l;
+    splice @l, 0, @l - 20 if @l > 20;
+    return join '', map { "    $_\n" } @l;
+}
+
+sub tail_file {
     my ($file, $n) = @_;
-    my $c = _slurp($file) // return "($file: not found)\n";
+    my $c = slurp($file) // return "($file: not found)\n";
     my @l = split /\n/, $c;
     splice @l, 0, @l - $n if @l > $n;
     return join '', map { "    $_\n" } @l;
 }
 
 # A program from PATH, or from the sbin directories a non-root PATH lacks.
-sub _find_bin {
+sub find_bin {
     my (@names) = @_;
     my @dirs = (File::Spec->path, qw(/usr/sbin /usr/local/sbin /sbin));
     for my $n (@names) {
@@ -361,7 +372,7 @@ sub write_env {
 # Read DIR/env.sh back.  Returns false if there is none.
 sub load {
     my ($self) = @_;
-    my $c = _slurp("$self->{dir}/env.sh") // return 0;
+    my $c = slurp("$self->{dir}/env.sh") // return 0;
     my %e;
     while ($c =~ /^export (\w+)='((?:[^']|'\\'')*)'$/mg) {
         (my $v = $2) =~ s/'\\''/'/g;
@@ -375,6 +386,7 @@ sub load {
 sub status {
     my ($self) = @_;
     my %st;
+    return \%st unless -e $self->_marker;
     for my $r (@ROLES, 'redis') {
         next unless -d "$self->{dir}/$r";
         my $pid = $self->_running_pid($r);
@@ -398,7 +410,7 @@ sub _running_pid {
     my ($self, $role) = @_;
     my $pid = $self->{pids}{$role};
     if (!$pid) {
-        ($pid) = (_slurp($self->_pidfile($role)) // '') =~ /(\d+)/;
+        ($pid) = (slurp($self->_pidfile($role)) // '') =~ /(\d+)/;
     }
     return undef unless $pid && pid_alive($pid);
     my $cmd = proc_cmdline($pid) // '';
@@ -416,7 +428,7 @@ sub start {
     my ($self, %o) = @_;
     croak 'cannot start an attached sandbox' if $self->{attached};
     my $mariadb = $o{mariadb} // 1;
-    my $t0 = time;
+    my $t0 = $self->{t0} = time;
 
     $self->_prepare_dir;
     my $ok = eval {
@@ -426,15 +438,19 @@ sub start {
             $self->{ports}{$_} = free_port(reserve_dir => $self->{reserve_dir})
                 for @ROLES;
             $self->_install_db('primary');
+            $self->_phase('install-db');
             $self->_copy_datadir('primary', 'replica');
             $self->_spawn_mariadbd($_) for @ROLES;
             $self->_wait_mariadbd(@ROLES);
+            $self->_phase('mariadbd up');
             $self->_setup_primary;
             $self->_setup_replica;
             $self->_wait_replication;
+            $self->_phase('replicating');
         }
         $self->_wait_redis if $o{redis};
         $self->write_env;
+        $self->_phase('done');
         1;
     };
     if (!$ok) {
@@ -444,6 +460,13 @@ sub start {
     }
     $self->{start_time} = time - $t0;
     return $self;
+}
+
+# With SLUICE_SANDBOX_VERBOSE=1, say how long start() took to get where.
+sub _phase {
+    my ($self, $what) = @_;
+    printf STDERR "sluice-sandbox: %5.2f s %s\n", time - $self->{t0}, $what
+        if $ENV{SLUICE_SANDBOX_VERBOSE};
 }
 
 # Add a redis-server to a sandbox (started or not).
@@ -493,16 +516,17 @@ sub _install_db {
     my $d = "$self->{dir}/$role";
     die "$d exists: stop the sandbox first\n" if -e $d;
     make_path($d);
+    make_path("$d/tmp");
     my $rc = run_cmd(
-        cmd => [ _find_bin('mariadb-install-db', 'mysql_install_db'),
+        cmd => [ find_bin('mariadb-install-db', 'mysql_install_db'),
                  '--no-defaults', '--user=root',
                  '--auth-root-authentication-method=normal',
                  '--skip-test-db', '--skip-name-resolve',
-                 "--datadir=$d/data", @MARIADBD_COMMON ],
+                 "--datadir=$d/data", "--tmpdir=$d/tmp", @MARIADBD_COMMON ],
         log => "$d/install.log",
         timeout => START_TIMEOUT);
     die "mariadb-install-db failed ($rc), see $d/install.log:\n"
-        . _tail("$d/install.log", 20) if $rc != 0;
+        . _errors("$d/install.log") if $rc != 0;
 }
 
 # The replica starts from a copy of the freshly installed primary: cheaper
@@ -511,7 +535,7 @@ sub _copy_datadir {
     my ($self, $from, $to) = @_;
     my ($src, $dst) = map { "$self->{dir}/$_" } $from, $to;
     die "$dst exists: stop the sandbox first\n" if -e $dst;
-    make_path($dst);
+    make_path($dst, "$dst/tmp");
     my $rc = run_cmd(cmd => [ 'cp', '-a', "$src/data", "$dst/data" ],
                      log => "$dst/install.log", timeout => START_TIMEOUT);
     die "copying $src/data to $dst/data failed ($rc)\n" if $rc != 0;
@@ -522,7 +546,7 @@ sub _mariadbd_args {
     my $d = "$self->{dir}/$role";
     my @a = (
         '--no-defaults', '--user=root',
-        "--datadir=$d/data",
+        "--datadir=$d/data", "--tmpdir=$d/tmp",
         '--socket=' . $self->socket($role),
         "--port=$self->{ports}{$role}",
         "--pid-file=$d/mysqld.pid",
@@ -549,7 +573,7 @@ sub _spawn_mariadbd {
     die "socket path $sock is too long: use a shorter directory\n"
         if length($sock) > 107;
     $self->{pids}{$role} = spawn(
-        cmd => [ _find_bin('mariadbd', 'mysqld'),
+        cmd => [ find_bin('mariadbd', 'mysqld'),
                  $self->_mariadbd_args($role) ],
         log => "$self->{dir}/$role/error.log");
 }
@@ -562,7 +586,7 @@ sub _wait_mariadbd {
             my $pid = $self->{pids}{$r};
             die "mariadbd ($r) exited during startup, "
                 . "see $self->{dir}/$r/error.log:\n"
-                . _tail("$self->{dir}/$r/error.log", 20)
+                . _errors("$self->{dir}/$r/error.log")
                 unless pid_alive($pid);
             next unless -S $self->socket($r);
             my $dbh = $self->admin_dbh($r, RaiseError => 0) or next;
@@ -574,7 +598,7 @@ sub _wait_mariadbd {
     for my $r (grep { !$up{$_} } @roles) {
         die "mariadbd ($r) not ready after " . START_TIMEOUT . " s, "
             . "see $self->{dir}/$r/error.log:\n"
-            . _tail("$self->{dir}/$r/error.log", 20);
+            . tail_file("$self->{dir}/$r/error.log", 20);
     }
 }
 
@@ -593,9 +617,12 @@ sub _setup_primary {
     my $dbh = $self->{dbh}{primary};
     my @sql = ('CREATE DATABASE IF NOT EXISTS test');
     for my $host ('%', 'localhost') {
+        # all but writing past read_only: a write sluice sends to the
+        # replica by mistake must fail, not break replication
         push @sql,
             "CREATE USER 'app'\@'$host' IDENTIFIED BY '$USERS{app}'",
-            "GRANT ALL ON *.* TO 'app'\@'$host'";
+            "GRANT ALL ON *.* TO 'app'\@'$host'",
+            "REVOKE READ_ONLY ADMIN ON *.* FROM 'app'\@'$host'";
     }
     push @sql,
         "CREATE USER 'repl'\@'%' IDENTIFIED BY '$USERS{repl}'",
@@ -656,7 +683,7 @@ sub _spawn_redis {
     my $port = $self->{ports}{redis}
         = free_port(reserve_dir => $self->{reserve_dir});
     $self->{pids}{redis} = spawn(
-        cmd => [ _find_bin('redis-server'),
+        cmd => [ find_bin('redis-server'),
                  '--port', $port, '--bind', '127.0.0.1',
                  '--unixsocket', $self->socket('redis'),
                  '--unixsocketperm', '700',
@@ -681,7 +708,7 @@ sub _wait_redis {
     my $ok = poll_until(START_TIMEOUT, sub {
         die "redis-server exited during startup, see "
             . "$self->{dir}/redis/redis.log:\n"
-            . _tail("$self->{dir}/redis/redis.log", 20)
+            . tail_file("$self->{dir}/redis/redis.log", 20)
             unless pid_alive($pid);
         return -S $self->socket('redis')
             && ($self->_redis_cmd('PING') // '') =~ /^\+PONG/;
@@ -743,7 +770,7 @@ sub _ask_mariadbd_to_stop {
     }
     # --shutdown-timeout=0: return at once; we wait for the pid ourselves
     return spawn(
-        cmd => [ _find_bin('mariadb-admin', 'mysqladmin'), '--no-defaults',
+        cmd => [ find_bin('mariadb-admin', 'mysqladmin'), '--no-defaults',
                  '--user=root', '--protocol=socket', "--socket=$sock",
                  '--shutdown-timeout=0', 'shutdown' ],
         log => "$self->{dir}/$role/shutdown.log", same_session => 1);
@@ -761,7 +788,7 @@ sub _stop_role {
 sub _remove {
     my ($self) = @_;
     my $dir = $self->{dir};
-    my ($created) = (_slurp($self->_marker) // '') =~ /created_dir=(\d)/;
+    my ($created) = (slurp($self->_marker) // '') =~ /created_dir=(\d)/;
     remove_tree("$dir/$_") for grep { -e "$dir/$_" } @ROLES, 'redis', 'ports';
     unlink "$dir/env.sh", "$dir/env.sh.new";
     unlink $self->_marker;
@@ -793,7 +820,8 @@ The primary (server-id 1, binlog, GTID strict mode) and the replica
 (server-id 2, read_only, no binlog, replicating with MASTER_USE_GTID =
 slave_pos) listen on free 127.0.0.1 ports, each with its own unix socket.
 On the primary: database C<test>; C<app>@C<%> and C<app>@C<localhost>
-(password C<secret>, ALL on *.*); C<repl>@C<%> (C<repl>); C<monitor>@C<%>
+(password C<secret>, ALL on *.* but READ_ONLY ADMIN, so that it cannot
+write on the replica); C<repl>@C<%> (C<repl>); C<monitor>@C<%>
 (C<monitor>, REPLICATION CLIENT, PROCESS, SLAVE MONITOR).  start() returns
 once the replica has applied all of that.
 

@@ -23,10 +23,9 @@ use File::Temp qw(tempdir);
 use POSIX ();
 use Scalar::Util qw(weaken blessed);
 use Test::More ();
-use Time::HiRes qw(time);
 
-use Sluice::Sandbox qw(free_port spawn pid_alive wait_exit
-                       proc_cmdline proc_starttime poll_until);
+use Sluice::Sandbox qw(free_port spawn pid_alive wait_exit proc_cmdline
+                       proc_starttime poll_until slurp tail_file find_bin);
 
 our @EXPORT = qw(wait_for);
 
@@ -50,6 +49,9 @@ my $GUARD;          # pipe to the guardian process
 my %MODULES;        # binary => [ modules from sluice -V ]
 my $SIGNALS_SET;
 
+my $SANITIZER = qr/ERROR:[ ](?:Address|Leak|Memory|Thread)Sanitizer
+                  |WARNING:[ ]ThreadSanitizer|runtime[ ]error:/x;
+
 
 # --- test object ---------------------------------------------------------
 
@@ -60,7 +62,7 @@ sub new {
     my ($class, %o) = @_;
     my $name = basename($0);
     $name =~ s/\.t\z//;
-    $name =~ s/[^\w.-]/_/g;
+    $name =~ s/\W/_/g;        # usable in table names too
     my $dir = tempdir("$name-XXXXXX", DIR => _tmp_root());
     push @DIRS, $dir;
     my $self = bless {
@@ -146,7 +148,6 @@ sub _mariadb {
     }
     my $sb = _private_sandbox();
     $sb->start;
-    _claimed($sb, qw(primary replica));
     Test::More::note(sprintf 'private sandbox started in %.2f s in %s',
                      $sb->start_time, $sb->dir);
     return $MARIADB = $sb;
@@ -163,15 +164,7 @@ sub _redis {
         $sb = _private_sandbox();
         $sb->start(mariadb => 0, redis => 1);
     }
-    _claimed($sb, 'redis');
     return $REDIS = $sb;
-}
-
-# A private sandbox's ports were claimed like test ports; free them at
-# the end too.
-sub _claimed {
-    my ($sb, @roles) = @_;
-    push @CLAIMS, map { _reserve_dir() . '/' . $sb->port($_) } @roles;
 }
 
 sub primary_port   { _mariadb()->port('primary') }
@@ -252,7 +245,7 @@ sub write_file_expand {
 
 sub read_file {
     my ($self, $name) = @_;
-    return Sluice::Sandbox::_slurp("$self->{dir}/$name");
+    return slurp("$self->{dir}/$name");
 }
 
 sub error_log { $_[0]->read_file('error.log') // '' }
@@ -326,7 +319,7 @@ sub run {
     my ($self, %o) = @_;
     croak 'sluice is already running' if $self->{pid};
     my $conf = $self->_conf_path($o{conf});
-    my $text = Sluice::Sandbox::_slurp($conf) // croak "no config $conf";
+    my $text = slurp($conf) // croak "no config $conf";
     my @listen = _listen_addrs($text);
     my ($workers) = $text =~ /^\s*worker_processes\s+(\d+)\s*;/m;
     $workers = 0 if $text =~ /^\s*master_process\s+off\s*;/m;
@@ -342,10 +335,14 @@ sub run {
     my $why = '';
     my $ok = poll_until($o{timeout} // RUN_TIMEOUT, sub {
         if (!pid_alive($pid)) {
-            $why = 'sluice exited '
-                . _describe_status(Sluice::Sandbox::exit_status($pid));
+            my $st = Sluice::Sandbox::exit_status($pid);
+            $why = 'sluice exited ' . _describe_status($st);
+            # failing to start may be what the test wants; crashing not
+            push @{ $self->{problems} }, "while starting, $why"
+                if defined $st && $st & 127;
             delete $self->{pid};
             _unguard("pid $pid");
+            kill 'KILL', -$pid;
             return 1;
         }
         my $lp = _listening_ports();
@@ -377,7 +374,7 @@ sub run_error { $_[0]{run_error} }
 
 sub _logs_tail {
     my ($self) = @_;
-    return join '', map { "--- $_:\n" . Sluice::Sandbox::_tail(
+    return join '', map { "--- $_:\n" . tail_file(
         "$self->{dir}/$_", 20) } qw(stderr.log error.log);
 }
 
@@ -395,21 +392,22 @@ sub master_pid {
     return $pid && pid_alive($pid) ? $pid : undef;
 }
 
-# Children of the master titled "sluice: worker process", ascending.
+# Children of the master titled "sluice: worker process", ascending; in
+# scalar context, how many.
 sub worker_pids {
     my ($self) = @_;
     my $master = $self->{pid} or return ();
     opendir(my $d, '/proc') or return ();
     my @w;
     for my $p (grep { /^\d+\z/ } readdir $d) {
-        my $stat = Sluice::Sandbox::_slurp("/proc/$p/stat") // next;
+        my $stat = slurp("/proc/$p/stat") // next;
         $stat =~ s/^.*\)\s+//s;
         my ($state, $ppid) = split ' ', $stat;
         next unless $ppid == $master && $state ne 'Z' && $state ne 'X';
         my $cmd = proc_cmdline($p) // next;
         push @w, $p if $cmd =~ /^sluice: worker process/;
     }
-    return sort { $a <=> $b } @w;
+    return wantarray ? sort { $a <=> $b } @w : scalar @w;
 }
 
 sub signal {
@@ -434,22 +432,24 @@ sub reload {
     }, timeout => $o{timeout} // RUN_TIMEOUT, what => 'reload');
 }
 
-# Kill one worker (pid => P, default the first; signal => S, default KILL)
-# and, unless wait => 0, wait until the master has replaced it.  Alerts
-# mentioning that pid are allowed.  Returns the killed pid.
+# Kill one worker (pid => P, default the youngest: after a reload, older
+# ones may be finishing their sessions and would not be replaced; signal
+# => S, default KILL) and, unless wait => 0, wait until the master has
+# started another.  Alerts mentioning that pid are allowed.  Returns the
+# killed pid.
 sub kill_worker {
     my ($self, %o) = @_;
-    my @before = $self->worker_pids;
-    my $pid = $o{pid} // $before[0] // croak 'no worker to kill';
+    my %before = map { $_ => proc_starttime($_) // 0 } $self->worker_pids;
+    my ($youngest) = sort { $before{$b} <=> $before{$a} || $b <=> $a }
+        keys %before;
+    my $pid = $o{pid} // $youngest // croak 'no worker to kill';
     $self->allow_log(qr/\b\Q$pid\E\b/);
     kill $o{signal} // 'KILL', $pid or croak "kill $pid: $!";
     my $gone = wait_for(sub { !grep { $_ == $pid } $self->worker_pids },
                         what => "worker $pid to exit");
     return $pid if !$gone || !($o{wait} // 1);
-    wait_for(sub {
-        my @w = $self->worker_pids;
-        return @w >= @before && !grep { $_ == $pid } @w;
-    }, what => "a worker to replace $pid");
+    wait_for(sub { grep { !exists $before{$_} } $self->worker_pids },
+             what => "a worker to replace $pid");
     return $pid;
 }
 
@@ -516,7 +516,7 @@ sub rss_kb {
         my @w = $self->worker_pids;
         $pid = @w == 1 ? $w[0] : $self->{pid};
     }
-    my $s = Sluice::Sandbox::_slurp("/proc/$pid/status") // return undef;
+    my $s = slurp("/proc/$pid/status") // return undef;
     return $s =~ /^VmRSS:\s+(\d+)\s+kB/m ? $1 : undef;
 }
 
@@ -541,7 +541,7 @@ sub _capture {
         Sluice::Sandbox::exit_status($pid);
         $rc = -1;
     }
-    my ($out, $err) = map { Sluice::Sandbox::_slurp($io{$_}) // '' }
+    my ($out, $err) = map { slurp($io{$_}) // '' }
         qw(stdout stderr);
     unlink grep { defined } values %io;
     return ($rc, $out, $err);
@@ -553,6 +553,12 @@ sub test_config {
     my ($rc, $out, $err) = $self->_capture(cmd => [
         $self->binary, '-t', '-p', "$self->{dir}/",
         '-c', $self->_conf_path($o{conf}), @{ $o{args} // [] } ]);
+    # a bad config must fail cleanly: a crash or a sanitizer report is
+    # a problem whatever the test expects
+    push @{ $self->{problems} }, "sluice -t exited with $rc"
+        if $rc > 128 || $rc < 0;
+    push @{ $self->{problems} }, map { "sluice -t: $_" }
+        grep { $_ =~ $SANITIZER } split /\n/, $out . $err;
     return ($rc, $out . $err);
 }
 
@@ -628,7 +634,7 @@ sub _root_dbh {
 sub mysql_cli {
     my ($self, %o) = @_;
     my $db = exists $o{database} ? $o{database} : 'test';
-    my @cmd = (Sluice::Sandbox::_find_bin('mariadb', 'mysql'),
+    my @cmd = (find_bin('mariadb', 'mysql'),
         '--no-defaults', '-h', $o{host} // '127.0.0.1',
         '-P', $o{port} // $self->port(0), '--protocol=tcp',
         '-u', $o{user} // 'app',
@@ -670,10 +676,8 @@ sub _log_problems {
         next if grep { $line =~ $_ } @{ $self->{allow} };
         push @p, "error.log: $line";
     }
-    my $san = qr/ERROR: (?:Address|Leak|Memory|Thread)Sanitizer
-                |WARNING: ThreadSanitizer|runtime\ error:/x;
     for my $f (qw(stderr.log error.log)) {
-        push @p, map { "$f: $_" } $self->grep_log($san, file => $f);
+        push @p, map { "$f: $_" } $self->grep_log($SANITIZER, file => $f);
     }
     splice @p, 20, @p - 20, '...' if @p > 21;
     return @p;
@@ -716,6 +720,9 @@ sub _end {
         eval { $p->{sandbox}->stop(keep => $keep) };
         Test::More::diag("stopping the sandbox: $@") if $@;
         _unguard($p->{guard});
+        # its ports were claimed like test ports
+        push @CLAIMS, map { _reserve_dir() . "/$_" } grep { defined }
+            map { $p->{sandbox}->port($_) } qw(primary replica redis);
     }
     unlink @CLAIMS;
     rmdir _reserve_dir();       # if it is empty
@@ -837,21 +844,88 @@ Sluice::Test - harness for sluice integration tests (t/*.t)
 
 =head1 DESCRIPTION
 
-Each test gets a directory (under $TMPDIR, or t/tmp) removed at the end
-unless the test failed or SLUICE_TEST_KEEP=1.  sluice.conf gets
-C<daemon off; pid DIR/sluice.pid; error_log DIR/error.log debug;> in front
-unless C<< Sluice::Test->new(globals => 0) >>, or placed where the
-config says C<%%TEST_GLOBALS%%>.
+=head2 Test directory and config
 
-At the end (or at C<< $t->done_testing >>), sluice is stopped and one
-C<not ok> is added if error.log has C<[alert]> or C<[crit]> lines (less
-those allowed with C<< $t->allow_log(qr/.../) >>), if error.log or
-stderr.log has a sanitizer report, if the master died on a signal nobody
-sent, or if it did not exit on SIGQUIT.  C<< $t->plan(N) >> counts that
-check as one more test; with done_testing it only shows when it fails.
+C<< Sluice::Test->new(globals => 1, conf => 'sluice.conf') >> makes a
+directory (under $TMPDIR, else t/tmp) removed at the end unless the test
+failed or SLUICE_TEST_KEEP=1.  C<< $t->write_file_expand(NAME, TEXT) >>
+writes TEXT with placeholders replaced: C<%%PRIMARY%%>, C<%%REPLICA%%>,
+C<%%REDIS%%> (127.0.0.1:port), C<%%PRIMARY_PORT%%>, C<%%REPLICA_PORT%%>,
+C<%%REDIS_PORT%%>, C<%%PRIMARY_SOCKET%%>, C<%%REPLICA_SOCKET%%>,
+C<%%REDIS_SOCKET%%>, C<%%PORT_0%%>..C<%%PORT_9%%> (or any N; same as
+C<< $t->port(N) >>), C<%%TESTDIR%%>, C<%%TEST_GLOBALS%%>.  An unknown
+placeholder dies.
 
-The MariaDB sandbox is the one in SLUICE_SANDBOX & co. (t/run-tests) or
-a private one started on first use.  Tests run in parallel with
-C<t/run-tests -j N>: name tables after C<< $t->name >>.
+The config file (sluice.conf) gets the test globals
+C<daemon off; pid TESTDIR/sluice.pid; error_log TESTDIR/error.log debug;>
+in front, unless C<globals =E<gt> 0> was given to new, or the text says
+where with C<%%TEST_GLOBALS%%>.  C<write_file> writes as is;
+C<read_file>, C<testdir>, C<name> (the test file name as an identifier:
+use it in table names, test files run in parallel).
+
+=head2 sluice
+
+C<< $t->run(conf => NAME, args => [...], env => {...}, timeout => 10,
+may_fail => 1) >> starts C<objs/sluice -p TESTDIR/ -c TESTDIR/sluice.conf>
+(SLUICE_BINARY overrides), output to TESTDIR/stderr.log, and waits until
+every C<listen> address of the config is listening (unix: the socket
+exists) and C<worker_processes N> workers run.  Dies if not, with the
+logs; with may_fail returns undef and C<< $t->run_error >> says why.
+
+C<< $t->stop(timeout => 10) >>: SIGQUIT, SIGTERM after the deadline, then
+SIGKILL; waits for the master and its workers.
+C<< $t->signal('HUP') >>, C<< $t->master_pid >>, C<< $t->worker_pids >>
+(children of the master titled C<sluice: worker process>; a count in
+scalar context), C<< $t->reload(timeout => 10) >> (HUP, then true once a
+new worker runs), C<< $t->kill_worker(pid => P, signal => 'KILL',
+wait => 1) >> (returns the pid; alerts naming it are allowed),
+C<< $t->rss_kb(PID) >>, C<< $t->exit_status >> (wait status of the last
+stop).
+
+C<< my ($rc, $out) = $t->test_config(conf => NAME) >> runs C<sluice -t>.
+C<< $t->has_module('readconn') >> reads the C<modules:> line of
+C<sluice -V>; C<< $t->modules >> lists them.
+
+=head2 Clients
+
+C<< $t->dbh(port => N, user => 'app', password => 'secret',
+database => 'test', socket => PATH, %attr) >>: DBD::MariaDB to
+127.0.0.1:N (default C<< $t->port(0) >>), RaiseError and PrintError off,
+5 s connect and 30 s read/write timeouts; undef and C<$DBI::errstr> on
+failure.  C<< $t->primary_dbh >>, C<< $t->replica_dbh >>: root over the
+servers' unix sockets, database test, RaiseError on.
+C<< my ($rc, $out, $err) = $t->mysql_cli(port => N, sql => '...',
+user, password, database, args => [...], stdin => TEXT) >>: the mariadb
+client, C<-N -B> over TCP.  C<primary_port>, C<replica_port>,
+C<redis_port>, C<primary_socket>, C<replica_socket>, C<redis_socket>,
+C<primary>, C<replica>, C<redis> (host:port).
+
+=head2 Waiting and logs
+
+C<wait_for(sub { ... }, timeout => 10, what => 'text')> polls every
+20 ms; returns the sub's true value, or 0 at the deadline (with a diag if
+C<what> is given).  C<< $t->error_log >>, C<< $t->grep_log(qr/.../,
+file => 'error.log') >> (lines; a count in scalar context),
+C<< $t->allow_log(qr/.../) >>.
+
+=head2 The final check
+
+At the end of the file (or at C<< $t->done_testing >>) the test's
+database handles are closed, sluice is stopped, and one C<not ok> is
+added if error.log has C<[alert]> or C<[crit]> lines not allowed, if
+error.log or stderr.log (or C<sluice -t> output) has a sanitizer report,
+if sluice died on a signal nobody sent, or if it did not exit on SIGQUIT.
+C<< $t->plan(N) >> counts that check as test N+1; with done_testing it
+shows only when it fails.  Close raw sockets to sluice before the end:
+a graceful stop may wait for them.
+
+=head2 Sandbox
+
+The primary/replica (and redis) come from SLUICE_SANDBOX and the
+SLUICE_*_PORT/SOCKET variables (t/run-tests: one sandbox for the run) or
+are started privately on first use, in a directory of their own, and
+stopped at the end.  Accounts: app/secret (ALL), monitor/monitor,
+repl/repl, root without password over the sockets.  A guardian process
+stops what a test started if the test is killed outright.
 
 =cut

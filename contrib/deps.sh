@@ -1,0 +1,39 @@
+#!/bin/sh
+# Install the Debian 12 packages sluice needs to build, test and run its
+# sandbox.  Idempotent; uses sudo when not run as root.
+set -eu
+
+PKGS="gcc make pkg-config libbsd-dev libpcre2-dev libmariadb-dev \
+check libhiredis-dev \
+mariadb-server mariadb-client redis-server \
+perl libdbi-perl libdbd-mariadb-perl procps iproute2"
+
+SUDO=
+if [ "$(id -u)" != 0 ]; then
+    SUDO=sudo
+fi
+
+missing=
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" \
+        || missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+    echo "deps: all packages present"
+    exit 0
+fi
+echo "deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# The packaged services must not start on their own ports: the sandbox
+# starts its own servers.  policy-rc.d 101 tells invoke-rc.d "not now".
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+    $SUDO chmod 755 /usr/sbin/policy-rc.d
+    cleanup_policy=1
+fi
+$SUDO apt-get install -y -qq --no-install-recommends $missing
+if [ "${cleanup_policy:-0}" = 1 ]; then
+    $SUDO rm -f /usr/sbin/policy-rc.d
+fi
+echo "deps: done"

@@ -1,0 +1,45 @@
+#!/bin/sh
+# Quick start on a fresh Debian 12 machine: install the packages, build
+# sluice, start a sandbox MariaDB primary and replica (real replication) in
+# ./sandbox, and run sluice in the foreground in front of them:
+#   127.0.0.1:4006  readconn to the primary (user app, password secret)
+#   127.0.0.1:4007  readconn to the replica
+#   127.0.0.1:4009  auth passthrough to the primary (any server account)
+# Ctrl-C stops sluice; `contrib/sandbox/sluice-sandbox stop sandbox` stops
+# the servers.
+set -eu
+cd "$(dirname "$0")/.."
+top=$(pwd)
+
+sh contrib/deps.sh
+[ -f Makefile ] || ./configure
+make -j"$(nproc)"
+
+eval "$(perl contrib/sandbox/sluice-sandbox start "$top/sandbox")"
+mkdir -p sandbox/sluice/logs
+cat > sandbox/sluice/sluice.conf <<CONF
+daemon off;
+worker_processes auto;
+error_log logs/error.log info;
+events { worker_connections 10000; }
+mysql {
+    user app { password "secret"; }
+    upstream sandbox {
+        server 127.0.0.1:$SLUICE_PRIMARY_PORT role=primary;
+        server 127.0.0.1:$SLUICE_REPLICA_PORT role=replica;
+    }
+    server { listen 127.0.0.1:4006; router readconn; readconn_role primary;
+             upstream sandbox; }
+    server { listen 127.0.0.1:4007; router readconn; readconn_role replica;
+             upstream sandbox; }
+    server { listen 127.0.0.1:4009; router readconn; auth passthrough;
+             upstream sandbox; }
+}
+CONF
+cat <<MSG
+sluice is starting in the foreground (logs: sandbox/sluice/logs/error.log).
+Try, in another terminal:
+  mariadb -h 127.0.0.1 -P 4006 -u app -psecret test -e 'select @@hostname, @@port'
+  mariadb -h 127.0.0.1 -P 4007 -u app -psecret test -e 'select @@port'
+MSG
+exec objs/sluice -p "$top/sandbox/sluice/" -c "$top/sandbox/sluice/sluice.conf"
