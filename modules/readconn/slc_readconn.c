@@ -24,6 +24,7 @@ static int  slc_readconn_check(slc_mysql_srv_t *srv, char *err,
     size_t errlen);
 static void slc_readconn_start(slc_session_t *s);
 static void slc_readconn_ready(slc_session_t *s);
+static void slc_readconn_retry(slc_session_t *s);
 
 static const slc_command_t slc_readconn_commands[] = {
     { .name = "readconn_role", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
@@ -35,6 +36,7 @@ static const slc_router_t slc_readconn_router = {
     .check = slc_readconn_check,
     .start = slc_readconn_start,
     .ready = slc_readconn_ready,
+    .retry = slc_readconn_retry,
     .passthrough = 1,
 };
 
@@ -92,6 +94,26 @@ slc_readconn_check(slc_mysql_srv_t *srv, char *err, size_t errlen)
         "readconn_role %s", srv->file, srv->line, srv->upstream->name.data,
         roles == SLC_ROLE_PRIMARY ? "primary" : "replica");
     return SLC_ERROR;
+}
+
+/*
+ * A server that refused the connection is marked down, so the next pick
+ * prefers another; s->router_data counts the attempts so that a session
+ * tries each server at most once.
+ */
+static void
+slc_readconn_retry(slc_session_t *s)
+{
+    uintptr_t tries = (uintptr_t) s->router_data + 1;
+
+    s->router_data = (void *) tries;
+    if (tries >= s->srv->upstream->nservers) {
+        slc_session_fail(s, SLC_ER_CONNECT_TO_BACKEND, "HY000",
+            "Can't connect to any backend server of upstream \"%s\"",
+            s->srv->upstream->name.data);
+        return;
+    }
+    slc_readconn_start(s);
 }
 
 static void
@@ -153,6 +175,7 @@ slc_readconn_pump(slc_session_t *s, slc_conn_t *src, slc_buf_t **bufp,
             return SLC_ERROR;
         }
         b->last += n;
+        s->last_active = slc_loop->now;
         if (to_backend) {
             s->quit_sent |= n == 5 && b->pos[4] == SLC_COM_QUIT;
             slc_mysql_track_client(&s->track, b->pos, (size_t) n);

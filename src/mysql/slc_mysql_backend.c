@@ -27,6 +27,16 @@ slc_backend_fail(slc_backend_t *b, const char *why, int down)
         slc_upstream_mark_down(b->server);
     }
     slc_session_log(s, SLC_LOG_ERR, "backend failed: %s", why);
+    if (down && b->state <= SLC_BS_GREETING
+        && s->srv->router->router->retry != NULL
+        && (s->state == SLC_SS_BACKEND || s->state == SLC_SS_RELAY))
+    {
+        /* nothing was said to the client yet: another server may do */
+        s->backend = NULL;
+        slc_backend_close(b);
+        s->srv->router->router->retry(s);
+        return;
+    }
     slc_session_fail(s, SLC_ER_CONNECT_TO_BACKEND, "HY000",
         "Can't connect to backend server '%s' (%s)", b->server->name, why);
 }

@@ -64,6 +64,9 @@ static const slc_command_t slc_mysql_commands[] = {
     { .name = "auth_timeout", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
       .set = slc_conf_set_msec_slot,
       .offset = offsetof(slc_mysql_srv_t, auth_timeout) },
+    { .name = "idle_timeout", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_msec_slot,
+      .offset = offsetof(slc_mysql_srv_t, idle_timeout) },
     { .name = NULL }
 };
 

@@ -78,6 +78,7 @@ struct slc_mysql_srv_s {
     const char               *server_version;   /* NULL: learn it */
     long long                 connect_timeout;  /* ms */
     long long                 auth_timeout;     /* ms, client handshake */
+    long long                 idle_timeout;     /* ms, 0 = never */
     void                     *mod_conf[SLC_MAX_MODULES];
     const char               *file;
     unsigned                  line;

@@ -160,6 +160,7 @@ slc_relay_done(slc_session_t *s, slc_backend_t *b, uint16_t status)
     b->caps = s->caps;
     slc_mysql_track_init(&s->track, s->caps, status);
     s->state = SLC_SS_READY;
+    slc_session_arm_idle(s);
     slc_session_log(s, SLC_LOG_INFO, "authenticated by the backend");
     s->srv->router->router->ready(s);
 }

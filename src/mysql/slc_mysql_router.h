@@ -20,6 +20,9 @@ struct slc_router_s {
     /* The backend opened by start() is authenticated and the client has
        its OK: begin moving bytes. */
     void  (*ready)(slc_session_t *s);
+    /* The backend from start() could not be reached (auth local, before
+       the client was told anything): try another server or fail. */
+    void  (*retry)(slc_session_t *s);
     /* Whether the router supports `auth passthrough`. */
     int     passthrough;
 };

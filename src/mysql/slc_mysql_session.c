@@ -17,6 +17,7 @@ slc_sessions_t  slc_sessions = {
 static void slc_session_free(void *arg);
 static void slc_session_on_write(slc_conn_t *c);
 static void slc_session_timeout(slc_timer_t *t);
+static void slc_session_idle_timeout(slc_session_t *s);
 
 void
 slc_session_log(slc_session_t *s, int level, const char *fmt, ...)
@@ -265,10 +266,31 @@ slc_session_timeout(slc_timer_t *t)
     case SLC_SS_CLOSING:
         slc_session_close(s, SLC_LOG_INFO, "client did not read the error");
         break;
+    case SLC_SS_READY:
+        slc_session_idle_timeout(s);
+        break;
     default:
-        /* backend and router timers are their own */
+        /* backend timers are their own */
         break;
     }
+}
+
+/*
+ * idle_timeout: the timer is not moved on every packet (that would cost a
+ * tree update per query); reads only stamp last_active, and when the timer
+ * fires it is pushed to last_active + idle_timeout if there was activity.
+ */
+static void
+slc_session_idle_timeout(slc_session_t *s)
+{
+    uint64_t idle = (uint64_t) s->srv->idle_timeout;
+    uint64_t since = slc_loop->now - s->last_active;
+
+    if (since >= idle && slc_mysql_track_idle(&s->track)) {
+        slc_session_close(s, SLC_LOG_INFO, "closed after idle_timeout");
+        return;
+    }
+    slc_timer_add(slc_loop, &s->timer, since < idle ? idle - since : idle);
 }
 
 void
@@ -316,11 +338,21 @@ slc_session_ready(slc_session_t *s, const uint8_t *ok, size_t ok_len)
 {
     slc_timer_del(slc_loop, &s->timer);
     s->state = SLC_SS_READY;
+    slc_session_arm_idle(s);
     if (slc_session_send(s, ok, ok_len) != SLC_OK) {
         slc_session_close(s, SLC_LOG_INFO, "client write failed");
         return;
     }
     slc_session_log(s, SLC_LOG_INFO, "authenticated");
+}
+
+void
+slc_session_arm_idle(slc_session_t *s)
+{
+    s->last_active = slc_loop->now;
+    if (s->srv->idle_timeout > 0) {
+        slc_timer_add(slc_loop, &s->timer, (uint64_t) s->srv->idle_timeout);
+    }
 }
 
 void

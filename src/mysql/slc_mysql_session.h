@@ -58,6 +58,7 @@ struct slc_session_s {
 
     slc_backend_t         *backend;   /* the router's (readconn: only) one */
     int                    quit_sent; /* the client sent COM_QUIT */
+    uint64_t               last_active;  /* loop time of the last read */
     slc_mysql_track_t      track;
     void                  *router_data;
 
@@ -94,6 +95,8 @@ void slc_session_linger(slc_session_t *s);
 void slc_session_close(slc_session_t *s, int level, const char *why);
 /* Write what is queued to the client; SLC_ERROR if the client is gone. */
 int  slc_session_flush(slc_session_t *s);
+/* Start the idle_timeout clock (authenticated sessions). */
+void slc_session_arm_idle(slc_session_t *s);
 /* Called by the router when the session became idle (for shutdown). */
 void slc_session_idle_check(slc_session_t *s);
 /* Graceful shutdown: stop and close sessions that are idle now. */
