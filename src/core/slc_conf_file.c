@@ -867,3 +867,12 @@ slc_conf_set_str_slot(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
     p->len = cf->args[1].len;
     return NULL;
 }
+
+const char *
+slc_conf_set_cstr_slot(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
+{
+    char **p = slc_conf_slot(conf, cmd, char *);
+
+    *p = slc_pstrndup(cf->pool, cf->args[1].data, cf->args[1].len);
+    return *p != NULL ? NULL : "out of memory";
+}

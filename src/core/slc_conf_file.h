@@ -95,7 +95,7 @@ int slc_conf_parse_file(slc_conf_t *cf, const char *filename);
 const char *slc_conf_parse_block(slc_conf_t *cf, unsigned ctx_type,
     void *ctx);
 
-/* Value parsers: -1 (or SLC_CONF_BAD_MSEC) when the word is not valid. */
+/* Value parsers: -1 when the word is not valid. */
 long long slc_conf_parse_int(const slc_str_t *s);            /* 0..LLONG_MAX */
 long long slc_conf_parse_size(const slc_str_t *s);  /* 512, 64k, 1m, 2g */
 long long slc_conf_parse_msec(const slc_str_t *s);  /* 500ms 10s 5m 1h 1d,
@@ -112,6 +112,8 @@ const char *slc_conf_set_msec_slot(slc_conf_t *cf, const slc_command_t *cmd,
     void *conf);   /* long long milliseconds */
 const char *slc_conf_set_str_slot(slc_conf_t *cf, const slc_command_t *cmd,
     void *conf);   /* slc_str_t copied into cf->pool, NUL terminated */
+const char *slc_conf_set_cstr_slot(slc_conf_t *cf, const slc_command_t *cmd,
+    void *conf);   /* char *, copied into cf->pool */
 
 /* Format a handler error into cf->errbuf and return it. */
 const char *slc_conf_error(slc_conf_t *cf, const char *fmt, ...)

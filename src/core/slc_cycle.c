@@ -20,7 +20,7 @@ static const slc_command_t slc_core_commands[] = {
     { .name = "error_log", .type = SLC_CONF_MAIN | SLC_CONF_TAKE12,
       .set = slc_core_error_log },
     { .name = "pid", .type = SLC_CONF_MAIN | SLC_CONF_TAKE1,
-      .set = slc_conf_set_str_slot,
+      .set = slc_conf_set_cstr_slot,
       .offset = offsetof(slc_cycle_t, pid_path) },
     { .name = "daemon", .type = SLC_CONF_MAIN | SLC_CONF_FLAG,
       .set = slc_conf_set_flag_slot,

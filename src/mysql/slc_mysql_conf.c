@@ -56,7 +56,7 @@ static const slc_command_t slc_mysql_commands[] = {
     { .name = "auth", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
       .set = slc_mysql_auth },
     { .name = "server_version", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
-      .set = slc_conf_set_str_slot,
+      .set = slc_conf_set_cstr_slot,
       .offset = offsetof(slc_mysql_srv_t, server_version) },
     { .name = "connect_timeout", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
       .set = slc_conf_set_msec_slot,
