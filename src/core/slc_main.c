@@ -55,30 +55,44 @@ slc_parse_opts(int argc, char **argv, slc_opts_t *o)
     return SLC_OK;
 }
 
+/* Join a directory and a relative path; SLC_ERROR if it does not fit. */
+static int
+slc_join(char *dst, size_t len, const char *dir, const char *sep,
+    const char *path)
+{
+    int n = snprintf(dst, len, "%s%s%s", dir, sep, path);
+
+    return n >= 0 && (size_t) n < len ? SLC_OK : SLC_ERROR;
+}
+
 /* The prefix always ends with '/'; the conf path is made absolute. */
-static void
+static int
 slc_resolve_paths(slc_opts_t *o, char *prefix, size_t plen, char *conf,
     size_t clen)
 {
     const char *p = o->prefix ? o->prefix : SLC_PREFIX;
-    char        cwd[4096];
+    char        cwd[2048];
+    int         rc;
 
-    if (p[0] != '/' && getcwd(cwd, sizeof(cwd)) != NULL) {
-        snprintf(prefix, plen, "%s/%s", cwd, p);
-    } else {
-        strlcpy(prefix, p, plen);
+    if (getcwd(cwd, sizeof(cwd)) == NULL) {
+        strlcpy(cwd, ".", sizeof(cwd));
     }
-    if (prefix[strlen(prefix) - 1] != '/') {
-        strlcat(prefix, "/", plen);
+    rc = p[0] == '/' ? slc_join(prefix, plen, "", "", p)
+                     : slc_join(prefix, plen, cwd, "/", p);
+    if (rc == SLC_OK && prefix[strlen(prefix) - 1] != '/'
+        && strlcat(prefix, "/", plen) >= plen)
+    {
+        rc = SLC_ERROR;
     }
     p = o->conf ? o->conf : "conf/sluice.conf";
-    if (p[0] == '/') {
-        strlcpy(conf, p, clen);
-    } else if (o->conf != NULL && getcwd(cwd, sizeof(cwd)) != NULL) {
-        snprintf(conf, clen, "%s/%s", cwd, p);
-    } else {
-        snprintf(conf, clen, "%s%s", prefix, p);
+    if (rc != SLC_OK) {
+        return rc;
     }
+    if (p[0] == '/') {
+        return slc_join(conf, clen, "", "", p);
+    }
+    return o->conf != NULL ? slc_join(conf, clen, cwd, "/", p)
+                           : slc_join(conf, clen, prefix, "", p);
 }
 
 static int
@@ -196,7 +210,13 @@ main(int argc, char **argv)
             slc_configure_args, slc_module_names);
         return 0;
     }
-    slc_resolve_paths(&o, prefix, sizeof(prefix), conf, sizeof(conf));
+    if (slc_resolve_paths(&o, prefix, sizeof(prefix), conf, sizeof(conf))
+        != SLC_OK)
+    {
+        fprintf(stderr, "sluice: [emerg] prefix or configuration path is "
+            "too long\n");
+        return 1;
+    }
     cycle = slc_start_cycle(prefix, conf);
     if (cycle == NULL) {
         if (o.test) {
@@ -208,10 +228,13 @@ main(int argc, char **argv)
     if (o.test) {
         printf("sluice: the configuration file %s syntax is ok\n"
             "sluice: configuration file %s test is successful\n", conf, conf);
+        slc_cycle_free(cycle);
         return 0;
     }
     if (o.signal) {
-        return slc_send_signal(cycle, o.signal);
+        int rc = slc_send_signal(cycle, o.signal);
+        slc_cycle_free(cycle);
+        return rc;
     }
     if (slc_start(cycle) != SLC_OK) {
         return 1;

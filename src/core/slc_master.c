@@ -226,6 +226,10 @@ slc_master_handle_signals(void)
         slc_sig_quit = 2;
         slc_log(SLC_LOG_NOTICE, "signal QUIT received, shutting down");
         slc_master_signal_workers(SIGQUIT, 0);
+        /* the workers stop accepting: close our copies too, so that new
+           clients are refused instead of waiting in an accept queue that
+           nobody reads while the old sessions finish */
+        slc_listen_close_all(slc_master_cycle->listens, 1);
     }
     if (slc_sig_reload) {
         slc_sig_reload = 0;

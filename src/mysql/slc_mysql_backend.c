@@ -109,6 +109,26 @@ slc_backend_timeout(slc_timer_t *t)
         : "handshake timed out", 1);
 }
 
+/* Write what is queued to the backend, as far as it takes it. */
+static int
+slc_backend_flush(slc_backend_t *b)
+{
+    slc_buf_t *o = b->out;
+
+    while (o != NULL && slc_buf_len(o) > 0 && b->conn.writable) {
+        ssize_t n = slc_conn_write(&b->conn, o->pos, slc_buf_len(o));
+        if (n < 0) {
+            return SLC_ERROR;
+        }
+        o->pos += n;
+    }
+    if (o != NULL && slc_buf_len(o) == 0) {
+        slc_buf_put(o);
+        b->out = NULL;
+    }
+    return SLC_OK;
+}
+
 /* Queue a packet to the backend and write it. */
 static int
 slc_backend_send(slc_backend_t *b, const uint8_t *payload, size_t len)
@@ -125,18 +145,7 @@ slc_backend_send(slc_backend_t *b, const uint8_t *payload, size_t len)
     slc_mysql_hdr_write(o->last, (uint32_t) len, b->seq++);
     memcpy(o->last + 4, payload, len);
     o->last += len + 4;
-    while (slc_buf_len(o) > 0 && b->conn.writable) {
-        ssize_t n = slc_conn_write(&b->conn, o->pos, slc_buf_len(o));
-        if (n < 0) {
-            return SLC_ERROR;
-        }
-        o->pos += n;
-    }
-    if (slc_buf_len(o) == 0) {
-        slc_buf_put(o);
-        b->out = NULL;
-    }
-    return SLC_OK;
+    return slc_backend_flush(b);
 }
 
 static void
@@ -154,10 +163,14 @@ slc_backend_on_write(slc_conn_t *c)
             slc_backend_fail(b, strerror(err), 1);
             return;
         }
+        /* connected: writable, even when this runs from on_read before
+           the EPOLLOUT half of the same event was looked at */
+        c->writable = 1;
         b->state = SLC_BS_GREETING;
         return;
     }
-    if (b->out != NULL && slc_backend_send(b, NULL, 0) != SLC_OK) {
+    /* only flush: a send here would queue an empty packet */
+    if (slc_backend_flush(b) != SLC_OK) {
         slc_backend_fail(b, "write failed", 1);
     }
 }

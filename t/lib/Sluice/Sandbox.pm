@@ -69,6 +69,7 @@ my @MARIADBD_COMMON = (
     '--innodb-buffer-pool-dump-at-shutdown=0',
     '--performance-schema=0',
     '--max-connections=500',
+    '--max-allowed-packet=64M',
 );
 
 

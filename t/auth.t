@@ -1,0 +1,291 @@
+#!/usr/bin/perl
+
+# auth local: the proxy checks passwords itself (plain and hashed in the
+# config), refuses wrong ones with the server's own wording and without
+# opening a backend connection, switches clients that start with another
+# plugin to mysql_native_password, and closes a session that sends garbage
+# without disturbing the other sessions of its worker.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+
+use Digest::SHA qw(sha1);
+use IO::Select;
+use POSIX ();
+use IO::Socket::INET;
+use Socket qw(SOL_SOCKET SO_RCVTIMEO);
+use Test::More;
+use Sluice::Test;
+
+my $t = Sluice::Test->new;
+plan skip_all => 'no readconn' unless $t->has_module('readconn');
+
+# An account of its own, given to sluice only as its mysql.user hash.
+my $hashed_user = $t->name . '_hashed';
+my $hashed_pass = 'hashed-secret';
+my $p = $t->primary_dbh;
+$p->do("CREATE OR REPLACE USER '$hashed_user'\@'%' "
+    . "IDENTIFIED BY '$hashed_pass'");
+$p->do("GRANT SELECT ON test.* TO '$hashed_user'\@'%'");
+my $hash = $p->selectrow_array('SELECT PASSWORD(?)', undef, $hashed_pass);
+
+# Port 1 leads to a backend that is only a listening socket of this test:
+# whether sluice connected to it is there to see in its accept queue.
+my $fake = IO::Socket::INET->new(LocalAddr => '127.0.0.1',
+    LocalPort => $t->port(8), Listen => 16, ReuseAddr => 1)
+    or die "listen on port 8: $!\n";
+
+$t->write_file_expand('sluice.conf', <<"EOF");
+worker_processes 1;
+events { worker_connections 64; }
+mysql {
+    user app { password "secret"; }
+    user $hashed_user { password_hash "$hash"; }
+    upstream cluster { server %%PRIMARY%% role=primary; }
+    upstream fake { server 127.0.0.1:%%PORT_8%% role=primary; }
+    server {
+        listen 127.0.0.1:%%PORT_0%%;
+        router readconn;
+        upstream cluster;
+    }
+    server {
+        listen 127.0.0.1:%%PORT_1%%;
+        router readconn;
+        upstream fake;
+        connect_timeout 2s;
+    }
+}
+EOF
+$t->run;
+$t->plan(42);
+
+my $denied = "Access denied for user 'app'\@'127.0.0.1' (using password: %s)";
+
+# --- the right password -----------------------------------------------------
+
+my $dbh = $t->dbh;
+ok($dbh, 'app/secret logs in through sluice (DBI)') or diag($DBI::errstr);
+is($dbh && $dbh->selectrow_array('SELECT CURRENT_USER()'), 'app@%',
+   'and the backend session is app');
+
+my ($rc, $out, $err) = $t->mysql_cli(sql => 'SELECT CURRENT_USER(), 42');
+is($rc, 0, 'app/secret logs in through sluice (mariadb client)')
+    or diag($err);
+is($out, "app\@%\t42\n", 'and runs a query');
+
+# --- refused logins ---------------------------------------------------------
+
+my $bad = $t->dbh(password => 'wrong');
+ok(!$bad, 'a wrong password is refused');
+is($DBI::err, 1045, 'with ERR 1045');
+is($DBI::state, '28000', 'SQLSTATE 28000');
+is($DBI::errstr, sprintf($denied, 'YES'), 'and the server\'s wording');
+
+($rc, $out, $err) = $t->mysql_cli(password => 'wrong', sql => 'SELECT 1');
+isnt($rc, 0, 'the mariadb client is refused too');
+is($err, 'ERROR 1045 (28000): ' . sprintf($denied, 'YES') . "\n",
+   'and prints the same error');
+
+ok(!$t->dbh(user => 'nobody_' . $t->name, password => 'secret'),
+   'an unknown user is refused');
+is($DBI::err, 1045, 'with ERR 1045');
+like($DBI::errstr, qr/^Access denied for user 'nobody_\w+'\@'127\.0\.0\.1' \(using password: YES\)\z/,
+     'naming that user');
+
+ok(!$t->dbh(password => ''), 'no password is refused');
+is($DBI::errstr, sprintf($denied, 'NO'), 'saying "using password: NO"');
+
+ok(!$t->dbh(user => $hashed_user, password => 'secret'),
+   'a password_hash user with a wrong password is refused');
+is($DBI::err, 1045, 'with ERR 1045');
+
+# The same refusals on port 1: sluice must not have connected to the fake
+# backend for any of them.  The connect would be issued before the ERR is
+# sent, and on loopback it lands in the accept queue at once.
+my @refused = (
+    [ 'a wrong password', password => 'wrong' ],
+    [ 'an unknown user',  user => 'nobody', password => 'secret' ],
+    [ 'no password',      password => '' ],
+);
+for my $r (@refused) {
+    my ($what, %login) = @$r;
+    ok(!$t->dbh(port => $t->port(1), %login) && $DBI::err == 1045,
+       "$what is refused on the listener of the fake backend");
+}
+ok(!IO::Select->new($fake)->can_read(0.2),
+   'and sluice opened no backend connection for them');
+is($t->grep_log(qr/Access denied.*, backend: /), 0,
+   'no refused session has a backend in its log lines');
+
+# --- other plugins, and password_hash ----------------------------------------
+
+my $off = length $t->error_log;
+($rc, $out, $err) = $t->mysql_cli(sql => 'SELECT CURRENT_USER()',
+    args => [ '--default-auth=caching_sha2_password' ]);
+is($rc, 0, 'a client starting with caching_sha2_password logs in')
+    or diag($err);
+is($out, "app\@%\n", 'and runs a query');
+my $new = substr($t->error_log, $off);
+like($new, qr/\*\d+ authenticated, client: 127\.0\.0\.1:\d+, user: "app"/,
+     'the error log shows that session authenticated');
+
+my $h = $t->dbh(user => $hashed_user, password => $hashed_pass);
+ok($h, 'a user configured with password_hash logs in') or diag($DBI::errstr);
+is($h && $h->selectrow_array('SELECT CURRENT_USER()'), "$hashed_user\@%",
+   'and the backend knows it as itself');
+undef $h;
+
+# The switch on the wire: caching_sha2_password in the response gets an
+# AuthSwitchRequest for mysql_native_password with a fresh scramble.
+my ($s, $g) = raw_connect();
+send_packet($s, 1, handshake_response(user => 'app', db => 'test',
+    plugin => 'caching_sha2_password', token => 'x' x 32));
+my ($seq, $pl) = read_packet($s);
+my ($tag, $plugin, $data) = unpack 'C Z* a*', $pl // '';
+ok(defined $pl && $tag == 0xfe && $seq == 2
+   && $plugin eq 'mysql_native_password' && length($data) == 21,
+   'AuthSwitchRequest to mysql_native_password with a 20-byte scramble');
+send_packet($s, 3, native_token('secret', substr($data // '', 0, 20)));
+($seq, $pl) = read_packet($s);
+ok(defined $pl && ord($pl) == 0 && $seq == 4,
+   'the token computed on the new scramble is accepted with OK');
+close $s;
+
+# --- garbage instead of a handshake response ---------------------------------
+
+ok($dbh && $dbh->do('SELECT 1'), 'a normal session is open on the worker');
+
+# 200 random bytes in a well-formed packet: PROTOCOL_41 is set and no NUL
+# ends the user name, so the parser fails the same way whatever the draw.
+$off = length $t->error_log;
+($s) = raw_connect();
+my $junk = join '', map { chr(1 + int rand 255) } 1 .. 200;
+substr($junk, 1, 1) = chr(ord(substr $junk, 1, 1) | 0x02);
+send_packet($s, 1, $junk);
+my $e = read_err($s);
+is($e && $e->{code}, 1043, 'garbage gets ERR 1043 Bad handshake');
+ok(at_eof($s), 'and its session is closed');
+close $s;
+ok(wait_for(sub {
+    substr($t->error_log, $off) =~ /bad handshake response: handshake response user name not NUL-terminated/
+}, what => 'the reason in the log'), 'the reason is logged');
+is($dbh && $dbh->selectrow_array('SELECT 2'), 2,
+   'the normal session still works');
+
+# A right handshake response with the wrong sequence id.
+$off = length $t->error_log;
+($s, $g) = raw_connect();
+send_packet($s, 5, handshake_response(user => 'app',
+    token => native_token('secret', $g->{scramble})));
+$e = read_err($s);
+is($e && $e->{code}, 1156, 'a wrong sequence id gets ERR 1156');
+ok(at_eof($s), 'and its session is closed');
+close $s;
+ok(wait_for(sub {
+    substr($t->error_log, $off) =~ /closing with error 1156: Got packets out of order/
+}, what => 'the reason in the log'), 'the reason is logged');
+
+# A header announcing more than a handshake may take.
+$off = length $t->error_log;
+($s) = raw_connect();
+syswrite($s, pack('V', 0x01ffffff) . 'x' x 100);
+ok(at_eof($s), 'a 16 MiB handshake packet is cut off');
+close $s;
+ok(wait_for(sub {
+    substr($t->error_log, $off) =~ /handshake packet larger than buffer_size/
+}, what => 'the reason in the log'), 'the reason is logged');
+
+is($dbh && $dbh->selectrow_array('SELECT 3'), 3,
+   'the normal session still works');
+($rc, $out) = $t->mysql_cli(sql => 'SELECT 4');
+is($out, "4\n", 'and new sessions are served');
+
+# --- the control: a right password does reach the fake backend ---------------
+
+my $pid = fork // die "fork: $!\n";
+if ($pid == 0) {
+    my $c = $t->dbh(port => $t->port(1));
+    POSIX::_exit(0);
+}
+ok(IO::Select->new($fake)->can_read(10),
+   'a right password makes sluice connect to the backend (the check works)');
+my $conn = $fake->accept;
+close $conn if $conn;       # no greeting: sluice fails that session
+waitpid($pid, 0);
+$t->allow_log(qr/backend failed/);
+
+undef $dbh;
+$p->do("DROP USER '$hashed_user'\@'%'");
+
+
+# --- a few bytes of the protocol ---------------------------------------------
+
+sub read_n {
+    my ($s, $n) = @_;
+    my $buf = '';
+    while (length $buf < $n) {
+        my $r = sysread($s, $buf, $n - length $buf, length $buf);
+        return undef unless $r;
+    }
+    return $buf;
+}
+
+# (seq, payload), or () at EOF or after the socket's 10 s timeout.
+sub read_packet {
+    my ($s) = @_;
+    my $hdr = read_n($s, 4) // return ();
+    my ($len, $seq) = (unpack('V', $hdr) & 0xffffff, ord substr $hdr, 3);
+    my $pl = $len ? read_n($s, $len) : '';
+    return defined $pl ? ($seq, $pl) : ();
+}
+
+sub send_packet {
+    my ($s, $seq, $pl) = @_;
+    syswrite($s, substr(pack('V', length $pl), 0, 3) . chr($seq) . $pl);
+}
+
+sub at_eof {
+    my ($s) = @_;
+    my $r = sysread($s, my $buf, 1);
+    return defined $r && $r == 0;
+}
+
+sub read_err {
+    my ($s) = @_;
+    my ($seq, $pl) = read_packet($s);
+    return undef unless defined $pl && ord($pl) == 0xff;
+    my ($code, $state, $msg) = unpack 'x v x a5 a*', $pl;
+    return { code => $code, state => $state, msg => $msg };
+}
+
+# A socket to port 0 and the greeting read from it: (socket, greeting).
+sub raw_connect {
+    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
+        PeerPort => $t->port(0), Timeout => 5) or die "connect: $!\n";
+    $s->sockopt(SO_RCVTIMEO, pack('l!l!', 10, 0));
+    my (undef, $pl) = read_packet($s);
+    die "no greeting\n" unless defined $pl;
+    my (undef, undef, $rest) = unpack 'C Z* a*', $pl;
+    my ($s1, $rest2) = unpack 'x4 a8 x x2 x x2 x2 x x10 a*', $rest;
+    return ($s, { scramble => $s1 . substr($rest2, 0, 12) });
+}
+
+sub native_token {
+    my ($pw, $scramble) = @_;
+    my $s1 = sha1($pw);
+    return $s1 ^ sha1($scramble . sha1($s1));
+}
+
+# HandshakeResponse41: LONG_PASSWORD (a MySQL client), PROTOCOL_41,
+# SECURE_CONNECTION, PLUGIN_AUTH, CONNECT_WITH_DB if db is given.
+sub handshake_response {
+    my (%o) = @_;
+    my $caps = 0x1 | 0x200 | 0x8000 | 0x80000 | (defined $o{db} ? 0x8 : 0);
+    return pack('V V C x23', $caps, 16 << 20, 45) . "$o{user}\0"
+        . chr(length $o{token}) . $o{token}
+        . (defined $o{db} ? "$o{db}\0" : '')
+        . ($o{plugin} // 'mysql_native_password') . "\0";
+}

@@ -1,0 +1,298 @@
+#!/usr/bin/perl
+
+# What a client asked for at login reaches the backend (database,
+# character set, connect attributes), readconn_role picks the server, and
+# the limits and failures a session meets (unknown database, a killed
+# backend, no server reachable, max_connections, worker_connections) reach
+# the client as the right ERR while sluice and the other sessions go on.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+
+use IO::Select;
+use IO::Socket::INET;
+use POSIX ();
+use Socket qw(SO_RCVTIMEO);
+use Test::More;
+use Sluice::Test;
+
+my $t = Sluice::Test->new;
+plan skip_all => 'no readconn' unless $t->has_module('readconn');
+
+# Port 9 is reserved for this test and nothing listens there: a dead
+# server.  Port 8 is a fake backend this test plays itself.
+my $fake = IO::Socket::INET->new(LocalAddr => '127.0.0.1',
+    LocalPort => $t->port(8), Listen => 4, ReuseAddr => 1)
+    or die "listen on port 8: $!\n";
+
+my $conf = <<'EOF';
+worker_processes 1;
+events { worker_connections %%CONNS%%; }
+mysql {
+    user app { password "secret"; }
+    upstream cluster {
+        server %%PRIMARY%% role=primary;
+        server %%REPLICA%% role=replica;
+    }
+    upstream dead { server 127.0.0.1:%%PORT_9%% role=primary; }
+    upstream capped { server %%PRIMARY%% role=primary max_connections=2; }
+    upstream fake { server 127.0.0.1:%%PORT_8%% role=primary; }
+    server {
+        listen 127.0.0.1:%%PORT_0%%;
+        router readconn;
+        readconn_role primary;
+        upstream cluster;
+    }
+    server {
+        listen 127.0.0.1:%%PORT_1%%;
+        router readconn;
+        readconn_role replica;
+        upstream cluster;
+    }
+    server {
+        listen 127.0.0.1:%%PORT_2%%;
+        router readconn;
+        upstream dead;
+        connect_timeout 2s;
+    }
+    server {
+        listen 127.0.0.1:%%PORT_3%%;
+        router readconn;
+        upstream capped;
+    }
+    server {
+        listen 127.0.0.1:%%PORT_4%%;
+        router readconn;
+        upstream fake;
+        connect_timeout 2s;
+    }
+}
+EOF
+(my $c = $conf) =~ s/%%CONNS%%/64/;
+$t->write_file_expand('sluice.conf', $c);
+$t->run;
+$t->plan(39);
+
+# --- login parameters --------------------------------------------------------
+
+my $dbh = $t->dbh;
+is($dbh && $dbh->selectrow_array('SELECT DATABASE()'), 'test',
+   'the default database is the one asked for');
+my $nodb = $t->dbh(database => undef);
+ok($nodb && !defined $nodb->selectrow_array('SELECT DATABASE()'),
+   'no database asked for, none selected');
+undef $nodb;
+my ($rc, $out, $err) = $t->mysql_cli(database => 'mysql',
+    sql => 'SELECT DATABASE()');
+is($out, "mysql\n", 'the mariadb client gets its database too') or diag($err);
+
+for my $cs (qw(latin1 utf8mb4)) {
+    ($rc, $out, $err) = $t->mysql_cli(args => [ "--default-character-set=$cs" ],
+        sql => 'SELECT @@character_set_client, @@character_set_connection, '
+             . '@@character_set_results');
+    is($out, "$cs\t$cs\t$cs\n", "character set $cs reaches the backend")
+        or diag($err);
+}
+
+ok(!$t->dbh(database => 'nosuchdb_' . $t->name),
+   'an unknown database is refused');
+is($DBI::err, 1049, "with the server's ERR 1049");
+is($DBI::errstr, "Unknown database 'nosuchdb_" . $t->name . "'",
+   "and the server's message");
+
+# Connect attributes: the sandbox runs without performance_schema, so the
+# backend here is this test, which reads what sluice sends at login.
+my $attrs = fake_login(sub {
+    DBI->connect('DBI:MariaDB:host=127.0.0.1;port=' . $t->port(4)
+        . ';database=test', 'app', 'secret',
+        { PrintError => 0, mariadb_connect_timeout => 5,
+          mariadb_conn_attrs => { sluice_attr => "kept-$$" } });
+});
+ok($attrs, 'sluice logged in to the fake backend');
+is($attrs && $attrs->{sluice_attr}, "kept-$$",
+   'a connect attribute of the client reaches the backend');
+is($attrs && $attrs->{_client_name}, 'libmariadb',
+   'so do the client library\'s own');
+
+# --- readconn_role -----------------------------------------------------------
+
+is($dbh && join(',', $dbh->selectrow_array('SELECT @@server_id, @@port')),
+   '1,' . $t->primary_port, 'readconn_role primary: on the primary');
+my $rdbh = $t->dbh(port => $t->port(1));
+is($rdbh && join(',', $rdbh->selectrow_array('SELECT @@server_id, @@port')),
+   '2,' . $t->replica_port, 'readconn_role replica: on the replica');
+undef $rdbh;
+
+# --- a backend killed under a session ------------------------------------------
+
+my $other = $t->dbh;
+my $victim = $t->dbh;
+my $id = $victim && $victim->selectrow_array('SELECT CONNECTION_ID()');
+ok($id, 'a session to be killed');
+my $off = length $t->error_log;
+$t->primary_dbh->do("KILL $id");
+ok(wait_for(sub {
+    substr($t->error_log, $off) =~ /backend closed connection/
+}, what => 'sluice to see the backend go'),
+   'sluice closes the session whose backend was killed');
+ok(!defined $victim->selectrow_array('SELECT 1'),
+   'the next query of that client fails');
+like($victim->err // '', qr/^(?:2006|2013|1927)\z/,
+     'as a lost connection') or diag($victim->errstr);
+is($other && $other->selectrow_array('SELECT 5'), 5,
+   'another session stays fine');
+$t->allow_log(qr/backend closed connection/);
+undef $victim;
+
+# --- no server reachable -------------------------------------------------------
+
+my @workers = $t->worker_pids;
+for my $try (1, 2) {
+    ok(!$t->dbh(port => $t->port(2)), "no server up: login refused ($try)");
+    is($DBI::err, 2003, 'with ERR 2003');
+}
+like($DBI::errstr, qr/^Can't connect to .*backend server/,
+     'saying it cannot reach a backend');
+ok($t->master_pid, 'the master still runs');
+is_deeply([ $t->worker_pids ], \@workers, 'the worker did not die');
+is($dbh && $dbh->selectrow_array('SELECT 6'), 6,
+   'and still serves the sessions it had');
+
+# --- max_connections -----------------------------------------------------------
+
+my @capped = map { $t->dbh(port => $t->port(3)) } 1 .. 2;
+ok($capped[0] && $capped[1], 'two sessions under max_connections=2');
+ok(!$t->dbh(port => $t->port(3)), 'a third is refused');
+is($DBI::err, 1040, 'with ERR 1040');
+like($DBI::errstr, qr/^Too many connections/, '"Too many connections"');
+undef @capped;
+ok(wait_for(sub { $t->dbh(port => $t->port(3)) },
+            what => 'a session once the others closed'),
+   'closing the two frees their slots');
+
+# --- worker_connections ---------------------------------------------------------
+
+undef $dbh;
+undef $other;
+$t->stop;
+($c = $conf) =~ s/%%CONNS%%/3/;
+$t->write_file_expand('sluice.conf', $c);
+$t->run;
+
+my @full = map { $t->dbh } 1 .. 3;
+is(scalar(grep { $_ && $_->do('SELECT 1') } @full), 3,
+   'three sessions with worker_connections 3');
+ok(!$t->dbh, 'a fourth client is refused');
+is($DBI::err, 1040, 'with ERR 1040');
+is($DBI::errstr, 'Too many connections', '"Too many connections"');
+($rc, $out, $err) = $t->mysql_cli(sql => 'SELECT 1');
+like($err, qr/^ERROR 1040 \(08004\)/, 'the mariadb client sees 08004');
+ok($t->grep_log(qr/\[warn\].*worker_connections are not enough/),
+   'sluice warns in its log');
+is(scalar(grep { $_->selectrow_array('SELECT 1') } @full), 3,
+   'the three sessions are not disturbed');
+pop @full;
+ok(wait_for(sub { $t->dbh }, what => 'a free slot'),
+   'once one closes, a new client gets in');
+
+
+# --- the fake backend ---------------------------------------------------------
+
+# Run $connect in a child while this process plays the backend of port 4:
+# the primary's real greeting, then OK to whatever sluice sends.  Returns
+# the connect attributes of sluice's handshake response, or undef.
+sub fake_login {
+    my ($connect) = @_;
+    my $greeting = primary_greeting();
+    my $pid = fork // die "fork: $!\n";
+    if ($pid == 0) {
+        my $d = $connect->();
+        POSIX::_exit($d ? 0 : 1);
+    }
+    my $attrs;
+    if (IO::Select->new($fake)->can_read(10) and my $s = $fake->accept) {
+        $s->sockopt(SO_RCVTIMEO, pack('l!l!', 10, 0));
+        send_packet($s, 0, $greeting);
+        my ($seq, $resp) = read_packet($s);
+        send_packet($s, 2, "\0\0\0\2\0\0\0");
+        $attrs = parse_attrs($resp) if defined $resp;
+        # the client's COM_QUIT, or the end
+        read_packet($s);
+        close $s;
+    }
+    waitpid($pid, 0);
+    return $? == 0 ? $attrs : undef;
+}
+
+sub primary_greeting {
+    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
+        PeerPort => $t->primary_port, Timeout => 5) or die "primary: $!\n";
+    $s->sockopt(SO_RCVTIMEO, pack('l!l!', 10, 0));
+    my (undef, $g) = read_packet($s);
+    close $s;
+    return $g // die "no greeting from the primary\n";
+}
+
+# lenenc integer at $$pos of $buf; advances $$pos.
+sub lenenc {
+    my ($buf, $pos) = @_;
+    my $b = ord substr($buf, $$pos++, 1);
+    return $b if $b < 0xfb;
+    my $n = $b == 0xfc ? 2 : $b == 0xfd ? 3 : 8;
+    my $v = 0;
+    $v += ord(substr $buf, $$pos + $_, 1) << (8 * $_) for 0 .. $n - 1;
+    $$pos += $n;
+    return $v;
+}
+
+# HandshakeResponse41 -> { attribute => value }
+sub parse_attrs {
+    my ($r) = @_;
+    my $caps = unpack 'V', $r;
+    my $pos = 32;
+    $pos = index($r, "\0", $pos) + 1;                       # user
+    my $alen = $caps & 0x200000 ? lenenc($r, \$pos)
+             : ord substr($r, $pos++, 1);
+    $pos += $alen;                                          # auth
+    $pos = index($r, "\0", $pos) + 1 if $caps & 0x8;        # database
+    $pos = index($r, "\0", $pos) + 1 if $caps & 0x80000;    # plugin
+    return {} unless $caps & 0x100000 && $pos < length $r;
+    my $end = lenenc($r, \$pos);
+    $end += $pos;
+    my %a;
+    while ($pos < $end) {
+        my $kl = lenenc($r, \$pos);
+        my $k = substr $r, $pos, $kl;
+        $pos += $kl;
+        my $vl = lenenc($r, \$pos);
+        $a{$k} = substr $r, $pos, $vl;
+        $pos += $vl;
+    }
+    return \%a;
+}
+
+sub read_n {
+    my ($s, $n) = @_;
+    my $buf = '';
+    while (length $buf < $n) {
+        my $r = sysread($s, $buf, $n - length $buf, length $buf);
+        return undef unless $r;
+    }
+    return $buf;
+}
+
+sub read_packet {
+    my ($s) = @_;
+    my $hdr = read_n($s, 4) // return ();
+    my ($len, $seq) = (unpack('V', $hdr) & 0xffffff, ord substr $hdr, 3);
+    my $pl = $len ? read_n($s, $len) : '';
+    return defined $pl ? ($seq, $pl) : ();
+}
+
+sub send_packet {
+    my ($s, $seq, $pl) = @_;
+    syswrite($s, substr(pack('V', length $pl), 0, 3) . chr($seq) . $pl);
+}
