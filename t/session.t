@@ -12,6 +12,7 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 
+use Digest::SHA qw(sha1);
 use IO::Select;
 use IO::Socket::INET;
 use POSIX ();
@@ -105,14 +106,15 @@ is($DBI::errstr, "Unknown database 'nosuchdb_" . $t->name . "'",
 
 # Connect attributes: the sandbox runs without performance_schema, so the
 # backend here is this test, which reads what sluice sends at login.
+my $mark = "kept-$$";
 my $attrs = fake_login(sub {
     DBI->connect('DBI:MariaDB:host=127.0.0.1;port=' . $t->port(4)
         . ';database=test', 'app', 'secret',
         { PrintError => 0, mariadb_connect_timeout => 5,
-          mariadb_conn_attrs => { sluice_attr => "kept-$$" } });
+          mariadb_conn_attrs => { sluice_attr => $mark } });
 });
 ok($attrs, 'sluice logged in to the fake backend');
-is($attrs && $attrs->{sluice_attr}, "kept-$$",
+is($attrs && $attrs->{sluice_attr}, $mark,
    'a connect attribute of the client reaches the backend');
 is($attrs && $attrs->{_client_name}, 'libmariadb',
    'so do the client library\'s own');
@@ -150,10 +152,17 @@ undef $victim;
 # --- no server reachable -------------------------------------------------------
 
 my @workers = $t->worker_pids;
+# twice: the second time the server is marked down, and still tried
 for my $try (1, 2) {
-    ok(!$t->dbh(port => $t->port(2)), "no server up: login refused ($try)");
-    is($DBI::err, 2003, 'with ERR 2003');
+    my $e = raw_login($t->port(2));
+    is($e && "$e->{code} $e->{state}", '2003 HY000',
+       "no server up: ERR 2003 on the wire ($try)");
 }
+ok(!$t->dbh(port => $t->port(2)), 'a client cannot log in');
+is($DBI::err, 2003, 'and sees ERR 2003')
+    or diag('libmariadb 3.3 turns an ERR with a client error code '
+        . '(2001-2999) received during login into 2027 "Received '
+        . 'malformed packet": sluice should send a server error code');
 like($DBI::errstr, qr/^Can't connect to .*backend server/,
      'saying it cannot reach a backend');
 ok($t->master_pid, 'the master still runs');
@@ -189,7 +198,8 @@ ok(!$t->dbh, 'a fourth client is refused');
 is($DBI::err, 1040, 'with ERR 1040');
 is($DBI::errstr, 'Too many connections', '"Too many connections"');
 ($rc, $out, $err) = $t->mysql_cli(sql => 'SELECT 1');
-like($err, qr/^ERROR 1040 \(08004\)/, 'the mariadb client sees 08004');
+# the client wraps an ERR received instead of the greeting in a 2002
+like($err, qr/\b1040\b.*Too many connections/, 'the mariadb client says so');
 ok($t->grep_log(qr/\[warn\].*worker_connections are not enough/),
    'sluice warns in its log');
 is(scalar(grep { $_->selectrow_array('SELECT 1') } @full), 3,
@@ -210,7 +220,8 @@ sub fake_login {
     my $pid = fork // die "fork: $!\n";
     if ($pid == 0) {
         my $d = $connect->();
-        POSIX::_exit($d ? 0 : 1);
+        my $ok = $d && $d->disconnect;
+        POSIX::_exit($ok ? 0 : 1);
     }
     my $attrs;
     if (IO::Select->new($fake)->can_read(10) and my $s = $fake->accept) {
@@ -219,8 +230,11 @@ sub fake_login {
         my ($seq, $resp) = read_packet($s);
         send_packet($s, 2, "\0\0\0\2\0\0\0");
         $attrs = parse_attrs($resp) if defined $resp;
-        # the client's COM_QUIT, or the end
-        read_packet($s);
+        # OK to any command the driver sends after login, until COM_QUIT
+        while (my (undef, $cmd) = read_packet($s)) {
+            last if $cmd eq "\x01";
+            send_packet($s, 1, "\0\0\0\2\0\0\0");
+        }
         close $s;
     }
     waitpid($pid, 0);
@@ -272,6 +286,29 @@ sub parse_attrs {
         $pos += $vl;
     }
     return \%a;
+}
+
+# Log in as app on $port with a raw socket; the ERR that ends the login
+# as { code, state, msg }, or undef.
+sub raw_login {
+    my ($port) = @_;
+    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
+        PeerPort => $port, Timeout => 5) or die "connect: $!\n";
+    $s->sockopt(SO_RCVTIMEO, pack('l!l!', 10, 0));
+    my (undef, $g) = read_packet($s);
+    return undef unless defined $g;
+    my (undef, undef, $rest) = unpack 'C Z* a*', $g;
+    my ($s1, $rest2) = unpack 'x4 a8 x x2 x x2 x2 x x10 a*', $rest;
+    my $x = sha1('secret');
+    my $token = $x ^ sha1($s1 . substr($rest2, 0, 12) . sha1($x));
+    # LONG_PASSWORD, PROTOCOL_41, SECURE_CONNECTION, PLUGIN_AUTH
+    send_packet($s, 1, pack('V V C x23', 0x88201, 16 << 20, 45)
+        . "app\0" . chr(20) . $token . "mysql_native_password\0");
+    my (undef, $pl) = read_packet($s);
+    close $s;
+    return undef unless defined $pl && ord($pl) == 0xff;
+    my ($code, $state, $msg) = unpack 'x v x a5 a*', $pl;
+    return { code => $code, state => $state, msg => $msg };
 }
 
 sub read_n {

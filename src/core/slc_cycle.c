@@ -32,6 +32,9 @@ static const slc_command_t slc_core_commands[] = {
       .type = SLC_CONF_MAIN | SLC_CONF_TAKE1,
       .set = slc_conf_set_msec_slot,
       .offset = offsetof(slc_cycle_t, shutdown_timeout) },
+    { .name = "worker_rlimit_nofile", .type = SLC_CONF_MAIN | SLC_CONF_TAKE1,
+      .set = slc_conf_set_num_slot,
+      .offset = offsetof(slc_cycle_t, rlimit_nofile) },
     { .name = "events", .type = SLC_CONF_MAIN | SLC_CONF_BLOCK
       | SLC_CONF_NOARGS, .set = slc_core_events },
     { .name = "worker_connections", .type = SLC_CONF_EVENTS | SLC_CONF_TAKE1,

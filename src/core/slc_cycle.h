@@ -30,6 +30,7 @@ struct slc_cycle_s {
     const char         *error_log;
     int                 log_level;
     long long           shutdown_timeout;  /* ms */
+    long long           rlimit_nofile;     /* 0: leave as inherited */
 
     /* events {} */
     unsigned            worker_connections;

@@ -6,6 +6,8 @@
 #include "slc_signal.h"
 #include "slc_worker.h"
 
+#include <sys/resource.h>
+
 unsigned      slc_worker_slot;
 slc_cycle_t  *slc_worker_cycle;
 
@@ -129,6 +131,21 @@ slc_worker_signals(void)
     slc_sig_child = 0;
 }
 
+static void
+slc_worker_rlimit(slc_cycle_t *cycle)
+{
+    struct rlimit rl;
+
+    if (cycle->rlimit_nofile <= 0) {
+        return;
+    }
+    rl.rlim_cur = rl.rlim_max = (rlim_t) cycle->rlimit_nofile;
+    if (setrlimit(RLIMIT_NOFILE, &rl) == -1) {
+        slc_log_errno(SLC_LOG_ALERT, errno, "setrlimit(RLIMIT_NOFILE, %lld) "
+            "failed", cycle->rlimit_nofile);
+    }
+}
+
 void
 slc_worker_run(slc_cycle_t *cycle, unsigned slot)
 {
@@ -143,6 +160,7 @@ slc_worker_run(slc_cycle_t *cycle, unsigned slot)
         exit(2);
     }
     slc_loop = &slc_worker_loop;
+    slc_worker_rlimit(cycle);
     slc_loop->sigmask = &slc_worker_waitmask;
     slc_listen_keep_slot(cycle->listens, slot);
     slc_buf_setup(cycle->mysql ? cycle->mysql->buffer_size : 16384, 256);
