@@ -64,7 +64,7 @@ $t->plan(42);
 
 my $denied = "Access denied for user 'app'\@'127.0.0.1' (using password: %s)";
 
-# --- the right password -----------------------------------------------------
+# --- the right password ------------------------------------------------------
 
 my $dbh = $t->dbh;
 ok($dbh, 'app/secret logs in through sluice (DBI)') or diag($DBI::errstr);
@@ -76,7 +76,7 @@ is($rc, 0, 'app/secret logs in through sluice (mariadb client)')
     or diag($err);
 is($out, "app\@%\t42\n", 'and runs a query');
 
-# --- refused logins ---------------------------------------------------------
+# --- refused logins ----------------------------------------------------------
 
 my $bad = $t->dbh(password => 'wrong');
 ok(!$bad, 'a wrong password is refused');
@@ -92,8 +92,8 @@ is($err, 'ERROR 1045 (28000): ' . sprintf($denied, 'YES') . "\n",
 ok(!$t->dbh(user => 'nobody_' . $t->name, password => 'secret'),
    'an unknown user is refused');
 is($DBI::err, 1045, 'with ERR 1045');
-like($DBI::errstr, qr/^Access denied for user 'nobody_\w+'\@'127\.0\.0\.1' \(using password: YES\)\z/,
-     'naming that user');
+is($DBI::errstr, "Access denied for user 'nobody_" . $t->name
+   . "'\@'127.0.0.1' (using password: YES)", 'naming that user');
 
 ok(!$t->dbh(password => ''), 'no password is refused');
 is($DBI::errstr, sprintf($denied, 'NO'), 'saying "using password: NO"');
@@ -169,9 +169,9 @@ my $e = read_err($s);
 is($e && $e->{code}, 1043, 'garbage gets ERR 1043 Bad handshake');
 ok(at_eof($s), 'and its session is closed');
 close $s;
-ok(wait_for(sub {
-    substr($t->error_log, $off) =~ /bad handshake response: handshake response user name not NUL-terminated/
-}, what => 'the reason in the log'), 'the reason is logged');
+ok(logged_since($off,
+       qr/bad handshake response: .*user name not NUL-terminated/),
+   'the reason is logged');
 is($dbh && $dbh->selectrow_array('SELECT 2'), 2,
    'the normal session still works');
 
@@ -184,9 +184,8 @@ $e = read_err($s);
 is($e && $e->{code}, 1156, 'a wrong sequence id gets ERR 1156');
 ok(at_eof($s), 'and its session is closed');
 close $s;
-ok(wait_for(sub {
-    substr($t->error_log, $off) =~ /closing with error 1156: Got packets out of order/
-}, what => 'the reason in the log'), 'the reason is logged');
+ok(logged_since($off, qr/closing with error 1156: Got packets out of order/),
+   'the reason is logged');
 
 # A header announcing more than a handshake may take.
 $off = length $t->error_log;
@@ -194,9 +193,8 @@ $off = length $t->error_log;
 syswrite($s, pack('V', 0x01ffffff) . 'x' x 100);
 ok(at_eof($s), 'a 16 MiB handshake packet is cut off');
 close $s;
-ok(wait_for(sub {
-    substr($t->error_log, $off) =~ /handshake packet larger than buffer_size/
-}, what => 'the reason in the log'), 'the reason is logged');
+ok(logged_since($off, qr/handshake packet larger than buffer_size/),
+   'the reason is logged');
 
 is($dbh && $dbh->selectrow_array('SELECT 3'), 3,
    'the normal session still works');
@@ -215,13 +213,19 @@ ok(IO::Select->new($fake)->can_read(10),
 my $conn = $fake->accept;
 close $conn if $conn;       # no greeting: sluice fails that session
 waitpid($pid, 0);
-$t->allow_log(qr/backend failed/);
 
 undef $dbh;
 $p->do("DROP USER '$hashed_user'\@'%'");
 
 
 # --- a few bytes of the protocol ---------------------------------------------
+
+# error.log past byte $off matches $re, within the usual deadline.
+sub logged_since {
+    my ($off, $re) = @_;
+    return wait_for(sub { substr($t->error_log, $off) =~ $re },
+                    what => "$re in the log");
+}
 
 sub read_n {
     my ($s, $n) = @_;
@@ -247,10 +251,11 @@ sub send_packet {
     syswrite($s, substr(pack('V', length $pl), 0, 3) . chr($seq) . $pl);
 }
 
+# The peer closed: EOF, or a reset if it closed with bytes unread.
 sub at_eof {
     my ($s) = @_;
     my $r = sysread($s, my $buf, 1);
-    return defined $r && $r == 0;
+    return defined $r ? $r == 0 : $!{ECONNRESET};
 }
 
 sub read_err {

@@ -402,7 +402,8 @@ ok(!$t->run(conf => 'broken.conf', may_fail => 1),
    'sluice does not start on a broken config');
 like($t->run_error // '', qr/exited with status 1\b/, 'and exits with 1')
     or diag($t->run_error);
-like($t->read_file('stderr.log') // '',
-     qr/^sluice: \[emerg\] \Q$dir\/broken.conf:$line:\E invalid value "primray" in "readconn_role" directive/m,
+my $emerg = "sluice: [emerg] $dir/broken.conf:$line: invalid value "
+          . '"primray" in "readconn_role" directive';
+like($t->read_file('stderr.log') // '', qr/^\Q$emerg\E/m,
      'the error on stderr names broken.conf and the line');
 ok(!-e "$dir/sluice.pid", 'and leaves no pid file');

@@ -44,7 +44,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(21);
+$t->plan(22);
 
 my $sock = $t->testdir . '/s.sock';
 my $primary_port = $t->primary_port;
@@ -71,6 +71,7 @@ through('listen 127.0.0.1:PORT', '127.0.0.1:' . $t->port(1),
         qr/127\.0\.0\.1:\d+/, port => $t->port(1));
 SKIP: {
     skip 'no ::1 on this machine', 3 unless $has_v6;
+    # DBD::MariaDB wants an IPv6 host in brackets: "host=::1" is misread
     through('listen [::1]:PORT', '[::1]:' . $t->port(2), qr/\[::1\]:\d+/,
             host => '[::1]', port => $t->port(2));
 }
@@ -78,12 +79,17 @@ through('listen unix:PATH', "unix:$sock", qr/unix/, socket => $sock);
 through('listen *:PORT', '*:' . $t->port(3), qr/127\.0\.0\.1:\d+/,
         port => $t->port(3));
 
-# the mariadb client over the unix socket (its last --protocol wins)
-my ($rc, $out, $err) = $t->mysql_cli(
+# the mariadb client over the unix socket: host localhost and the last
+# --protocol win over the harness's TCP options (whose port here has
+# nothing listening, in case they did not)
+my $unix_accepts = $t->grep_log(qr/accepted on \Qunix:$sock\E,/);
+my ($rc, $out, $err) = $t->mysql_cli(host => 'localhost', port => $t->port(9),
     args => [ '-S', $sock, '--protocol=socket' ],
     sql => 'SELECT @@server_id, @@port');
 is($rc, 0, 'mariadb -S: runs') or diag($err);
 is($out, "1\t$primary_port\n", 'mariadb -S: the primary answers');
+is($t->grep_log(qr/accepted on \Qunix:$sock\E,/), $unix_accepts + 1,
+   'mariadb -S: through the unix socket');
 
 # --- both workers accept --------------------------------------------------
 

@@ -65,7 +65,7 @@ $p->do("CREATE TABLE $table (id INT AUTO_INCREMENT PRIMARY KEY, "
 
 write_conf(0);
 $t->run;
-$t->plan(5 + 2 * RELOADS);
+$t->plan(6 + 2 * RELOADS);
 
 sub rows { $p->selectrow_array("SELECT COUNT(*) FROM $table") }
 
@@ -135,13 +135,15 @@ sub accepting_pids {
 my $started = wait_for(sub { rows() >= PROGRESS }, what => 'the load');
 ok($started, 'the load runs');
 
-my $workers;
+my ($workers, @new);
 for my $gen (1 .. RELOADS) {
     $workers = write_conf($gen);
     my %old = map { $_ => 1 } $t->worker_pids;
     my $before = rows();
     ok($t->reload, "reload $gen ($workers worker(s)) starts new workers");
-    my @new = grep { !$old{$_} } $t->worker_pids;
+    # the harness returns once one new worker runs; wait for all of them
+    wait_for(sub { (@new = grep { !$old{$_} } $t->worker_pids) == $workers },
+             what => "$workers new worker(s)");
     # the load goes on, and new sessions land on the new workers
     ok(wait_for(sub {
         my $acc = accepting_pids();
@@ -163,10 +165,12 @@ is($r{failed}, 0, "no statement or connect failed ($r{ok} inserts, "
    . "$r{connects} connects)") or diag(join "\n", @errors);
 is(rows(), $r{ok}, 'every successful INSERT is on the primary, once');
 
-# old workers finish their sessions and exit
-my $settled = wait_for(sub { $t->worker_pids == $workers },
-                       timeout => 15, what => "$workers worker(s)");
-ok($settled, "the workers settle to $workers");
+# old workers finish their sessions and exit: only the last ones remain
+@new = sort { $a <=> $b } @new;
+my $settled = wait_for(sub { "@{[ $t->worker_pids ]}" eq "@new" },
+                       timeout => 15, what => "only the $workers new workers");
+ok($settled, "the old workers exit, the $workers new one(s) remain")
+    or diag('workers: ' . join(' ', $t->worker_pids) . "; new: @new");
 is($st, 0, 'the load process exited cleanly');
 
 $p->do("DROP TABLE $table");

@@ -12,7 +12,7 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 
-use Errno qw(ECONNREFUSED ENOENT);
+use Errno qw(ECONNREFUSED);
 use IO::Socket::INET;
 use IO::Socket::UNIX;
 use Time::HiRes qw(time);
@@ -101,6 +101,14 @@ sub logs_reopened {
     return 1;
 }
 
+# the [error] line of a failed reload, naming sluice.conf:LINE
+sub reload_error {
+    my ($master, $line, $msg) = @_;
+    my $text = 'reload failed, keeping the running configuration: '
+             . "$dir/sluice.conf:$line: $msg";
+    return qr/\[error\] $master: \Q$text\E/;
+}
+
 sub tcp_refused {
     my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
                                   PeerPort => $t->port(0), Timeout => 2);
@@ -179,7 +187,8 @@ $t->plan(66);
     my ($line) = map { $_ + 1 } grep { $l[$_] =~ /#<$/ } 0 .. $#l;
     my $off = length $t->error_log;
     $t->signal('HUP');
-    my $re = qr/\[error\] $master: reload failed, keeping the running configuration: \Q$dir\/sluice.conf:$line: invalid value "replcia" in "readconn_role" directive/;
+    my $re = reload_error($master, $line, 'invalid value "replcia" in '
+                          . '"readconn_role" directive');
     ok(wait_for(sub { log_since($off) =~ $re }, what => 'the reload error'),
        'broken config on HUP: [error] with file:line');
     is_deeply([ $t->worker_pids ], \@before,
@@ -196,7 +205,8 @@ $t->plan(66);
     ($line) = map { $_ + 1 } grep { $l[$_] =~ /#<$/ } 0 .. $#l;
     $off = length $t->error_log;
     $t->signal('HUP');
-    $re = qr/\[error\] $master: reload failed, keeping the running configuration: \Q$dir\/sluice.conf:$line: bind() or listen() to 127.0.0.1:$busy failed\E/;
+    $re = reload_error($master, $line,
+                       "bind() or listen() to 127.0.0.1:$busy failed");
     ok(wait_for(sub { log_since($off) =~ $re }, what => 'the reload error'),
        'unbindable listen on HUP: [error] with file:line');
     is_deeply([ $t->worker_pids ], \@before,
@@ -259,7 +269,8 @@ $t->plan(66);
        'QUIT: the worker shuts down and worker_shutdown_timeout passes');
     ok(wait_for(\&tcp_refused, timeout => 5, what => 'TCP refused'),
        'QUIT: a new TCP connection is refused');
-    ok(!IO::Socket::UNIX->new(Peer => $sock),
+    ok(wait_for(sub { !IO::Socket::UNIX->new(Peer => $sock) }, timeout => 5,
+                what => 'the unix socket to go'),
        'QUIT: a new unix socket connection fails');
     ok(!$t->dbh, 'QUIT: a new client cannot log in');
     ok($t->master_pid, 'QUIT: the master waits');

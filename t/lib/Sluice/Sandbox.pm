@@ -275,12 +275,16 @@ sub find_bin {
 
 # new(dir => DIR): a sandbox in DIR, started or not.  Nothing is touched
 # until start(), stop() or load().  reserve_dir => RDIR: claim the ports
-# there (see free_port).
+# there (see free_port).  mariadbd_args => [...]: more mariadbd options
+# for both servers, after the usual ones so that they win (the bench asks
+# for --max-connections=12000 --thread-handling=pool-of-threads ...).
 sub new {
     my ($class, %o) = @_;
     croak 'dir required' unless defined $o{dir};
     my $self = bless { pids => {}, ports => {}, sockets => {},
-                       reserve_dir => $o{reserve_dir} }, $class;
+                       reserve_dir => $o{reserve_dir},
+                       mariadbd_args => [ @{ $o{mariadbd_args} // [] } ],
+                     }, $class;
     $self->{dir} = File::Spec->rel2abs($o{dir});
     $self->{dir} =~ s{/+\z}{};
     return $self;
@@ -553,6 +557,7 @@ sub _mariadbd_args {
         "--pid-file=$d/mysqld.pid",
         "--log-error=$d/error.log",
         @MARIADBD_COMMON,
+        @{ $self->{mariadbd_args} },
     );
     if ($role eq 'primary') {
         push @a, '--server-id=1', "--log-bin=$d/data/mysql-bin",
