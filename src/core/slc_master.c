@@ -166,9 +166,9 @@ slc_master_reload(void)
        one the new cycle dropped would stay open, and take connections
        that nobody accepts, for as long as that worker runs */
     slc_listen_close_all(old->listens, 1);
+    slc_shm_zones_release(old, cycle);      /* likewise: not inherited */
     slc_master_spawn_all(cycle);
     slc_master_signal_workers(SIGQUIT, 1);
-    slc_shm_zones_release(old, cycle);
     slc_cycle_free(old);
     slc_log(SLC_LOG_NOTICE, "reconfigured: generation %u, %d worker(s)",
         cycle->generation, cycle->worker_processes);
