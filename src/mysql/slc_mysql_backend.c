@@ -213,6 +213,7 @@ slc_backend_login(slc_backend_t *b, const slc_mysql_greeting_t *g)
     b->caps &= ~(SLC_CLIENT_SSL | SLC_CLIENT_COMPRESS);
     r.capabilities = b->caps;
     r.mariadb_caps = s->mariadb_caps & g->mariadb_caps;
+    b->mariadb_caps = r.mariadb_caps;
     r.max_packet = s->max_packet ? s->max_packet : 16777216;
     r.charset = s->charset;
     r.user = s->user;
@@ -330,6 +331,7 @@ slc_backend_on_auth_reply(slc_backend_t *b, uint8_t *p, uint32_t len)
         slc_timer_del(slc_loop, &b->timer);
         b->state = SLC_BS_READY;
         slc_mysql_track_init(&s->track, b->caps, slc_mysql_ok_status(p, len));
+        slc_mysql_track_set_mariadb_caps(&s->track, b->mariadb_caps);
         slc_session_ready(s, p, len);     /* the router starts later */
         return;
     case SLC_MYSQL_ERR:

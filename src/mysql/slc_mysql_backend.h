@@ -31,6 +31,7 @@ struct slc_backend_s {
     slc_timer_t             timer;
     uint8_t                 seq;
     uint32_t                caps;     /* negotiated with the backend */
+    uint32_t                mariadb_caps;
     uint16_t                status;
     int                     counted;  /* holds a slot in stats->active */
     slc_defer_t             defer;

@@ -112,6 +112,7 @@ slc_relay_identity(slc_session_t *s, uint8_t *p, uint32_t len)
         s->has_db = r.db_len > 0;
     }
     s->caps = r.capabilities & ~SLC_RELAY_CLEAR;
+    s->mariadb_caps = r.mariadb_caps;
     s->charset = r.charset;
     p[0] &= (uint8_t) ~(SLC_RELAY_CLEAR & 0xff);
     p[1] &= (uint8_t) ~((SLC_RELAY_CLEAR >> 8) & 0xff);
@@ -159,6 +160,7 @@ slc_relay_done(slc_session_t *s, slc_backend_t *b, uint16_t status)
     b->state = SLC_BS_READY;
     b->caps = s->caps;
     slc_mysql_track_init(&s->track, s->caps, status);
+    slc_mysql_track_set_mariadb_caps(&s->track, s->mariadb_caps);
     s->state = SLC_SS_READY;
     slc_session_arm_idle(s);
     slc_session_log(s, SLC_LOG_INFO, "authenticated by the backend");

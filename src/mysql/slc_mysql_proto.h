@@ -48,15 +48,30 @@
 #define SLC_COM_INIT_DB             0x02
 #define SLC_COM_QUERY               0x03
 #define SLC_COM_FIELD_LIST          0x04
+#define SLC_COM_CREATE_DB           0x05
+#define SLC_COM_DROP_DB             0x06
+#define SLC_COM_REFRESH             0x07
+#define SLC_COM_SHUTDOWN            0x08
+#define SLC_COM_STATISTICS          0x09
+#define SLC_COM_PROCESS_INFO        0x0a
+#define SLC_COM_CONNECT             0x0b
+#define SLC_COM_PROCESS_KILL        0x0c
+#define SLC_COM_DEBUG               0x0d
+#define SLC_COM_TIME                0x0f
 #define SLC_COM_PING                0x0e
+#define SLC_COM_DELAYED_INSERT      0x10
 #define SLC_COM_CHANGE_USER         0x11
+#define SLC_COM_BINLOG_DUMP         0x12
+#define SLC_COM_REGISTER_SLAVE      0x15
 #define SLC_COM_STMT_PREPARE        0x16
 #define SLC_COM_STMT_EXECUTE        0x17
 #define SLC_COM_STMT_SEND_LONG_DATA 0x18
 #define SLC_COM_STMT_CLOSE          0x19
 #define SLC_COM_STMT_RESET          0x1a
 #define SLC_COM_SET_OPTION          0x1b
+#define SLC_COM_STMT_FETCH          0x1c
 #define SLC_COM_RESET_CONNECTION    0x1f
+#define SLC_COM_STMT_BULK_EXECUTE   0xfa    /* MariaDB */
 
 /* First payload byte of generic responses. */
 #define SLC_MYSQL_OK                0x00

@@ -20,22 +20,6 @@
 #include "slc_mysql_proto.h"
 #include "slc_mysql_track.h"
 
-/* Commands slc_mysql_proto.h does not name (yet). */
-#define SLC_COM_CREATE_DB           0x05
-#define SLC_COM_DROP_DB             0x06
-#define SLC_COM_REFRESH             0x07
-#define SLC_COM_SHUTDOWN            0x08
-#define SLC_COM_STATISTICS          0x09
-#define SLC_COM_PROCESS_INFO        0x0a
-#define SLC_COM_CONNECT             0x0b
-#define SLC_COM_PROCESS_KILL        0x0c
-#define SLC_COM_DEBUG               0x0d
-#define SLC_COM_TIME                0x0f
-#define SLC_COM_DELAYED_INSERT      0x10
-#define SLC_COM_REGISTER_SLAVE      0x15
-#define SLC_COM_STMT_FETCH          0x1c
-#define SLC_COM_STMT_BULK_EXECUTE   0xfa    /* MariaDB */
-
 #define SLC_MYSQL_LOCAL_INFILE      0xfb
 #define SLC_MYSQL_PROGRESS_CODE     0xffff  /* MariaDB progress report */
 

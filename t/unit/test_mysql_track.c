@@ -323,6 +323,17 @@ slc_test_term(uint16_t status)
     }
 }
 
+/* The same with an affected-rows count, which only the OK form carries. */
+static void
+slc_test_term_rows(uint64_t rows, uint16_t status)
+{
+    if (slc_test_deprecate_eof()) {
+        slc_test_ok_ex(SLC_MYSQL_EOF, rows, 0, status, 0);
+    } else {
+        slc_test_eof(status);
+    }
+}
+
 static void
 slc_test_defs(unsigned n)
 {
@@ -398,15 +409,15 @@ slc_test_run_step(slc_mysql_track_t *t, const slc_test_step_t *s,
     const slc_test_mode_t *m, int i)
 {
     size_t  off = 0, e = 0, n;
+    int     rc;
 
     while (off < s->len) {
         n = slc_test_chunk(m, s->len - off);
-        if (s->dir == SLC_TEST_CLI) {
-            ck_assert_int_eq(slc_mysql_track_client(t, s->buf + off, n),
-                             SLC_OK);
-        } else {
-            ck_assert_int_eq(slc_mysql_track_server(t, s->buf + off, n),
-                             SLC_OK);
+        rc = (s->dir == SLC_TEST_CLI)
+             ? slc_mysql_track_client(t, s->buf + off, n)
+             : slc_mysql_track_server(t, s->buf + off, n);
+        if (rc != SLC_OK) {
+            ck_abort_msg("%s: step %d: feeding failed", m->name, i);
         }
         off += n;
         while (e < s->nends && s->ends[e] < off) {
@@ -603,6 +614,21 @@ START_TEST(test_text_resultset)
     slc_test_expect(0, 1);
     slc_test_term(SLC_TEST_AC);
     slc_test_expect(1, 0);
+
+    /* the flags follow a wide affected-rows field in an OK terminator */
+    slc_test_query("BEGIN; SELECT a FROM t; COMMIT");
+    slc_test_ok(SLC_TEST_TRANS | SLC_TEST_MORE);
+    slc_test_meta(1);
+    slc_test_srv(SLC_TEST_BYTES(0x01, '1'));
+    slc_test_term_rows(300, SLC_TEST_TRANS | SLC_TEST_MORE);
+    slc_test_expect(0, 1);
+    slc_test_ok(SLC_TEST_AC);
+    slc_test_expect(1, 0);
+    slc_test_query("SELECT a FROM t");
+    slc_test_meta(1);
+    slc_test_srv(SLC_TEST_BYTES(0x01, '1'));
+    slc_test_term_rows(0x10000, SLC_TEST_AC);
+    slc_test_expect(1, 0);
     slc_test_run();
 }
 END_TEST
@@ -651,7 +677,12 @@ START_TEST(test_big_row)
     slc_test_term(SLC_TEST_TRANS);
     slc_test_expect(1, 1);
 
+    /* long data has no reply, yet idle waits for the message's end */
     memset(p, 0, plen);
+    p[0] = SLC_COM_STMT_SEND_LONG_DATA;
+    slc_test_cli(0, p, plen);
+    slc_test_expect(1, 1);
+
     p[0] = SLC_COM_QUERY;
     slc_test_cli(0, p, plen);
     slc_test_expect(0, 1);
@@ -926,6 +957,16 @@ START_TEST(test_local_infile)
     slc_test_cli(2, "", 0);
     slc_test_expect(0, 0);
     slc_test_err();
+    slc_test_expect(1, 0);
+
+    /* should the server answer before the upload ends, the upload still
+       has to end before the session is idle */
+    slc_test_query("LOAD DATA LOCAL INFILE 'z' INTO TABLE t");
+    slc_test_srv(SLC_TEST_BYTES(0xfb, 'z'));
+    slc_test_cli(2, "abc", 3);
+    slc_test_err();
+    slc_test_expect(0, 0);
+    slc_test_cli(3, "", 0);
     slc_test_expect(1, 0);
     slc_test_run();
 }
