@@ -122,7 +122,7 @@ ok($back && defined $ok && $ok eq "\0\0\0\2\0\0\0",
 $base = $t->rss_kb($worker);
 
 # COM_QUERY of 50 MiB: three full packets and the rest
-my $payload = "\x03" . ('y' x (QUERY - 1));
+my $payload = "\x03" . random_bytes(QUERY - 1);
 my $wire = '';
 for (my ($off, $i) = (0, 0); ; $i++) {
     my $chunk = substr $payload, $off, 0xffffff;
@@ -311,6 +311,14 @@ sub primary_greeting {
     my (undef, $g) = read_packet($s);
     close $s;
     return $g // die "no greeting from the primary\n";
+}
+
+sub random_bytes {
+    my ($n) = @_;
+    open(my $fh, '<:raw', '/dev/urandom') or die "/dev/urandom: $!\n";
+    my $got = read($fh, my $buf, $n);
+    die "short read from /dev/urandom\n" unless $got && $got == $n;
+    return $buf;
 }
 
 sub read_n {

@@ -89,7 +89,12 @@
 #define SLC_ER_ACCESS_DENIED_ERROR  1045    /* 28000 */
 #define SLC_ER_UNKNOWN_COM_ERROR    1047    /* 08S01 */
 #define SLC_ER_NET_PACKETS_OUT_OF_ORDER 1156
-#define SLC_ER_CONNECT_TO_BACKEND   2003    /* HY000 backend unreachable */
-#define SLC_ER_LOST_BACKEND         2013    /* HY000 */
+/*
+ * A backend that cannot be reached: a server-range code, because client
+ * libraries (libmariadb 3.3) take an ERR carrying one of their own client
+ * codes (2000-2999) during login for a forgery and report "malformed
+ * packet" instead.  1429 is ER_CONNECT_TO_FOREIGN_DATA_SOURCE.
+ */
+#define SLC_ER_CONNECT_TO_BACKEND   1429    /* HY000 backend unreachable */
 
 #endif /* SLC_MYSQL_PROTO_H */
