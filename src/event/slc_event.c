@@ -139,6 +139,25 @@ slc_conn_write(slc_conn_t *c, const void *buf, size_t len)
     return SLC_ERROR;
 }
 
+int
+slc_conn_flush(slc_conn_t *c, slc_buf_t **bp)
+{
+    slc_buf_t *b = *bp;
+
+    while (b != NULL && slc_buf_len(b) > 0 && c->writable) {
+        ssize_t n = slc_conn_write(c, b->pos, slc_buf_len(b));
+        if (n < 0) {
+            return SLC_ERROR;
+        }
+        b->pos += n;
+    }
+    if (b != NULL && slc_buf_len(b) == 0) {
+        slc_buf_put(b);
+        *bp = NULL;
+    }
+    return SLC_OK;
+}
+
 void
 slc_timer_add(slc_loop_t *loop, slc_timer_t *t, uint64_t ms)
 {

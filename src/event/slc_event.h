@@ -2,6 +2,7 @@
 #define SLC_EVENT_H
 
 #include "slc_core.h"
+#include "slc_buf.h"
 #include <sys/tree.h>
 
 /*
@@ -96,5 +97,11 @@ void  slc_timer_del(slc_loop_t *loop, slc_timer_t *t);
  */
 ssize_t slc_conn_read(slc_conn_t *c, void *buf, size_t len);
 ssize_t slc_conn_write(slc_conn_t *c, const void *buf, size_t len);
+
+/*
+ * Write what *bp holds while `c` takes it; when the buffer drains it goes
+ * back to the free list and *bp becomes NULL.  SLC_ERROR on a write error.
+ */
+int     slc_conn_flush(slc_conn_t *c, slc_buf_t **bp);
 
 #endif /* SLC_EVENT_H */

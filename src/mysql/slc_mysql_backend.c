@@ -109,43 +109,15 @@ slc_backend_timeout(slc_timer_t *t)
         : "handshake timed out", 1);
 }
 
-/* Write what is queued to the backend, as far as it takes it. */
-static int
-slc_backend_flush(slc_backend_t *b)
-{
-    slc_buf_t *o = b->out;
-
-    while (o != NULL && slc_buf_len(o) > 0 && b->conn.writable) {
-        ssize_t n = slc_conn_write(&b->conn, o->pos, slc_buf_len(o));
-        if (n < 0) {
-            return SLC_ERROR;
-        }
-        o->pos += n;
-    }
-    if (o != NULL && slc_buf_len(o) == 0) {
-        slc_buf_put(o);
-        b->out = NULL;
-    }
-    return SLC_OK;
-}
-
 /* Queue a packet to the backend and write it. */
 static int
 slc_backend_send(slc_backend_t *b, const uint8_t *payload, size_t len)
 {
-    slc_buf_t *o = b->out;
-
-    if (o == NULL && (o = b->out = slc_buf_get()) == NULL) {
+    if (slc_buf_append_packet(&b->out, payload, len, b->seq) != SLC_OK) {
         return SLC_ERROR;
     }
-    slc_buf_compact(o);
-    if (slc_buf_room(o) < len + 4) {
-        return SLC_ERROR;
-    }
-    slc_mysql_hdr_write(o->last, (uint32_t) len, b->seq++);
-    memcpy(o->last + 4, payload, len);
-    o->last += len + 4;
-    return slc_backend_flush(b);
+    b->seq++;
+    return slc_conn_flush(&b->conn, &b->out);
 }
 
 static void
@@ -170,7 +142,7 @@ slc_backend_on_write(slc_conn_t *c)
         return;
     }
     /* only flush: a send here would queue an empty packet */
-    if (slc_backend_flush(b) != SLC_OK) {
+    if (slc_conn_flush(c, &b->out) != SLC_OK) {
         slc_backend_fail(b, "write failed", 1);
     }
 }

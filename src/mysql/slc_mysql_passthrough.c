@@ -48,29 +48,10 @@ static int
 slc_relay_queue(slc_conn_t *c, slc_buf_t **outp, const uint8_t *pkt,
     size_t n)
 {
-    slc_buf_t *o = *outp;
-
-    if (o == NULL && (o = *outp = slc_buf_get()) == NULL) {
+    if (slc_buf_append(outp, pkt, n) != SLC_OK) {
         return SLC_ERROR;
     }
-    slc_buf_compact(o);
-    if (slc_buf_room(o) < n) {
-        return SLC_ERROR;
-    }
-    memcpy(o->last, pkt, n);
-    o->last += n;
-    while (slc_buf_len(o) > 0 && c->writable) {
-        ssize_t w = slc_conn_write(c, o->pos, slc_buf_len(o));
-        if (w < 0) {
-            return SLC_ERROR;
-        }
-        o->pos += w;
-    }
-    if (slc_buf_len(o) == 0) {
-        slc_buf_put(o);
-        *outp = NULL;
-    }
-    return SLC_OK;
+    return slc_conn_flush(c, outp);
 }
 
 void

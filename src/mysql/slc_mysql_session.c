@@ -164,37 +164,16 @@ slc_session_accept(slc_conn_t *lc)
 int
 slc_session_flush(slc_session_t *s)
 {
-    slc_buf_t *b = s->out;
-
-    while (b != NULL && slc_buf_len(b) > 0 && s->client.writable) {
-        ssize_t n = slc_conn_write(&s->client, b->pos, slc_buf_len(b));
-        if (n < 0) {
-            return SLC_ERROR;
-        }
-        b->pos += n;
-    }
-    if (b != NULL && slc_buf_len(b) == 0) {
-        slc_buf_put(b);
-        s->out = NULL;
-    }
-    return SLC_OK;
+    return slc_conn_flush(&s->client, &s->out);
 }
 
 int
 slc_session_send(slc_session_t *s, const uint8_t *payload, size_t len)
 {
-    if (s->out == NULL && (s->out = slc_buf_get()) == NULL) {
+    if (slc_buf_append_packet(&s->out, payload, len, s->seq) != SLC_OK) {
         return SLC_ERROR;
     }
-    if (slc_buf_room(s->out) < len + 4) {
-        slc_buf_compact(s->out);
-        if (slc_buf_room(s->out) < len + 4) {
-            return SLC_ERROR;
-        }
-    }
-    slc_mysql_hdr_write(s->out->last, (uint32_t) len, s->seq++);
-    memcpy(s->out->last + 4, payload, len);
-    s->out->last += len + 4;
+    s->seq++;
     return slc_session_flush(s);
 }
 
