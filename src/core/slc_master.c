@@ -170,6 +170,10 @@ slc_master_reload(void)
     slc_master_spawn_all(cycle);
     slc_master_signal_workers(SIGQUIT, 1);
     slc_cycle_free(old);
+    for (slc_shm_zone_t *z = cycle->zones; z != NULL; z = z->next) {
+        slc_log(SLC_LOG_INFO, "shared memory zone \"%s\" (%zu bytes) %s",
+            z->name, z->size, z->reused ? "carried over" : "created");
+    }
     slc_log(SLC_LOG_NOTICE, "reconfigured: generation %u, %d worker(s)",
         cycle->generation, cycle->worker_processes);
 }
