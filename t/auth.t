@@ -4,7 +4,9 @@
 # config), refuses wrong ones with the server's own wording and without
 # opening a backend connection, switches clients that start with another
 # plugin to mysql_native_password, and closes a session that sends garbage
-# without disturbing the other sessions of its worker.
+# without disturbing the other sessions of its worker.  After all of that,
+# with error_log at debug, neither the error log nor stderr holds a
+# password, a password hash, or a scramble or token seen on the wire.
 
 use strict;
 use warnings;
@@ -32,6 +34,16 @@ $p->do("CREATE OR REPLACE USER '$hashed_user'\@'%' "
 $p->do("GRANT SELECT ON test.* TO '$hashed_user'\@'%'");
 my $hash = $p->selectrow_array('SELECT PASSWORD(?)', undef, $hashed_pass);
 
+# And one given to sluice in plaintext, with a password found nowhere else.
+my $plain_user = $t->name . '_plain';
+my $plain_pass = "Pl41n-$$-qZx";
+$p->do("CREATE OR REPLACE USER '$plain_user'\@'%' "
+    . "IDENTIFIED BY '$plain_pass'");
+$p->do("GRANT SELECT ON test.* TO '$plain_user'\@'%'");
+
+my @scrambles;      # 20-byte scrambles sent to raw_connect's clients
+my @tokens;         # auth responses this test sent
+
 # Port 1 leads to a backend that is only a listening socket of this test:
 # whether sluice connected to it is there to see in its accept queue.
 my $fake = IO::Socket::INET->new(LocalAddr => '127.0.0.1',
@@ -44,6 +56,7 @@ events { worker_connections 64; }
 mysql {
     user app { password "secret"; }
     user $hashed_user { password_hash "$hash"; }
+    user $plain_user { password "$plain_pass"; }
     upstream cluster { server %%PRIMARY%% role=primary; }
     upstream fake { server 127.0.0.1:%%PORT_8%% role=primary; }
     server {
@@ -60,7 +73,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(42);
+$t->plan(47);
 
 my $denied = "Access denied for user 'app'\@'127.0.0.1' (using password: %s)";
 
@@ -148,6 +161,7 @@ my ($tag, $plugin, $data) = unpack 'C Z* a*', $pl // '';
 ok(defined $pl && $tag == 0xfe && $seq == 2
    && $plugin eq 'mysql_native_password' && length($data) == 21,
    'AuthSwitchRequest to mysql_native_password with a 20-byte scramble');
+push @scrambles, substr($data // '', 0, 20);
 send_packet($s, 3, native_token('secret', substr($data // '', 0, 20)));
 ($seq, $pl) = read_packet($s);
 ok(defined $pl && ord($pl) == 0 && $seq == 4,
@@ -214,8 +228,49 @@ my $conn = $fake->accept;
 close $conn if $conn;       # no greeting: sluice fails that session
 waitpid($pid, 0);
 
+# --- no secret in the logs ---------------------------------------------------
+
+my $plain_dbh = $t->dbh(user => $plain_user, password => $plain_pass);
+ok($plain_dbh && $plain_dbh->do('SELECT 1'),
+   'a user configured with a plaintext password logs in')
+    or diag($DBI::errstr);
+undef $plain_dbh;
+my $wrong_pass = "Wr0ng-$$-vKj";
+ok(!$t->dbh(user => $plain_user, password => $wrong_pass)
+   && $DBI::err == 1045, 'and a wrong password for it is refused');
+
+# Stop sluice first: every line it had to write is in the files.
 undef $dbh;
+$t->stop;
+my $logs = $t->error_log . ($t->read_file('stderr.log') // '');
+# (error_log is at debug, from the test globals)
+ok($logs =~ /authenticated, .*user: "\Q$plain_user\E"/
+   && $logs =~ /error 1045: .*'\Q$plain_user\E'/,
+   'the error log has those logins (the checks below look at them)');
+
+my @secret;     # [ what, bytes ] never to be found in the logs
+for my $pw ('secret', $hashed_pass, $plain_pass, $wrong_pass) {
+    push @secret, [ "password '$pw'", $pw ],
+        [ "SHA1('$pw') in hex", unpack('H*', sha1($pw)) ],
+        [ "the hash of '$pw' in hex", unpack('H*', sha1(sha1($pw))) ];
+}
+push @secret, [ 'the configured password_hash', substr($hash, 1) ];
+for my $i (0 .. $#scrambles) {
+    push @secret, [ "scramble $i", $scrambles[$i] ],
+        [ "scramble $i in hex", unpack('H*', $scrambles[$i]) ];
+}
+for my $i (0 .. $#tokens) {
+    push @secret, [ "token $i", $tokens[$i] ],
+        [ "token $i in hex", unpack('H*', $tokens[$i]) ];
+}
+cmp_ok(scalar @scrambles, '>=', 4, 'scrambles were captured on the wire');
+my @found = map { $_->[0] }
+    grep { index(lc $logs, lc $_->[1]) >= 0 } @secret;
+is_deeply(\@found, [], 'the error log and stderr hold no password, hash, '
+          . 'scramble or token');
+
 $p->do("DROP USER '$hashed_user'\@'%'");
+$p->do("DROP USER '$plain_user'\@'%'");
 
 
 # --- a few bytes of the protocol ---------------------------------------------
@@ -275,13 +330,15 @@ sub raw_connect {
     die "no greeting\n" unless defined $pl;
     my (undef, undef, $rest) = unpack 'C Z* a*', $pl;
     my ($s1, $rest2) = unpack 'x4 a8 x x2 x x2 x2 x x10 a*', $rest;
-    return ($s, { scramble => $s1 . substr($rest2, 0, 12) });
+    push @scrambles, $s1 . substr($rest2, 0, 12);
+    return ($s, { scramble => $scrambles[-1] });
 }
 
 sub native_token {
     my ($pw, $scramble) = @_;
     my $s1 = sha1($pw);
-    return $s1 ^ sha1($scramble . sha1($s1));
+    push @tokens, $s1 ^ sha1($scramble . sha1($s1));
+    return $tokens[-1];
 }
 
 # HandshakeResponse41: LONG_PASSWORD (a MySQL client), PROTOCOL_41,

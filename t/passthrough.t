@@ -4,7 +4,8 @@
 # server after sluice started, and unknown to sluice's config, logs in;
 # a wrong password gets the server's own refusal; a client starting with
 # caching_sha2_password is switched by the server; the default database
-# reaches the backend.
+# reaches the backend; the relayed greeting offers neither TLS nor
+# compression, which the server's own greeting does.
 
 use strict;
 use warnings;
@@ -12,11 +13,20 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 
+use IO::Select;
+use IO::Socket::INET;
+use Socket qw(SO_RCVTIMEO);
 use Test::More;
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
 plan skip_all => 'no readconn' unless $t->has_module('readconn');
+
+# Port 8 is a backend this test plays itself, to offer TLS (the sandbox
+# servers have no certificate, so they do not).
+my $fake = IO::Socket::INET->new(LocalAddr => '127.0.0.1',
+    LocalPort => $t->port(8), Listen => 4, ReuseAddr => 1)
+    or die "listen on port 8: $!\n";
 
 $t->write_file_expand('sluice.conf', <<'EOF');
 worker_processes 1;
@@ -32,10 +42,17 @@ mysql {
         auth passthrough;
         upstream cluster;
     }
+    upstream fake { server 127.0.0.1:%%PORT_8%% role=primary; }
+    server {
+        listen 127.0.0.1:%%PORT_1%%;
+        router readconn;
+        auth passthrough;
+        upstream fake;
+    }
 }
 EOF
 $t->run;
-$t->plan(17);
+$t->plan(23);
 
 # The account is made now: sluice has never heard of it.
 my $user = 'pt_' . $t->name;
@@ -100,3 +117,104 @@ ok($t->dbh(user => $user, password => 'y'), 'and the new one works')
 
 $p->do("DROP TABLE $table");
 $p->do("DROP USER '$user'\@'%'");
+
+
+# --- the greeting ------------------------------------------------------------
+
+use constant {
+    CLIENT_COMPRESS => 0x20,
+    CLIENT_SSL      => 0x800,
+    CLIENT_ZSTD     => 0x04000000,
+};
+use constant CLEARED => CLIENT_COMPRESS | CLIENT_SSL | CLIENT_ZSTD;
+
+sub raw_connect {
+    my ($port) = @_;
+    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port,
+                                  Timeout => 5) or die "connect $port: $!\n";
+    $s->sockopt(SO_RCVTIMEO, pack('l!l!', 10, 0));
+    return $s;
+}
+
+# A greeting payload -> { version, caps }, or undef if it is not a
+# protocol-10 greeting: protocol, version NUL, thread id 4, scramble 8,
+# filler, caps lower 2, charset, status 2, caps upper 2.
+sub parse_greeting {
+    my ($pl) = @_;
+    return undef unless defined $pl && length $pl > 1 && ord($pl) == 10;
+    my ($version, $lower, $upper) = unpack 'x Z* x4 x8 x v x x2 v', $pl;
+    return undef unless defined $upper;
+    return { version => $version, caps => $lower | $upper << 16 };
+}
+
+# The same greeting with capability bits $set set.
+sub set_caps {
+    my ($pl, $set) = @_;
+    my $off = index($pl, "\0", 1) + 1 + 4 + 8 + 1;
+    my $caps = unpack('v', substr $pl, $off, 2)
+             | unpack('v', substr $pl, $off + 5, 2) << 16;
+    $caps |= $set;
+    substr($pl, $off, 2) = pack 'v', $caps & 0xffff;
+    substr($pl, $off + 5, 2) = pack 'v', $caps >> 16;
+    return $pl;
+}
+
+# The payload of the next packet, or undef.
+sub read_packet {
+    my ($s) = @_;
+    my $hdr = read_n($s, 4) // return undef;
+    my $len = unpack('V', $hdr) & 0xffffff;
+    return $len ? read_n($s, $len) : '';
+}
+
+sub read_n {
+    my ($s, $n) = @_;
+    my $buf = '';
+    while (length $buf < $n) {
+        my $r = sysread($s, $buf, $n - length $buf, length $buf);
+        return undef unless $r;
+    }
+    return $buf;
+}
+
+sub greeting_of {
+    my ($port) = @_;
+    my $s = raw_connect($port);
+    my $pl = read_packet($s);
+    close $s;
+    return $pl;
+}
+
+my $server = parse_greeting(greeting_of($t->primary_port));
+my $relayed = parse_greeting(greeting_of($t->port(0)));
+ok($server && $relayed, 'a protocol-10 greeting from the primary and from '
+   . 'sluice');
+$server //= { caps => 0, version => '' };
+$relayed //= { caps => 0, version => '' };
+note(sprintf 'primary capabilities 0x%08x, relayed 0x%08x',
+     $server->{caps}, $relayed->{caps});
+ok($server->{caps} & CLIENT_COMPRESS,
+   "the primary's own greeting offers compression (CLIENT_COMPRESS)");
+ok(!($relayed->{caps} & CLIENT_COMPRESS), 'the relayed greeting does not');
+is(sprintf('0x%08x %s', $relayed->{caps}, $relayed->{version}),
+   sprintf('0x%08x %s', $server->{caps} & ~CLEARED, $server->{version}),
+   "otherwise it is the primary's: same version, same other capabilities");
+
+# The fake backend sends the primary's greeting with TLS, compression and
+# zstd compression offered; sluice must relay it with those three bits
+# cleared and every other byte as it was.
+my $offer = set_caps(greeting_of($t->primary_port), CLEARED);
+my $client = raw_connect($t->port(1));
+my $pl;
+if (IO::Select->new($fake)->can_read(10) and my $b = $fake->accept) {
+    syswrite($b, substr(pack('V', length $offer), 0, 3) . "\0" . $offer);
+    $pl = read_packet($client);
+    close $b;
+}
+close $client;
+my $g = parse_greeting($pl) // { caps => CLEARED };
+is(sprintf('0x%08x', $g->{caps} & CLEARED), '0x00000000',
+   'a backend offering TLS and compression: the relayed greeting offers '
+   . 'none of CLIENT_SSL, CLIENT_COMPRESS, CLIENT_ZSTD_COMPRESSION');
+ok(defined $pl && set_caps($pl, CLEARED) eq $offer,
+   'and is otherwise byte for byte what the backend sent');

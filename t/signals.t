@@ -4,7 +4,10 @@
 # replaced, USR1 / -s reopen reopen the logs, -s reload / -s quit go
 # through the pid file, a broken config on HUP keeps the running one,
 # QUIT lets an open transaction finish (and refuses new clients), TERM
-# stops at once, and `daemon on` detaches and stops with -s stop.
+# stops at once, `daemon on` detaches and stops with -s stop,
+# `master_process off` serves in one process and stops with -s stop, and
+# a reload carries the shared counters over, so max_connections holds
+# across it.
 
 use strict;
 use warnings;
@@ -122,7 +125,7 @@ $p->do("CREATE TABLE $table (id INT PRIMARY KEY, v VARCHAR(16))");
 
 write_conf();
 $t->run;
-$t->plan(66);
+$t->plan(83);
 
 # --- (a) a worker killed with SIGKILL is replaced -------------------------
 
@@ -367,6 +370,94 @@ EOF
     ok(wait_for(sub { !IO::Socket::INET->new(PeerAddr => '127.0.0.1',
                                              PeerPort => $t->port(1)) }),
        '-s stop: nothing listens any more');
+}
+
+# --- (h) master_process off ----------------------------------------------
+
+{
+    # worker_processes is ignored: there is no master to fork workers
+    $t->write_file_expand('sluice.conf', <<'EOF');
+master_process off;
+worker_processes 2;
+mysql {
+    user app { password "secret"; }
+    upstream cluster { server %%PRIMARY%% role=primary; }
+    server {
+        listen 127.0.0.1:%%PORT_0%%;
+        router readconn;
+        upstream cluster;
+    }
+}
+EOF
+    $t->run;
+    my $pid = $t->master_pid;
+    is(wait_for(sub { (slurp("$dir/sluice.pid") // '') =~ /^(\d+)\n\z/ && $1 },
+                what => 'the pid file'), $pid,
+       'master_process off: the pid file names the process started');
+    my $off = length $t->error_log;
+    ok(query_ok(), 'master_process off: a query works');
+    ok(wait_for(sub { log_since($off) =~ /\[info\] (\d+): \*\d+ authenticated/
+                      && $1 == $pid }, what => 'the authenticated line'),
+       'master_process off: that process served the session');
+    opendir(my $d, '/proc') or die "/proc: $!";
+    my @children = grep {
+        my $st = /^\d+\z/ ? slurp("/proc/$_/stat") // '' : '';
+        $st =~ s/^.*\)\s+//s;
+        (( split " ", $st )[1] // 0) == $pid;
+    } readdir $d;
+    is_deeply(\@children, [], 'master_process off: it has no child process');
+
+    my ($rc, $out) = sluice_cmd('sluice.conf', '-s', 'stop');
+    is($rc, 0, 'master_process off: -s stop exits 0');
+    ok(wait_for(sub { !pid_alive($pid) }, what => 'sluice to exit'),
+       'master_process off: -s stop stops it');
+    ok(!-e "$dir/sluice.pid", 'master_process off: the pid file is removed');
+    ok(tcp_refused(), 'master_process off: nothing listens any more');
+    $t->stop;
+    is($t->exit_status, 0, 'master_process off: it exited with 0');
+}
+
+# --- (i) a reload carries the shared counters over ----------------------
+
+{
+    # a long shutdown timeout: the old worker keeps its session open
+    $t->write_file_expand('sluice.conf', <<'EOF');
+worker_processes 1;
+worker_shutdown_timeout 1m;
+mysql {
+    user app { password "secret"; }
+    upstream cluster { server %%PRIMARY%% role=primary max_connections=2; }
+    server {
+        listen 127.0.0.1:%%PORT_0%%;
+        router readconn;
+        upstream cluster;
+    }
+}
+EOF
+    $t->run;
+    my $before = $t->dbh;
+    ok($before && $before->do('SELECT 1'),
+       'carry over: a session is open before the reload');
+    my $master = $t->master_pid;
+    my $off = length $t->error_log;
+    ok($t->reload, 'carry over: a reload with the same config');
+    my $re = qr/\[info\] $master: shared memory zone "mysql_stats" /
+           . qr/\(\d+ bytes\) carried over$/m;
+    ok(wait_for(sub { log_since($off) =~ $re },
+                what => 'the carried over line'),
+       'carry over: the master logs that zone "mysql_stats" was carried over');
+    is($before && $before->selectrow_array('SELECT 7'), 7,
+       'carry over: the old session still works');
+    my $second = $t->dbh;
+    ok($second && $second->do('SELECT 1'),
+       'carry over: one more session opens (max_connections=2)');
+    ok(!$t->dbh, 'carry over: a third is refused: the count of the old '
+       . 'worker\'s session was carried over');
+    is($DBI::err, 1040, 'carry over: with ERR 1040');
+    $before->disconnect if $before;
+    ok(wait_for(sub { my $d = $t->dbh; $d && $d->do('SELECT 1') },
+                what => 'a session once the old one closed'),
+       'carry over: once the old worker\'s session closes, its slot is free');
 }
 
 $p->do("DROP TABLE $table");

@@ -110,6 +110,15 @@ slc_worker_quit(void)
 static void
 slc_worker_exit(int code)
 {
+    slc_cycle_t *cycle = slc_worker_cycle;
+    const char  *pid_path;
+
+    /* master_process off: this process is the one the pid file names */
+    if (!cycle->master_process
+        && (pid_path = slc_cycle_path(cycle, cycle->pid_path)) != NULL)
+    {
+        unlink(pid_path);
+    }
     slc_log(SLC_LOG_NOTICE, "exiting");
     exit(code);
 }
