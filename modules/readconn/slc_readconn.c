@@ -18,13 +18,18 @@ typedef struct {
     unsigned  role;
 } slc_readconn_conf_t;
 
+/* Per session: the servers this session already tried. */
+typedef struct {
+    uint8_t   tried[SLC_UPSTREAM_SET_BYTES];
+    unsigned  ntried;
+} slc_readconn_ctx_t;
+
 static const char *slc_readconn_role(slc_conf_t *cf, const slc_command_t *cmd,
     void *conf);
 static int  slc_readconn_check(slc_mysql_srv_t *srv, char *err,
     size_t errlen);
 static void slc_readconn_start(slc_session_t *s);
 static void slc_readconn_ready(slc_session_t *s);
-static void slc_readconn_retry(slc_session_t *s);
 
 static const slc_command_t slc_readconn_commands[] = {
     { .name = "readconn_role", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
@@ -36,7 +41,7 @@ static const slc_router_t slc_readconn_router = {
     .check = slc_readconn_check,
     .start = slc_readconn_start,
     .ready = slc_readconn_ready,
-    .retry = slc_readconn_retry,
+    .retry = slc_readconn_start,
     .passthrough = 1,
 };
 
@@ -96,40 +101,47 @@ slc_readconn_check(slc_mysql_srv_t *srv, char *err, size_t errlen)
     return SLC_ERROR;
 }
 
+static slc_readconn_ctx_t *
+slc_readconn_ctx(slc_session_t *s)
+{
+    if (s->router_data == NULL) {
+        s->router_data = calloc(1, sizeof(slc_readconn_ctx_t));
+    }
+    return s->router_data;
+}
+
 /*
- * A server that refused the connection is marked down, so the next pick
- * prefers another; s->router_data counts the attempts so that a session
- * tries each server at most once.
+ * Also the retry after a failed connect: a session tries each server at
+ * most once (its `tried` set); a failed server is also marked down for the
+ * worker, so other sessions avoid it for a while.
  */
 static void
-slc_readconn_retry(slc_session_t *s)
+slc_readconn_start(slc_session_t *s)
 {
-    uintptr_t tries = (uintptr_t) s->router_data + 1;
+    slc_readconn_ctx_t    *rc = slc_readconn_ctx(s);
+    slc_upstream_server_t *us;
+    int                    full;
 
-    s->router_data = (void *) tries;
-    if (tries >= s->srv->upstream->nservers) {
+    if (rc == NULL) {
+        slc_session_close(s, SLC_LOG_ERR, "out of memory");
+        return;
+    }
+    us = slc_upstream_pick(s->srv->upstream, slc_readconn_roles(s->srv),
+        rc->tried, &full);
+    if (us == NULL && !full && rc->ntried > 0) {
         slc_session_fail(s, SLC_ER_CONNECT_TO_BACKEND, "HY000",
             "Can't connect to any backend server of upstream \"%s\"",
             s->srv->upstream->name.data);
         return;
     }
-    slc_readconn_start(s);
-}
-
-static void
-slc_readconn_start(slc_session_t *s)
-{
-    slc_upstream_server_t *us;
-    int                    full;
-
-    us = slc_upstream_pick(s->srv->upstream, slc_readconn_roles(s->srv),
-        &full);
     if (us == NULL) {
         slc_session_fail(s, SLC_ER_CON_COUNT_ERROR, "08004",
             "Too many connections (every backend server of upstream "
             "\"%s\" is at max_connections)", s->srv->upstream->name.data);
         return;
     }
+    slc_upstream_set(rc->tried, (unsigned) (us - s->srv->upstream->servers));
+    rc->ntried++;
     (void) slc_backend_open(s, us);
 }
 

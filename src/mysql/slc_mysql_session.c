@@ -300,6 +300,7 @@ slc_session_free(void *arg)
     slc_session_t *s = arg;
 
     free(s->attrs);
+    free(s->router_data);
     explicit_bzero(s, sizeof(*s));
     free(s);
 }

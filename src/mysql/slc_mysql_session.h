@@ -60,7 +60,8 @@ struct slc_session_s {
     int                    quit_sent; /* the client sent COM_QUIT */
     uint64_t               last_active;  /* loop time of the last read */
     slc_mysql_track_t      track;
-    void                  *router_data;
+    void                  *router_data;  /* malloc'ed by the router,
+                                             freed with the session */
 
     slc_defer_t            defer;
     TAILQ_ENTRY(slc_session_s) link;

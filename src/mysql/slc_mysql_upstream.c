@@ -36,7 +36,7 @@ slc_upstream_best(slc_upstream_t *up, unsigned roles, int want_up,
 
     for (unsigned i = 0; i < up->nservers; i++) {
         slc_upstream_server_t *us = &up->servers[i];
-        if (!(us->role & roles) || tried[i]
+        if (!(us->role & roles) || slc_upstream_isset(tried, i)
             || (want_up && us->down_until > now))
         {
             continue;
@@ -49,10 +49,15 @@ slc_upstream_best(slc_upstream_t *up, unsigned roles, int want_up,
 }
 
 slc_upstream_server_t *
-slc_upstream_pick(slc_upstream_t *up, unsigned roles, int *full)
+slc_upstream_pick(slc_upstream_t *up, unsigned roles, const uint8_t *skip,
+    int *full)
 {
-    uint8_t                tried[256] = { 0 };
+    uint8_t                tried[SLC_UPSTREAM_SET_BYTES] = { 0 };
     slc_upstream_server_t *us;
+
+    if (skip != NULL) {
+        memcpy(tried, skip, sizeof(tried));
+    }
 
     *full = 0;
     for (int want_up = 1; want_up >= 0; want_up--) {
@@ -61,7 +66,7 @@ slc_upstream_pick(slc_upstream_t *up, unsigned roles, int *full)
                 return us;
             }
             *full = 1;
-            tried[us - up->servers] = 1;
+            slc_upstream_set(tried, (unsigned) (us - up->servers));
         }
     }
     return NULL;

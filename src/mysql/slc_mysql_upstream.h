@@ -15,13 +15,28 @@
 
 #define SLC_UPSTREAM_FAIL_MS  10000
 
+/* A set of servers of one upstream (at most 256), as a bitmap. */
+#define SLC_UPSTREAM_SET_BYTES  32
+
+static inline void
+slc_upstream_set(uint8_t *set, unsigned i)
+{
+    set[i >> 3] |= (uint8_t) (1u << (i & 7));
+}
+
+static inline int
+slc_upstream_isset(const uint8_t *set, unsigned i)
+{
+    return (set[i >> 3] >> (i & 7)) & 1;
+}
+
 /*
- * Pick a server and take a connection slot on it.  NULL when there is no
- * server of these roles (*full = 0) or all are at max_connections
- * (*full = 1).
+ * Pick a server and take a connection slot on it, never one in `skip`
+ * (NULL: none).  NULL when there is no such server of these roles
+ * (*full = 0) or all are at max_connections (*full = 1).
  */
 slc_upstream_server_t *slc_upstream_pick(slc_upstream_t *up, unsigned roles,
-    int *full);
+    const uint8_t *skip, int *full);
 void slc_upstream_release(slc_upstream_server_t *us);
 void slc_upstream_mark_down(slc_upstream_server_t *us);
 void slc_upstream_count_bytes(slc_upstream_server_t *us, size_t in,
