@@ -97,7 +97,8 @@ slc_readconn_check(slc_mysql_srv_t *srv, char *err, size_t errlen)
     }
     snprintf(err, errlen, "%s:%u: upstream \"%s\" has no server for "
         "readconn_role %s", srv->file, srv->line, srv->upstream->name.data,
-        roles == SLC_ROLE_PRIMARY ? "primary" : "replica");
+        roles == SLC_ROLE_PRIMARY ? "primary"
+        : roles == SLC_ROLE_REPLICA ? "replica" : "any");
     return SLC_ERROR;
 }
 
@@ -265,6 +266,8 @@ slc_readconn_ready(slc_session_t *s)
 {
     slc_backend_t *b = s->backend;
 
+    free(s->router_data);           /* the choice is made */
+    s->router_data = NULL;
     s->client.on_read = slc_readconn_client_read;
     s->client.on_write = slc_readconn_client_write;
     b->conn.on_read = slc_readconn_backend_read;
