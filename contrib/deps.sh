@@ -1,12 +1,13 @@
 #!/bin/sh
 # Install the Debian 12 packages sluice needs to build, test and run its
-# sandbox.  Idempotent; uses sudo when not run as root.
+# sandbox, plus any package named on the command line (the bench adds its
+# own).  Idempotent; uses sudo when not run as root.
 set -eu
 
 PKGS="gcc make pkg-config libbsd-dev libpcre2-dev libmariadb-dev \
 check libhiredis-dev \
 mariadb-server mariadb-client redis-server \
-perl libdbi-perl libdbd-mariadb-perl procps iproute2"
+perl libdbi-perl libdbd-mariadb-perl procps iproute2 $*"
 
 SUDO=
 if [ "$(id -u)" != 0 ]; then
@@ -25,8 +26,8 @@ fi
 echo "deps: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-# The packaged services must not start on their own ports: the sandbox
-# starts its own servers.  policy-rc.d 101 tells invoke-rc.d "not now".
+# The packaged services (mariadb, redis, haproxy) must not start on their
+# own ports: the sandbox and the bench start their own.  policy-rc.d 101 tells invoke-rc.d "not now".
 if [ ! -e /usr/sbin/policy-rc.d ]; then
     printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
     $SUDO chmod 755 /usr/sbin/policy-rc.d

@@ -1,0 +1,141 @@
+package SluiceBench::Target;
+
+# What the bench measures: a target is something sysbench can talk to
+# (the primary itself, or a proxy forwarding to it) over TCP on loopback
+# and, where it can, over a unix socket.  This file holds the list of
+# targets and what all of them share; SluiceBench/Target/KIND.pm holds
+# each kind.
+#
+# Adding a target is a line in @REGISTRY: a name, a kind, its options.
+# A sluice target takes `server_conf` (the lines of its `server {}` block
+# besides listen and upstream) and `module` (skipped with a note when
+# objs/sluice lacks it), so a readwritesplit target will read
+#
+#   [ 'rwsplit-auto', 'Sluice', workers => 'auto', module => 'readwritesplit',
+#     server_conf => 'router readwritesplit;',
+#     label => 'sluice readwritesplit, auto workers' ],
+#
+# A kind implements start(%o), stop, endpoint($transport), cpu_pids,
+# rss_pids, idle_capacity, version; see the methods below for the
+# contracts.
+
+use strict;
+use warnings;
+
+use Carp qw(croak);
+use DBI;
+use Time::HiRes qw(time sleep);
+
+use Sluice::Sandbox qw(poll_until);
+
+our @REGISTRY = (
+    # name           kind       options
+    [ 'direct',       'Direct' ],
+    [ 'sluice-1',     'Sluice',  workers => 1 ],
+    [ 'sluice-auto',  'Sluice',  workers => 'auto' ],
+    [ 'haproxy-1',    'HAProxy', nbthread => 1 ],
+    [ 'haproxy-auto', 'HAProxy', nbthread => 'auto' ],
+);
+
+sub names { map { $_->[0] } @REGISTRY }
+
+# SluiceBench::Target->create(NAME, CTX): a target object, not started.
+# CTX is the bench context (workdir, primary, nproc, nofile, user, ...).
+sub create {
+    my ($class, $name, $ctx) = @_;
+    my ($entry) = grep { $_->[0] eq $name } @REGISTRY
+        or croak "unknown target \"$name\"";
+    my ($n, $kind, %opts) = @$entry;
+    my $pkg = "SluiceBench::Target::$kind";
+    eval "require $pkg; 1" or die $@;
+    return $pkg->new(name => $n, ctx => $ctx, %opts);
+}
+
+sub new {
+    my ($class, %o) = @_;
+    return bless { problems => [], notes => [], %o }, $class;
+}
+
+sub name      { $_[0]{name} }
+sub kind      { (split /::/, ref $_[0])[-1] }
+sub is_proxy  { 1 }
+sub transports { qw(tcp unix) }
+sub label     { $_[0]{label} // $_[0]{name} }
+
+# Log lines that say something went wrong (alert, crit, a crash), and
+# other remarks, gathered over every start and stop.
+sub problems  { @{ $_[0]{problems} } }
+sub notes     { @{ $_[0]{notes} } }
+
+# Why this target cannot run here (a module not compiled in), or undef.
+sub unavailable { undef }
+
+# endpoint('tcp' | 'unix'): { tcp => [HOST, PORT] } or { unix => PATH },
+# valid while started.
+sub endpoint {
+    my ($self, $transport) = @_;
+    return $transport eq 'unix'
+        ? { unix => $self->{unix} }
+        : { tcp => [ '127.0.0.1', $self->{port} ] };
+}
+
+# [pid, starttime] of every process whose CPU time counts as the proxy's.
+sub cpu_pids { () }
+
+# pids whose RSS counts in the idle-connection measurement.
+sub rss_pids { () }
+
+# How many idle client sessions this target can hold within the open
+# files limit (the bench holds the sessions it opens to at most this).
+sub idle_capacity { 0 }
+
+# A DBI handle through the endpoint of $transport, or undef.
+sub dbh {
+    my ($self, $transport, %attr) = @_;
+    my $ep = $self->endpoint($transport);
+    my $c = $self->{ctx};
+    my $dsn = 'DBI:MariaDB:' . ($ep->{unix}
+        ? "mariadb_socket=$ep->{unix}"
+        : "host=$ep->{tcp}[0];port=$ep->{tcp}[1]") . ";database=$c->{db}";
+    return DBI->connect($dsn, $c->{user}, $c->{password},
+        { RaiseError => 0, PrintError => 0, AutoCommit => 1,
+          mariadb_connect_timeout => 3, %attr });
+}
+
+# Wait until a client logs in and runs a query over every transport while
+# $alive->() stays true.  Dies with $why->() (the logs) otherwise.
+sub wait_ready {
+    my ($self, %o) = @_;
+    my $err = '';
+    my $ok = poll_until($o{timeout} // 15, sub {
+        die "$self->{name} exited during startup\n" . $o{why}->()
+            unless $o{alive}->();
+        for my $tr ($self->transports) {
+            my $dbh = $self->dbh($tr);
+            my $v = $dbh && $dbh->selectrow_array('SELECT 1');
+            $err = "$tr: " . ($DBI::errstr // 'no result');
+            $dbh->disconnect if $dbh;
+            return 0 unless $v;
+        }
+        return 1;
+    });
+    die "$self->{name} not ready: $err\n" . $o{why}->() unless $ok;
+}
+
+# The lines of FILE from byte OFFSET that match $re.
+sub log_lines_since {
+    my ($file, $offset, $re) = @_;
+    open(my $fh, '<', $file) or return ();
+    seek($fh, $offset // 0, 0);
+    return grep { $_ =~ $re } map { chomp; $_ } <$fh>;
+}
+
+# Unix socket paths hold 107 bytes.
+sub check_sun_path {
+    my ($path) = @_;
+    die "socket path $path is too long (107 bytes at most): "
+        . "set TMPDIR to a shorter directory\n" if length($path) > 107;
+    return $path;
+}
+
+1;

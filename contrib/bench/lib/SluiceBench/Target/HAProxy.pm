@@ -1,0 +1,132 @@
+package SluiceBench::Target::HAProxy;
+
+# Debian's HAProxy 2.6 in tcp mode forwarding to the primary: the usual
+# way to put a MySQL server behind a proxy, and the bar sluice's readconn
+# is held to.  One process (no master-worker), `nbthread` threads, a TCP
+# and a unix-socket bind.  Process-level logging at notice on stderr and
+# no `log` in the proxy sections: no line per connection.
+
+use strict;
+use warnings;
+
+use parent -norequire, 'SluiceBench::Target';
+
+use File::Path qw(make_path);
+
+use Sluice::Sandbox qw(free_port spawn pid_alive wait_exit proc_starttime
+                       tail_file find_bin);
+use SluiceBench::Util qw(run_capture guard unguard);
+
+use constant FD_RESERVE => 200;   # listeners, pollers, per-thread pipes
+
+sub bin { find_bin('haproxy') }
+
+sub threads {
+    my ($self) = @_;
+    my $n = $self->{nbthread} // 1;
+    return $n eq 'auto' ? $self->{ctx}{nproc} : $n;
+}
+
+sub label {
+    my ($self) = @_;
+    return $self->{label} if $self->{label};
+    return 'HAProxy tcp, nbthread ' . $self->threads;
+}
+
+# One process holds both sides of every session.
+sub idle_capacity {
+    my ($self) = @_;
+    return int(($self->{ctx}{nofile} - FD_RESERVE) / 2);
+}
+
+sub _conf {
+    my ($self) = @_;
+    my $c = $self->{ctx};
+    my $d = $self->{dir};
+    my $maxconn = $self->idle_capacity;
+    my $nbthread = $self->threads;
+    return <<CONF;
+# written by contrib/bench for target $self->{name}
+global
+    nbthread $nbthread
+    maxconn $maxconn
+    pidfile $d/haproxy.pid
+    log stderr format raw local0 notice
+
+defaults
+    mode tcp
+    maxconn $maxconn
+    timeout connect 5s
+    timeout client 1h
+    timeout server 1h
+
+frontend mysql
+    bind 127.0.0.1:$self->{port}
+    bind unix\@$self->{unix}
+    default_backend primary
+
+backend primary
+    server primary 127.0.0.1:$c->{primary}{port}
+CONF
+}
+
+sub start {
+    my ($self, %o) = @_;
+    my $c = $self->{ctx};
+    my $d = $self->{dir} = "$c->{workdir}/$self->{name}";
+    make_path($d);
+    $self->{port} = free_port();
+    $self->{unix} = SluiceBench::Target::check_sun_path("$d/haproxy.sock");
+    unlink $self->{unix};
+    my $cfg = "$d/haproxy.cfg";
+    open(my $fh, '>', $cfg) or die "$cfg: $!\n";
+    print $fh $self->_conf;
+    close $fh or die "$cfg: $!\n";
+    my ($rc, $out) = run_capture(cmd => [ bin(), '-c', '-f', $cfg ],
+                                 timeout => 30);
+    die "haproxy -c rejects $cfg ($rc):\n$out" if $rc != 0;
+
+    my $log = "$d/stderr.log";
+    $self->{log_offset} = -s $log // 0;
+    my $pid = $self->{pid} = spawn(cmd => [ bin(), '-db', '-f', $cfg ],
+                                   log => $log);
+    $self->{pid_start} = proc_starttime($pid) // 0;
+    guard("pid $pid $self->{pid_start}");
+    $self->wait_ready(alive => sub { pid_alive($pid) },
+                      why => sub { "--- $log:\n" . tail_file($log, 10) });
+    return $self;
+}
+
+sub cpu_pids {
+    my ($self) = @_;
+    return $self->{pid} ? ([ $self->{pid}, $self->{pid_start} ]) : ();
+}
+
+sub rss_pids { $_[0]{pid} ? ($_[0]{pid}) : () }
+
+# SIGTERM is HAProxy's immediate stop.
+sub stop {
+    my ($self) = @_;
+    my $pid = delete $self->{pid} or return $self;
+    kill 'TERM', $pid;
+    if (!wait_exit($pid, 10)) {
+        push @{ $self->{problems} }, 'haproxy did not exit on SIGTERM';
+        kill 'KILL', -$pid;
+        wait_exit($pid, 5);
+    }
+    Sluice::Sandbox::exit_status($pid);
+    kill 'KILL', -$pid;
+    unguard("pid $pid");
+    my $log = "$self->{dir}/stderr.log";
+    push @{ $self->{problems} }, map { "haproxy: $_" }
+        SluiceBench::Target::log_lines_since($log, $self->{log_offset},
+                                             qr/\[ALERT\]/);
+    push @{ $self->{notes} }, map { "haproxy: $_" }
+        SluiceBench::Target::log_lines_since($log, $self->{log_offset},
+                                             qr/\[WARNING\]/);
+    return $self;
+}
+
+sub version { $_[0]{ctx}{versions}{haproxy} }
+
+1;
