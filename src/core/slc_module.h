@@ -49,5 +49,7 @@ extern const char                       slc_module_excluded_names[];
 
 /* 1 if `name` is a module that ./configure left out. */
 int slc_module_excluded(const char *name);
+/* Index of a module in slc_modules[] (for per-block module confs), or -1. */
+int slc_module_index(const slc_module_t *m);
 
 #endif /* SLC_MODULE_H */

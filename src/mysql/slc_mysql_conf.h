@@ -96,8 +96,11 @@ struct slc_mysql_conf_s {
 
 #define SLC_STATS_MAX  1024
 
-/* Index of a module in slc_modules[], for srv->mod_conf[]. */
-int  slc_module_index(const slc_module_t *m);
+/* Handlers of the upstream {} block (slc_mysql_upstream_conf.c). */
+const char *slc_mysql_upstream_block(slc_conf_t *cf, const slc_command_t *cmd,
+    void *conf);
+const char *slc_mysql_upstream_server(slc_conf_t *cf,
+    const slc_command_t *cmd, void *conf);
 /* A module's per-server conf, allocated zeroed on first use. */
 void *slc_mysql_srv_conf(slc_conf_t *cf, slc_mysql_srv_t *srv,
     const slc_module_t *m, size_t size);

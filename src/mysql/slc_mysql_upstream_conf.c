@@ -1,0 +1,220 @@
+#include "slc_core.h"
+#include "slc_conf_file.h"
+#include "slc_mysql_conf.h"
+
+#include <netdb.h>
+#include <sys/un.h>
+
+/*
+ * upstream NAME { server ADDRESS role=... weight=... max_connections=...; }
+ * and the binding of every server to its counters in shared memory.
+ */
+
+const char *
+slc_mysql_upstream_block(slc_conf_t *cf, const slc_command_t *cmd,
+    void *conf)
+{
+    slc_mysql_conf_t *mc = conf;
+    slc_upstream_t   *up;
+    const char       *rv;
+
+    (void) cmd;
+    for (up = mc->upstreams; up != NULL; up = up->next) {
+        if (strcmp(up->name.data, cf->args[1].data) == 0) {
+            return slc_conf_error(cf, "duplicate upstream \"%s\"",
+                cf->args[1].data);
+        }
+    }
+    up = slc_palloc(cf->pool, sizeof(*up));
+    if (up == NULL) {
+        return "out of memory";
+    }
+    up->name.data = slc_pstrndup(cf->pool, cf->args[1].data, cf->args[1].len);
+    up->name.len = cf->args[1].len;
+    up->file = cf->filename;
+    up->line = cf->line;
+    rv = slc_conf_parse_block(cf, SLC_CONF_UPSTREAM, up);
+    if (rv != NULL) {
+        return rv;
+    }
+    if (up->nservers == 0) {
+        return slc_conf_error(cf, "no servers in upstream \"%s\"",
+            up->name.data);
+    }
+    up->next = mc->upstreams;
+    mc->upstreams = up;
+    return NULL;
+}
+
+/* Resolve "host:port", "[v6]:port" or "unix:/path" at config time. */
+static const char *
+slc_mysql_server_addr(slc_conf_t *cf, const char *s,
+    slc_upstream_server_t *us)
+{
+    struct addrinfo  hints = { .ai_socktype = SOCK_STREAM }, *res;
+    char             host[128];
+    const char      *port;
+    int              rc;
+
+    strlcpy(us->name, s, sizeof(us->name));
+    if (strncmp(s, "unix:", 5) == 0) {
+        struct sockaddr_un *sun = (struct sockaddr_un *) &us->addr;
+        if (strlcpy(sun->sun_path, s + 5, sizeof(sun->sun_path))
+            >= sizeof(sun->sun_path))
+        {
+            return "unix socket path is too long";
+        }
+        sun->sun_family = AF_UNIX;
+        us->addrlen = sizeof(*sun);
+        return NULL;
+    }
+    port = strrchr(s, ':');
+    if (port == NULL || port == s || (size_t) (port - s) >= sizeof(host)) {
+        return slc_conf_error(cf, "invalid server address \"%s\" (expected "
+            "HOST:PORT, [IPV6]:PORT or unix:PATH)", s);
+    }
+    memcpy(host, s, (size_t) (port - s));
+    host[port - s] = '\0';
+    if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+        memmove(host, host + 1, strlen(host) - 2);
+        host[strlen(host) - 2] = '\0';
+    }
+    rc = getaddrinfo(host, port + 1, &hints, &res);
+    if (rc != 0) {
+        return slc_conf_error(cf, "cannot resolve server \"%s\" (%s)", s,
+            gai_strerror(rc));
+    }
+    memcpy(&us->addr, res->ai_addr, res->ai_addrlen);
+    us->addrlen = res->ai_addrlen;
+    freeaddrinfo(res);
+    return NULL;
+}
+
+static const char *
+slc_mysql_server_param(slc_conf_t *cf, slc_upstream_server_t *us,
+    const slc_str_t *a)
+{
+    slc_str_t v;
+
+    if (strncmp(a->data, "role=", 5) == 0) {
+        if (strcmp(a->data + 5, "primary") == 0) {
+            us->role = SLC_ROLE_PRIMARY;
+        } else if (strcmp(a->data + 5, "replica") == 0) {
+            us->role = SLC_ROLE_REPLICA;
+        } else {
+            return slc_conf_error(cf, "invalid \"%s\" (role=primary or "
+                "role=replica)", a->data);
+        }
+        return NULL;
+    }
+    if (strncmp(a->data, "weight=", 7) == 0) {
+        v.data = a->data + 7;
+        v.len = a->len - 7;
+        long long n = slc_conf_parse_int(&v);
+        if (n < 1 || n > 1000) {
+            return slc_conf_error(cf, "invalid \"%s\" (1 to 1000)", a->data);
+        }
+        us->weight = (unsigned) n;
+        return NULL;
+    }
+    if (strncmp(a->data, "max_connections=", 16) == 0) {
+        v.data = a->data + 16;
+        v.len = a->len - 16;
+        long long n = slc_conf_parse_int(&v);
+        if (n < 0 || n > 10000000) {
+            return slc_conf_error(cf, "invalid \"%s\"", a->data);
+        }
+        us->max_connections = (unsigned) n;
+        return NULL;
+    }
+    return slc_conf_error(cf, "invalid parameter \"%s\" (role=, weight=, "
+        "max_connections=)", a->data);
+}
+
+const char *
+slc_mysql_upstream_server(slc_conf_t *cf, const slc_command_t *cmd,
+    void *conf)
+{
+    slc_upstream_t        *up = conf;
+    slc_upstream_server_t *us;
+    const char            *rv;
+
+    (void) cmd;
+    if (up->nservers == 256) {
+        return "too many servers in upstream (at most 256)";
+    }
+    if (up->nservers == up->nalloc) {
+        unsigned n = up->nalloc ? up->nalloc * 2 : 4;
+        us = slc_palloc(cf->pool, n * sizeof(*us));
+        if (us == NULL) {
+            return "out of memory";
+        }
+        if (up->nservers) {
+            memcpy(us, up->servers, up->nservers * sizeof(*us));
+        }
+        up->servers = us;
+        up->nalloc = n;
+    }
+    us = &up->servers[up->nservers];
+    memset(us, 0, sizeof(*us));
+    us->weight = 1;
+    if ((rv = slc_mysql_server_addr(cf, cf->args[1].data, us)) != NULL) {
+        return rv;
+    }
+    for (unsigned i = 2; i < cf->nargs; i++) {
+        if ((rv = slc_mysql_server_param(cf, us, &cf->args[i])) != NULL) {
+            return rv;
+        }
+    }
+    if (us->role == 0) {
+        return slc_conf_error(cf, "server \"%s\" has no role (add "
+            "role=primary or role=replica)", us->name);
+    }
+    for (unsigned i = 0; i < up->nservers; i++) {
+        if (strcmp(up->servers[i].name, us->name) == 0) {
+            return slc_conf_error(cf, "duplicate server \"%s\"", us->name);
+        }
+    }
+    us->upstream = up;
+    up->nservers++;
+    return NULL;
+}
+
+static slc_server_stats_t *
+slc_mysql_stats_slot(slc_server_stats_t *tab, const char *key)
+{
+    for (unsigned i = 0; i < SLC_STATS_MAX; i++) {
+        if (tab[i].key[0] == '\0') {
+            strlcpy(tab[i].key, key, sizeof(tab[i].key));
+            return &tab[i];
+        }
+        if (strcmp(tab[i].key, key) == 0) {
+            return &tab[i];
+        }
+    }
+    return NULL;
+}
+
+int
+slc_mysql_stats_bind(slc_cycle_t *cycle, char *err, size_t errlen)
+{
+    slc_mysql_conf_t *mc = cycle->mysql;
+    char              key[160];
+
+    if (mc == NULL) {
+        return SLC_OK;
+    }
+    for (slc_upstream_t *up = mc->upstreams; up != NULL; up = up->next) {
+        for (unsigned i = 0; i < up->nservers; i++) {
+            slc_upstream_server_t *us = &up->servers[i];
+            snprintf(key, sizeof(key), "%s/%s", up->name.data, us->name);
+            us->stats = slc_mysql_stats_slot(mc->stats_zone->addr, key);
+            if (us->stats == NULL) {
+                snprintf(err, errlen, "too many upstream servers for the "
+                    "stats zone (%d)", SLC_STATS_MAX);
+                return SLC_ERROR;
+            }
+        }
+    }
+    return SLC_OK;
+}
