@@ -97,7 +97,7 @@ sub floor_checks {
     for my $ps (@ps) {
         my $wl = "point_select/$ps";
         push @c, _cpu_checks($res, $wl), _auto_check($res, $wl),
-                 _p95_checks($res, $wl);
+                 _scale_checks($res, $wl), _p95_checks($res, $wl);
     }
     push @c, _idle_checks($res);
     return @c;
@@ -141,6 +141,25 @@ sub _auto_check {
         'auto %.0f QPS (p95 %.3f ms), 1 worker %.0f QPS (p95 %.3f ms): '
         . '%+.1f %%', $a->{qps}, $a->{p95_ms}, $b->{qps}, $b->{p95_ms},
         ($r - 1) * 100);
+}
+
+# More workers must buy throughput when many clients are busy.
+sub _scale_checks {
+    my ($res, $wl) = @_;
+    my @c;
+    for my $th (32, 128) {
+        my $name = "sluice-auto QPS > sluice-1 QPS at $th threads, $wl, tcp";
+        my $a = _point($res, $wl, 'sluice-auto/tcp', $th);
+        my $b = _point($res, $wl, 'sluice-1/tcp', $th);
+        if (!$a || !$b || !$a->{qps} || !$b->{qps}) {
+            push @c, _check($name, undef, 'not measured');
+            next;
+        }
+        push @c, _check($name, $a->{qps} > $b->{qps} ? 1 : 0, sprintf
+            'auto %.0f QPS, 1 worker %.0f QPS (%+.1f %%)', $a->{qps},
+            $b->{qps}, ($a->{qps} / $b->{qps} - 1) * 100);
+    }
+    return @c;
 }
 
 sub _p95_checks {
