@@ -20,10 +20,10 @@ use Exporter qw(import);
 use File::Basename qw(basename dirname);
 use File::Path qw(make_path remove_tree);
 use File::Temp qw(tempdir);
-use POSIX ();
 use Scalar::Util qw(weaken blessed);
 use Test::More ();
 
+use Sluice::Guardian;
 use Sluice::Sandbox qw(free_port spawn pid_alive wait_exit proc_cmdline
                        proc_starttime poll_until slurp tail_file find_bin);
 
@@ -45,7 +45,10 @@ my @DIRS;           # test directories, removed in END unless kept
 my @PRIVATE;        # sandboxes this process started: { sandbox, dir }
 my @CLAIMS;         # port claim files to release in END
 my ($MARIADB, $REDIS);      # sandboxes providing them
-my $GUARD;          # pipe to the guardian process
+# A test killed outright (SIGKILL, a crash of perl) runs no END block:
+# its guardian then kills the sluice it ran and stops its private sandbox,
+# keeping the files as a failed test does.  See Sluice::Guardian.
+my $GUARDIAN = Sluice::Guardian->new;
 my %MODULES;        # binary => [ modules from sluice -V ]
 my $SIGNALS_SET;
 
@@ -135,9 +138,8 @@ sub _private_sandbox {
     my $dir = tempdir('sandbox-XXXXXX', DIR => _tmp_root());
     my $sb = Sluice::Sandbox->new(dir => "$dir/sb",
                                   reserve_dir => _reserve_dir());
-    push @PRIVATE, { sandbox => $sb, dir => $dir,
-                     guard => "sandbox $dir/sb" };
-    _guard($PRIVATE[-1]{guard});
+    push @PRIVATE, { sandbox => $sb, dir => $dir };
+    $GUARDIAN->add_sandbox($sb->dir, keep => 1);
     return $sb;
 }
 
@@ -330,7 +332,7 @@ sub run {
         log => "$self->{dir}/stderr.log", env => $o{env});
     $self->{pid} = $pid;
     $self->{sent} = {};
-    _guard("pid $pid " . (proc_starttime($pid) // 0));
+    $GUARDIAN->add_pid($pid);
 
     my $why = '';
     my $ok = poll_until($o{timeout} // RUN_TIMEOUT, sub {
@@ -341,7 +343,7 @@ sub run {
             push @{ $self->{problems} }, "while starting, $why"
                 if defined $st && $st & 127;
             delete $self->{pid};
-            _unguard("pid $pid");
+            $GUARDIAN->forget_pid($pid);
             kill 'KILL', -$pid;
             return 1;
         }
@@ -485,7 +487,7 @@ sub stop {
         push @notes, 'workers outlived the master';
     }
     kill 'KILL', -$pid;     # its process group: anything left over
-    _unguard("pid $pid");
+    $GUARDIAN->forget_pid($pid);
 
     if (@notes && !$o{quiet}) {
         # at the end of the test nobody holds a connection any more, so a
@@ -719,7 +721,7 @@ sub _end {
     for my $p (@PRIVATE) {
         eval { $p->{sandbox}->stop(keep => $keep) };
         Test::More::diag("stopping the sandbox: $@") if $@;
-        _unguard($p->{guard});
+        $GUARDIAN->forget_sandbox($p->{sandbox}->dir);
         # its ports were claimed like test ports
         push @CLAIMS, map { _reserve_dir() . "/$_" } grep { defined }
             map { $p->{sandbox}->port($_) } qw(primary replica redis);
@@ -733,69 +735,6 @@ sub _end {
             remove_tree($dir);
         }
     }
-}
-
-
-# --- guardian ------------------------------------------------------------
-
-# A test killed outright (SIGKILL, a crash of perl) runs no END block.  So
-# the first time it starts something, it forks a guardian that reads what
-# to clean up from a pipe ("pid PID STARTTIME", "sandbox DIR", and "-..."
-# to forget), and acts when the pipe closes: that is, when the test is
-# gone, however it went.  After a normal end there is nothing left to do.
-sub _guard {
-    my ($line) = @_;
-    return unless $$ == $OWNER;
-    if (!$GUARD) {
-        $_->flush for *STDOUT{IO}, *STDERR{IO};
-        pipe(my $r, my $w) or return;
-        my $pid = fork // return;
-        _guardian($r, $w) if $pid == 0;
-        close $r;
-        $w->autoflush(1);
-        $GUARD = $w;
-    }
-    print {$GUARD} "$line\n";
-}
-
-sub _unguard {
-    my ($line) = @_;
-    print {$GUARD} "-$line\n" if $GUARD && $$ == $OWNER;
-}
-
-sub _guardian {
-    my ($r, $w) = @_;
-    eval {
-        close $w;
-        POSIX::setsid();
-        $SIG{$_} = 'IGNORE' for qw(INT TERM HUP QUIT PIPE);
-        open STDIN, '<', '/dev/null';
-        open STDOUT, '>', '/dev/null';
-        open STDERR, '>&', \*STDOUT;
-        my $keep = fileno $r;
-        opendir(my $d, '/proc/self/fd');
-        my @fds = grep { /^\d+\z/ && $_ > 2 && $_ != $keep } readdir $d;
-        closedir $d;
-        POSIX::close($_) for @fds;
-
-        my (%pid, %sandbox);
-        while (my $l = <$r>) {
-            chomp $l;
-            if    ($l =~ /^pid (\d+) (\d+)\z/)  { $pid{$1} = $2 }
-            elsif ($l =~ /^-pid (\d+)\z/)       { delete $pid{$1} }
-            elsif ($l =~ /^sandbox (.+)\z/)     { $sandbox{$1} = 1 }
-            elsif ($l =~ /^-sandbox (.+)\z/)    { delete $sandbox{$1} }
-        }
-        for my $p (keys %pid) {
-            next unless (proc_starttime($p) // -1) eq $pid{$p};
-            kill 'TERM', -$p;
-            kill 'KILL', -$p unless wait_exit($p, TERM_TIMEOUT);
-        }
-        for my $dir (keys %sandbox) {
-            eval { Sluice::Sandbox->new(dir => $dir)->stop(keep => 1) };
-        }
-    };
-    POSIX::_exit(0);
 }
 
 1;
@@ -926,6 +865,7 @@ SLUICE_*_PORT/SOCKET variables (t/run-tests: one sandbox for the run) or
 are started privately on first use, in a directory of their own, and
 stopped at the end.  Accounts: app/secret (ALL), monitor/monitor,
 repl/repl, root without password over the sockets.  A guardian process
-stops what a test started if the test is killed outright.
+(L<Sluice::Guardian>) stops what a test started if the test is killed
+outright.
 
 =cut

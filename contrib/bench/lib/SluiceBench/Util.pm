@@ -6,19 +6,20 @@ package SluiceBench::Util;
 #
 # Cleanup has two layers.  on_cleanup() registers what to undo; the main
 # program runs cleanup_all() when it returns, dies or is interrupted.  A
-# bench killed outright (SIGKILL) runs nothing, so the first guard() also
-# forks a guardian that holds a pipe to us and, when the pipe closes while
-# it still has entries, kills the process groups and stops the sandbox
-# that were guarded and not unguarded.
+# bench killed outright (SIGKILL) runs nothing, so what guard() registers
+# and unguard() has not forgotten is undone by a Sluice::Guardian: it
+# kills the process groups, stops the sandbox and removes the work
+# directory.
 
 use strict;
 use warnings;
 
+use Carp qw(croak);
 use Exporter qw(import);
-use File::Path ();
 use POSIX ();
 use Time::HiRes qw(time);
 
+use Sluice::Guardian;
 use Sluice::Sandbox qw(spawn wait_exit pid_alive proc_starttime slurp);
 
 our @EXPORT_OK = qw(note fail_msg run_capture on_cleanup cancel_cleanup
@@ -28,7 +29,7 @@ our @EXPORT_OK = qw(note fail_msg run_capture on_cleanup cancel_cleanup
 my $OWNER = $$;
 my $INTERRUPTED;    # the signal that stops the bench
 my @CLEAN;          # [what, code]; undef once cancelled
-my $GUARD;          # write end of the pipe to the guardian
+my $GUARDIAN = Sluice::Guardian->new;
 
 # A progress line on stderr: stdout is for the results.
 sub note {
@@ -122,67 +123,24 @@ sub cleanup_all {
 
 END { cleanup_all() }
 
+# guard(LINE): have the guardian undo LINE if the bench is killed
+# outright; unguard(LINE) once undone.  LINE is "pid PID STARTTIME" (a
+# process group leader we spawned; unguard needs no STARTTIME), "sandbox
+# DIR" (stopped, its files removed) or "tree DIR" (removed).
 sub guard {
     my ($line) = @_;
-    return unless $$ == $OWNER;
-    if (!$GUARD) {
-        $_->flush for *STDOUT{IO}, *STDERR{IO};
-        pipe(my $r, my $w) or return;
-        my $pid = fork // return;
-        _guardian($r, $w) if $pid == 0;
-        close $r;
-        $w->autoflush(1);
-        $GUARD = $w;
-    }
-    print {$GUARD} "$line\n";
+    if    ($line =~ /^pid (\d+) (\d+)\z/) { $GUARDIAN->add_pid($1, $2) }
+    elsif ($line =~ /^sandbox (.+)\z/s)  { $GUARDIAN->add_sandbox($1) }
+    elsif ($line =~ /^tree (.+)\z/s)     { $GUARDIAN->add_tree($1) }
+    else  { croak "guard: what is '$line'?" }
 }
 
 sub unguard {
     my ($line) = @_;
-    print {$GUARD} "-$line\n" if $GUARD && $$ == $OWNER;
-}
-
-# The guardian: "pid PID STARTTIME" (a process group leader we spawned),
-# "sandbox DIR" and "tree DIR" (to remove) lines add, the same with a
-# leading "-" remove.  At EOF it acts on what is left: kills, then stops
-# sandboxes, then removes trees; nothing after a normal end.
-sub _guardian {
-    my ($r, $w) = @_;
-    eval {
-        close $w;
-        POSIX::setsid();
-        $SIG{$_} = 'IGNORE' for qw(INT TERM HUP QUIT PIPE);
-        open STDIN, '<', '/dev/null';
-        open STDOUT, '>', '/dev/null';
-        open STDERR, '>&', \*STDOUT;
-        # hold nothing of the bench's open: a pipe end kept here would
-        # keep a child of the bench from seeing EOF
-        my $keep = fileno $r;
-        opendir(my $d, '/proc/self/fd');
-        my @fds = grep { /^\d+\z/ && $_ > 2 && $_ != $keep } readdir $d;
-        closedir $d;
-        POSIX::close($_) for @fds;
-        my (%pid, %sandbox, %tree);
-        while (my $l = <$r>) {
-            chomp $l;
-            if    ($l =~ /^pid (\d+) (\d+)\z/) { $pid{$1} = $2 }
-            elsif ($l =~ /^-pid (\d+)\z/)      { delete $pid{$1} }
-            elsif ($l =~ /^sandbox (.+)\z/)    { $sandbox{$1} = 1 }
-            elsif ($l =~ /^-sandbox (.+)\z/)   { delete $sandbox{$1} }
-            elsif ($l =~ /^tree (.+)\z/)       { $tree{$1} = 1 }
-            elsif ($l =~ /^-tree (.+)\z/)      { delete $tree{$1} }
-        }
-        for my $p (keys %pid) {
-            next unless (proc_starttime($p) // -1) eq $pid{$p};
-            kill 'TERM', -$p;
-            kill 'KILL', -$p unless wait_exit($p, 5);
-        }
-        for my $dir (keys %sandbox) {
-            eval { Sluice::Sandbox->new(dir => $dir)->stop };
-        }
-        File::Path::remove_tree($_) for keys %tree;
-    };
-    POSIX::_exit(0);
+    if    ($line =~ /^pid (\d+)\z/)      { $GUARDIAN->forget_pid($1) }
+    elsif ($line =~ /^sandbox (.+)\z/s)  { $GUARDIAN->forget_sandbox($1) }
+    elsif ($line =~ /^tree (.+)\z/s)     { $GUARDIAN->forget_tree($1) }
+    else  { croak "unguard: what is '$line'?" }
 }
 
 1;
