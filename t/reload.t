@@ -79,7 +79,9 @@ sub load {
                  { socket => "$dir/s.sock" });
     my (@dbh, @done, @seq, @errors);
     my ($ok, $failed, $connects) = (0, 0, 0);
-    until (-e "$dir/stop") {
+    my $parent = getppid();
+    # also stop when the test itself is gone (killed), not only when told
+    until (-e "$dir/stop" || getppid() != $parent) {
         for my $i (0 .. CONNS - 1) {
             if (!$dbh[$i] || $done[$i] >= PER_CONN) {
                 $dbh[$i]->disconnect if $dbh[$i];
