@@ -18,9 +18,10 @@ use Digest::SHA qw(sha1);
 use IO::Select;
 use POSIX ();
 use IO::Socket::INET;
-use Socket qw(SOL_SOCKET SO_RCVTIMEO);
 use Test::More;
 use Sluice::Test;
+use Sluice::Wire qw(read_packet send_packet raw_connect parse_greeting
+                    native_token handshake_response read_err);
 
 my $t = Sluice::Test->new;
 plan skip_all => 'no readconn' unless $t->has_module('readconn');
@@ -41,7 +42,7 @@ $p->do("CREATE OR REPLACE USER '$plain_user'\@'%' "
     . "IDENTIFIED BY '$plain_pass'");
 $p->do("GRANT SELECT ON test.* TO '$plain_user'\@'%'");
 
-my @scrambles;      # 20-byte scrambles sent to raw_connect's clients
+my @scrambles;      # 20-byte scrambles sent to connect_greeted's clients
 my @tokens;         # auth responses this test sent
 
 # Port 1 leads to a backend that is only a listening socket of this test:
@@ -153,7 +154,7 @@ undef $h;
 
 # The switch on the wire: caching_sha2_password in the response gets an
 # AuthSwitchRequest for mysql_native_password with a fresh scramble.
-my ($s, $g) = raw_connect();
+my ($s, $g) = connect_greeted();
 send_packet($s, 1, handshake_response(user => 'app', db => 'test',
     plugin => 'caching_sha2_password', token => 'x' x 32));
 my ($seq, $pl) = read_packet($s);
@@ -162,7 +163,7 @@ ok(defined $pl && $tag == 0xfe && $seq == 2
    && $plugin eq 'mysql_native_password' && length($data) == 21,
    'AuthSwitchRequest to mysql_native_password with a 20-byte scramble');
 push @scrambles, substr($data // '', 0, 20);
-send_packet($s, 3, native_token('secret', substr($data // '', 0, 20)));
+send_packet($s, 3, recorded_token('secret', substr($data // '', 0, 20)));
 ($seq, $pl) = read_packet($s);
 ok(defined $pl && ord($pl) == 0 && $seq == 4,
    'the token computed on the new scramble is accepted with OK');
@@ -175,7 +176,7 @@ ok($dbh && $dbh->do('SELECT 1'), 'a normal session is open on the worker');
 # 200 random bytes in a well-formed packet: PROTOCOL_41 is set and no NUL
 # ends the user name, so the parser fails the same way whatever the draw.
 $off = length $t->error_log;
-($s) = raw_connect();
+($s) = connect_greeted();
 my $junk = join '', map { chr(1 + int rand 255) } 1 .. 200;
 substr($junk, 1, 1) = chr(ord(substr $junk, 1, 1) | 0x02);
 send_packet($s, 1, $junk);
@@ -191,9 +192,9 @@ is($dbh && $dbh->selectrow_array('SELECT 2'), 2,
 
 # A right handshake response with the wrong sequence id.
 $off = length $t->error_log;
-($s, $g) = raw_connect();
+($s, $g) = connect_greeted();
 send_packet($s, 5, handshake_response(user => 'app',
-    token => native_token('secret', $g->{scramble})));
+    token => recorded_token('secret', $g->{scramble})));
 $e = read_err($s);
 is($e && $e->{code}, 1156, 'a wrong sequence id gets ERR 1156');
 ok(at_eof($s), 'and its session is closed');
@@ -203,7 +204,7 @@ ok(logged_since($off, qr/closing with error 1156: Got packets out of order/),
 
 # A header announcing more than a handshake may take.
 $off = length $t->error_log;
-($s) = raw_connect();
+($s) = connect_greeted();
 syswrite($s, pack('V', 0x01ffffff) . 'x' x 100);
 ok(at_eof($s), 'a 16 MiB handshake packet is cut off');
 close $s;
@@ -282,30 +283,6 @@ sub logged_since {
                     what => "$re in the log");
 }
 
-sub read_n {
-    my ($s, $n) = @_;
-    my $buf = '';
-    while (length $buf < $n) {
-        my $r = sysread($s, $buf, $n - length $buf, length $buf);
-        return undef unless $r;
-    }
-    return $buf;
-}
-
-# (seq, payload), or () at EOF or after the socket's 10 s timeout.
-sub read_packet {
-    my ($s) = @_;
-    my $hdr = read_n($s, 4) // return ();
-    my ($len, $seq) = (unpack('V', $hdr) & 0xffffff, ord substr $hdr, 3);
-    my $pl = $len ? read_n($s, $len) : '';
-    return defined $pl ? ($seq, $pl) : ();
-}
-
-sub send_packet {
-    my ($s, $seq, $pl) = @_;
-    syswrite($s, substr(pack('V', length $pl), 0, 3) . chr($seq) . $pl);
-}
-
 # The peer closed: EOF, or a reset if it closed with bytes unread.
 sub at_eof {
     my ($s) = @_;
@@ -313,41 +290,18 @@ sub at_eof {
     return defined $r ? $r == 0 : $!{ECONNRESET};
 }
 
-sub read_err {
-    my ($s) = @_;
-    my ($seq, $pl) = read_packet($s);
-    return undef unless defined $pl && ord($pl) == 0xff;
-    my ($code, $state, $msg) = unpack 'x v x a5 a*', $pl;
-    return { code => $code, state => $state, msg => $msg };
-}
-
-# A socket to port 0 and the greeting read from it: (socket, greeting).
-sub raw_connect {
-    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
-        PeerPort => $t->port(0), Timeout => 5) or die "connect: $!\n";
-    $s->sockopt(SO_RCVTIMEO, pack('l!l!', 10, 0));
+# A socket to port 0 and its greeting (see parse_greeting), whose
+# scramble is recorded.
+sub connect_greeted {
+    my $s = raw_connect($t->port(0));
     my (undef, $pl) = read_packet($s);
-    die "no greeting\n" unless defined $pl;
-    my (undef, undef, $rest) = unpack 'C Z* a*', $pl;
-    my ($s1, $rest2) = unpack 'x4 a8 x x2 x x2 x2 x x10 a*', $rest;
-    push @scrambles, $s1 . substr($rest2, 0, 12);
-    return ($s, { scramble => $scrambles[-1] });
+    my $g = parse_greeting($pl) or die "no greeting\n";
+    push @scrambles, $g->{scramble};
+    return ($s, $g);
 }
 
-sub native_token {
-    my ($pw, $scramble) = @_;
-    my $s1 = sha1($pw);
-    push @tokens, $s1 ^ sha1($scramble . sha1($s1));
+# native_token($pw, $scramble), kept in @tokens for the check of the logs.
+sub recorded_token {
+    push @tokens, native_token(@_);
     return $tokens[-1];
-}
-
-# HandshakeResponse41: LONG_PASSWORD (a MySQL client), PROTOCOL_41,
-# SECURE_CONNECTION, PLUGIN_AUTH, CONNECT_WITH_DB if db is given.
-sub handshake_response {
-    my (%o) = @_;
-    my $caps = 0x1 | 0x200 | 0x8000 | 0x80000 | (defined $o{db} ? 0x8 : 0);
-    return pack('V V C x23', $caps, 16 << 20, 45) . "$o{user}\0"
-        . chr(length $o{token}) . $o{token}
-        . (defined $o{db} ? "$o{db}\0" : '')
-        . ($o{plugin} // 'mysql_native_password') . "\0";
 }

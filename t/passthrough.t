@@ -15,9 +15,10 @@ use lib "$FindBin::Bin/lib";
 
 use IO::Select;
 use IO::Socket::INET;
-use Socket qw(SO_RCVTIMEO);
 use Test::More;
 use Sluice::Test;
+use Sluice::Wire qw(read_packet send_packet raw_connect greeting_of
+                    parse_greeting);
 
 my $t = Sluice::Test->new;
 plan skip_all => 'no readconn' unless $t->has_module('readconn');
@@ -128,25 +129,6 @@ use constant {
 };
 use constant CLEARED => CLIENT_COMPRESS | CLIENT_SSL | CLIENT_ZSTD;
 
-sub raw_connect {
-    my ($port) = @_;
-    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port,
-                                  Timeout => 5) or die "connect $port: $!\n";
-    $s->sockopt(SO_RCVTIMEO, pack('l!l!', 10, 0));
-    return $s;
-}
-
-# A greeting payload -> { version, caps }, or undef if it is not a
-# protocol-10 greeting: protocol, version NUL, thread id 4, scramble 8,
-# filler, caps lower 2, charset, status 2, caps upper 2.
-sub parse_greeting {
-    my ($pl) = @_;
-    return undef unless defined $pl && length $pl > 1 && ord($pl) == 10;
-    my ($version, $lower, $upper) = unpack 'x Z* x4 x8 x v x x2 v', $pl;
-    return undef unless defined $upper;
-    return { version => $version, caps => $lower | $upper << 16 };
-}
-
 # The same greeting with capability bits $set set.
 sub set_caps {
     my ($pl, $set) = @_;
@@ -156,32 +138,6 @@ sub set_caps {
     $caps |= $set;
     substr($pl, $off, 2) = pack 'v', $caps & 0xffff;
     substr($pl, $off + 5, 2) = pack 'v', $caps >> 16;
-    return $pl;
-}
-
-# The payload of the next packet, or undef.
-sub read_packet {
-    my ($s) = @_;
-    my $hdr = read_n($s, 4) // return undef;
-    my $len = unpack('V', $hdr) & 0xffffff;
-    return $len ? read_n($s, $len) : '';
-}
-
-sub read_n {
-    my ($s, $n) = @_;
-    my $buf = '';
-    while (length $buf < $n) {
-        my $r = sysread($s, $buf, $n - length $buf, length $buf);
-        return undef unless $r;
-    }
-    return $buf;
-}
-
-sub greeting_of {
-    my ($port) = @_;
-    my $s = raw_connect($port);
-    my $pl = read_packet($s);
-    close $s;
     return $pl;
 }
 
@@ -207,8 +163,8 @@ my $offer = set_caps(greeting_of($t->primary_port), CLEARED);
 my $client = raw_connect($t->port(1));
 my $pl;
 if (IO::Select->new($fake)->can_read(10) and my $b = $fake->accept) {
-    syswrite($b, substr(pack('V', length $offer), 0, 3) . "\0" . $offer);
-    $pl = read_packet($client);
+    send_packet($b, 0, $offer);
+    (undef, $pl) = read_packet($client);
     close $b;
 }
 close $client;

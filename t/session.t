@@ -12,13 +12,12 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 
-use Digest::SHA qw(sha1);
-use IO::Select;
 use IO::Socket::INET;
 use POSIX ();
-use Socket qw(SO_RCVTIMEO);
 use Test::More;
 use Sluice::Test;
+use Sluice::Wire qw(read_packet send_packet greeting_of raw_login read_err
+                    accept_login);
 
 my $t = Sluice::Test->new;
 plan skip_all => 'no readconn' unless $t->has_module('readconn');
@@ -154,7 +153,7 @@ undef $victim;
 my @workers = $t->worker_pids;
 # twice: the second time the server is marked down, and still tried
 for my $try (1, 2) {
-    my $e = raw_login($t->port(2));
+    my $e = login_err($t->port(2));
     is($e && "$e->{code} $e->{state}", '1429 HY000',
        "no server up: ERR 1429 on the wire ($try)");
 }
@@ -214,7 +213,8 @@ ok(wait_for(sub { $t->dbh }, what => 'a free slot'),
 # the connect attributes of sluice's handshake response, or undef.
 sub fake_login {
     my ($connect) = @_;
-    my $greeting = primary_greeting();
+    my $greeting = greeting_of($t->primary_port)
+        // die "no greeting from the primary\n";
     my $pid = fork // die "fork: $!\n";
     if ($pid == 0) {
         my $d = $connect->();
@@ -222,11 +222,7 @@ sub fake_login {
         POSIX::_exit($ok ? 0 : 1);
     }
     my $attrs;
-    if (IO::Select->new($fake)->can_read(10) and my $s = $fake->accept) {
-        $s->sockopt(SO_RCVTIMEO, pack('l!l!', 10, 0));
-        send_packet($s, 0, $greeting);
-        my ($seq, $resp) = read_packet($s);
-        send_packet($s, 2, "\0\0\0\2\0\0\0");
+    if (my ($s, $resp) = accept_login($fake, $greeting)) {
         $attrs = parse_attrs($resp) if defined $resp;
         # OK to any command the driver sends after login, until COM_QUIT
         while (my (undef, $cmd) = read_packet($s)) {
@@ -237,15 +233,6 @@ sub fake_login {
     }
     waitpid($pid, 0);
     return $? == 0 ? $attrs : undef;
-}
-
-sub primary_greeting {
-    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
-        PeerPort => $t->primary_port, Timeout => 5) or die "primary: $!\n";
-    $s->sockopt(SO_RCVTIMEO, pack('l!l!', 10, 0));
-    my (undef, $g) = read_packet($s);
-    close $s;
-    return $g // die "no greeting from the primary\n";
 }
 
 # lenenc integer at $$pos of $buf; advances $$pos.
@@ -288,46 +275,10 @@ sub parse_attrs {
 
 # Log in as app on $port with a raw socket; the ERR that ends the login
 # as { code, state, msg }, or undef.
-sub raw_login {
+sub login_err {
     my ($port) = @_;
-    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
-        PeerPort => $port, Timeout => 5) or die "connect: $!\n";
-    $s->sockopt(SO_RCVTIMEO, pack('l!l!', 10, 0));
-    my (undef, $g) = read_packet($s);
-    return undef unless defined $g;
-    my (undef, undef, $rest) = unpack 'C Z* a*', $g;
-    my ($s1, $rest2) = unpack 'x4 a8 x x2 x x2 x2 x x10 a*', $rest;
-    my $x = sha1('secret');
-    my $token = $x ^ sha1($s1 . substr($rest2, 0, 12) . sha1($x));
-    # LONG_PASSWORD, PROTOCOL_41, SECURE_CONNECTION, PLUGIN_AUTH
-    send_packet($s, 1, pack('V V C x23', 0x88201, 16 << 20, 45)
-        . "app\0" . chr(20) . $token . "mysql_native_password\0");
-    my (undef, $pl) = read_packet($s);
+    my $s = raw_login($port) // return undef;
+    my $e = read_err($s);
     close $s;
-    return undef unless defined $pl && ord($pl) == 0xff;
-    my ($code, $state, $msg) = unpack 'x v x a5 a*', $pl;
-    return { code => $code, state => $state, msg => $msg };
-}
-
-sub read_n {
-    my ($s, $n) = @_;
-    my $buf = '';
-    while (length $buf < $n) {
-        my $r = sysread($s, $buf, $n - length $buf, length $buf);
-        return undef unless $r;
-    }
-    return $buf;
-}
-
-sub read_packet {
-    my ($s) = @_;
-    my $hdr = read_n($s, 4) // return ();
-    my ($len, $seq) = (unpack('V', $hdr) & 0xffffff, ord substr $hdr, 3);
-    my $pl = $len ? read_n($s, $len) : '';
-    return defined $pl ? ($seq, $pl) : ();
-}
-
-sub send_packet {
-    my ($s, $seq, $pl) = @_;
-    syswrite($s, substr(pack('V', length $pl), 0, 3) . chr($seq) . $pl);
+    return $e;
 }

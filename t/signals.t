@@ -104,6 +104,13 @@ sub logs_reopened {
     return 1;
 }
 
+# the number of the line of sluice.conf that ends in "#<"
+sub marked_line {
+    my @l = split /\n/, $t->read_file('sluice.conf');
+    my ($line) = map { $_ + 1 } grep { $l[$_] =~ /#<$/ } 0 .. $#l;
+    return $line;
+}
+
 # the [error] line of a failed reload, naming sluice.conf:LINE
 sub reload_error {
     my ($master, $line, $msg) = @_;
@@ -186,8 +193,7 @@ $t->plan(83);
 
     # a syntax error
     write_conf(extra => 'readconn_role replcia; #<');
-    my @l = split /\n/, $t->read_file('sluice.conf');
-    my ($line) = map { $_ + 1 } grep { $l[$_] =~ /#<$/ } 0 .. $#l;
+    my $line = marked_line();
     my $off = length $t->error_log;
     $t->signal('HUP');
     my $re = reload_error($master, $line, 'invalid value "replcia" in '
@@ -204,8 +210,7 @@ $t->plan(83);
     # fails after the new sockets were opened, and must undo them
     my $busy = $t->primary_port;
     write_conf(extra => "listen 127.0.0.1:$busy; #<");
-    @l = split /\n/, $t->read_file('sluice.conf');
-    ($line) = map { $_ + 1 } grep { $l[$_] =~ /#<$/ } 0 .. $#l;
+    $line = marked_line();
     $off = length $t->error_log;
     $t->signal('HUP');
     $re = reload_error($master, $line,

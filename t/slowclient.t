@@ -15,9 +15,10 @@ use Digest::SHA qw(sha1);
 use Errno qw(EAGAIN EWOULDBLOCK);
 use IO::Select;
 use IO::Socket::INET;
-use Socket qw(SO_RCVTIMEO);
 use Test::More;
 use Sluice::Test;
+use Sluice::Wire qw(read_packet send_packet greeting_of raw_login
+                    accept_login);
 
 use constant {
     ROWS      => 200_000,           # of 1000 bytes: 200 MiB
@@ -67,7 +68,7 @@ undef $dbh;
 
 # A raw client, so that nothing reads behind the test's back (DBD::MariaDB
 # here returns no rows at all with mariadb_use_result).
-my $c = raw_login($t->port(0));
+my $c = client_login($t->port(0));
 my (undef, $ok) = read_packet($c);
 ok(defined $ok && ord($ok) == 0, 'a raw client logs in through sluice');
 my $base = $t->rss_kb($worker);
@@ -105,17 +106,11 @@ close $c;
 
 # --- a backend that does not read --------------------------------------------
 
-my $client = raw_login($t->port(1));
+my $client = client_login($t->port(1));
 
 # sluice logs in to the fake backend: the primary's own greeting, then OK
-my $back;
-if (IO::Select->new($fake)->can_read(10)) {
-    $back = $fake->accept;
-    $back->sockopt(SO_RCVTIMEO, pack('l!l!', 10, 0));
-    send_packet($back, 0, primary_greeting());
-    read_packet($back);
-    send_packet($back, 2, "\0\0\0\2\0\0\0");
-}
+my ($back) = accept_login($fake, greeting_of($t->primary_port)
+                                 // die "no greeting from the primary\n");
 (my $seq, $ok) = read_packet($client);
 ok($back && defined $ok && $ok eq "\0\0\0\2\0\0\0",
    'a raw client logs in through sluice to the fake backend');
@@ -169,23 +164,13 @@ close $back if $back;
 # --- helpers -----------------------------------------------------------------
 
 # Connect to $port and send app's handshake response: the socket, whose
-# next packet is the answer to the login.
-sub raw_login {
+# next packet is the answer to the login.  No DEPRECATE_EOF (see
+# handshake_response in Sluice::Wire), so a result set ends with an EOF
+# packet, as read_result expects.
+sub client_login {
     my ($port) = @_;
-    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
-        PeerPort => $port, Timeout => 5) or die "connect: $!\n";
-    $s->sockopt(SO_RCVTIMEO, pack('l!l!', 10, 0));
-    my (undef, $g) = read_packet($s);
-    die "no greeting on port $port\n" unless defined $g;
-    my (undef, undef, $rest) = unpack 'C Z* a*', $g;
-    my ($s1, $rest2) = unpack 'x4 a8 x x2 x x2 x2 x x10 a*', $rest;
-    my $x = sha1('secret');
-    my $token = $x ^ sha1($s1 . substr($rest2, 0, 12) . sha1($x));
-    # LONG_PASSWORD, PROTOCOL_41, SECURE_CONNECTION, PLUGIN_AUTH: no
-    # DEPRECATE_EOF, so a result set ends with an EOF packet
-    send_packet($s, 1, pack('V V C x23', 0x88201, 1 << 30, 45)
-        . "app\0" . chr(20) . $token . "mysql_native_password\0");
-    return $s;
+    return raw_login($port, max_packet => 1 << 30)
+        // die "no greeting on port $port\n";
 }
 
 # Read a text result set: (rows, payload of the last row).
@@ -288,58 +273,10 @@ sub worker_queues {
     return %q;
 }
 
-# The local port of one of this process's sockets, by descriptor.
-sub local_port_of_fd {
-    my ($fd) = @_;
-    my ($ino) = (readlink("/proc/self/fd/$fd") // '') =~ /\[(\d+)\]/;
-    return -1 unless $ino;
-    for my $f ('/proc/net/tcp', '/proc/net/tcp6') {
-        open(my $fh, '<', $f) or next;
-        while (<$fh>) {
-            my @f = split ' ';
-            return hex $1 if @f > 9 && $f[9] eq $ino
-                && $f[1] =~ /:([0-9A-F]+)\z/;
-        }
-    }
-    return -1;
-}
-
-sub primary_greeting {
-    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1',
-        PeerPort => $t->primary_port, Timeout => 5) or die "primary: $!\n";
-    $s->sockopt(SO_RCVTIMEO, pack('l!l!', 10, 0));
-    my (undef, $g) = read_packet($s);
-    close $s;
-    return $g // die "no greeting from the primary\n";
-}
-
 sub random_bytes {
     my ($n) = @_;
     open(my $fh, '<:raw', '/dev/urandom') or die "/dev/urandom: $!\n";
     my $got = read($fh, my $buf, $n);
     die "short read from /dev/urandom\n" unless $got && $got == $n;
     return $buf;
-}
-
-sub read_n {
-    my ($s, $n) = @_;
-    my $buf = '';
-    while (length $buf < $n) {
-        my $r = sysread($s, $buf, $n - length $buf, length $buf);
-        return undef unless $r;
-    }
-    return $buf;
-}
-
-sub read_packet {
-    my ($s) = @_;
-    my $hdr = read_n($s, 4) // return ();
-    my ($len, $seq) = (unpack('V', $hdr) & 0xffffff, ord substr $hdr, 3);
-    my $pl = $len ? read_n($s, $len) : '';
-    return defined $pl ? ($seq, $pl) : ();
-}
-
-sub send_packet {
-    my ($s, $seq, $pl) = @_;
-    syswrite($s, substr(pack('V', length $pl), 0, 3) . chr($seq) . $pl);
 }

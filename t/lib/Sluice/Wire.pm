@@ -1,0 +1,215 @@
+package Sluice::Wire;
+
+# Raw MySQL protocol for the tests that play a client or a backend by
+# hand, on plain blocking sockets: packet framing, the greeting, a
+# mysql_native_password login, an ERR, and a backend's side of a login.
+# Nothing here knows about Sluice::Test; ports are passed in.  Reads give
+# up with undef (or an empty list) at EOF or after the socket's receive
+# timeout; nothing here dies except when a connect fails.
+
+use strict;
+use warnings;
+
+use Digest::SHA qw(sha1);
+use Exporter qw(import);
+use IO::Select;
+use IO::Socket::INET;
+use Socket qw(SO_RCVTIMEO);
+
+our @EXPORT_OK = qw(read_n read_packet send_packet raw_connect greeting_of
+                    parse_greeting native_token handshake_response
+                    raw_login read_err accept_login);
+
+use constant {
+    CONNECT_TIMEOUT => 5,       # s for connect()
+    READ_TIMEOUT    => 10,      # s of SO_RCVTIMEO on every socket made here
+};
+
+sub read_n {
+    my ($s, $n) = @_;
+    my $buf = '';
+    while (length $buf < $n) {
+        my $r = sysread($s, $buf, $n - length $buf, length $buf);
+        return undef unless $r;
+    }
+    return $buf;
+}
+
+sub read_packet {
+    my ($s) = @_;
+    my $hdr = read_n($s, 4) // return ();
+    my ($len, $seq) = (unpack('V', $hdr) & 0xffffff, ord substr $hdr, 3);
+    my $pl = $len ? read_n($s, $len) : '';
+    return defined $pl ? ($seq, $pl) : ();
+}
+
+sub send_packet {
+    my ($s, $seq, $pl) = @_;
+    syswrite($s, substr(pack('V', length $pl), 0, 3) . chr($seq) . $pl);
+}
+
+sub raw_connect {
+    my ($port) = @_;
+    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1', PeerPort => $port,
+                                  Timeout => CONNECT_TIMEOUT)
+        or die "connect to 127.0.0.1:$port: $!\n";
+    $s->sockopt(SO_RCVTIMEO, pack('l!l!', READ_TIMEOUT, 0));
+    return $s;
+}
+
+sub greeting_of {
+    my ($port) = @_;
+    my $s = raw_connect($port);
+    my (undef, $pl) = read_packet($s);
+    close $s;
+    return $pl;
+}
+
+# Protocol 10: protocol, version NUL, thread id 4, scramble 8, filler,
+# caps lower 2, charset, status 2, caps upper 2, auth data length,
+# reserved 10, scramble 12 and more.
+sub parse_greeting {
+    my ($pl) = @_;
+    # up to the upper caps at least, so that unpack cannot run off the end
+    return undef unless defined $pl && $pl =~ /\A\x0a[^\0]*\0.{20}/s;
+    my ($version, $s1, $lower, $upper, $rest) =
+        unpack 'x Z* x4 a8 x v x x2 v a*', $pl;
+    my $s2 = length $rest > 11 ? substr($rest, 11, 12) : '';
+    return { version => $version, caps => $lower | $upper << 16,
+             scramble => $s1 . $s2 };
+}
+
+sub native_token {
+    my ($pw, $scramble) = @_;
+    my $s1 = sha1($pw);
+    return $s1 ^ sha1($scramble . sha1($s1));
+}
+
+sub handshake_response {
+    my (%o) = @_;
+    my $caps = 0x1 | 0x200 | 0x8000 | 0x80000 | (defined $o{db} ? 0x8 : 0);
+    return pack('V V C x23', $caps, $o{max_packet} // 16 << 20, 45)
+        . "$o{user}\0" . chr(length $o{token}) . $o{token}
+        . (defined $o{db} ? "$o{db}\0" : '')
+        . ($o{plugin} // 'mysql_native_password') . "\0";
+}
+
+sub raw_login {
+    my ($port, %o) = @_;
+    my $s = raw_connect($port);
+    my (undef, $pl) = read_packet($s);
+    my $g = parse_greeting($pl) or return undef;
+    send_packet($s, 1, handshake_response(user => $o{user} // 'app',
+        token => native_token($o{password} // 'secret', $g->{scramble}),
+        max_packet => $o{max_packet}));
+    return $s;
+}
+
+sub read_err {
+    my ($s) = @_;
+    my ($seq, $pl) = read_packet($s);
+    return undef unless defined $pl && ord($pl) == 0xff;
+    my ($code, $state, $msg) = unpack 'x v x a5 a*', $pl;
+    return { code => $code, state => $state, msg => $msg };
+}
+
+sub accept_login {
+    my ($listener, $greeting) = @_;
+    return () unless IO::Select->new($listener)->can_read(READ_TIMEOUT);
+    my $s = $listener->accept or return ();
+    $s->sockopt(SO_RCVTIMEO, pack('l!l!', READ_TIMEOUT, 0));
+    send_packet($s, 0, $greeting);
+    my (undef, $resp) = read_packet($s);
+    send_packet($s, 2, "\0\0\0\2\0\0\0");
+    return ($s, $resp);
+}
+
+1;
+
+__END__
+
+=head1 NAME
+
+Sluice::Wire - raw MySQL protocol helpers for sluice integration tests
+
+=head1 SYNOPSIS
+
+    use Sluice::Wire qw(raw_login read_packet send_packet read_err);
+
+    my $s = raw_login($t->port(0)) or die "no greeting\n";
+    my (undef, $ok) = read_packet($s);          # the answer to the login
+    send_packet($s, 0, "\x03SELECT 1");
+
+=head1 DESCRIPTION
+
+Nothing is exported by default; ask for what you use.  Sockets made here
+connect to 127.0.0.1 within 5 s (or die) and have a 10 s receive timeout
+(SO_RCVTIMEO), so a read that gets nothing gives up instead of hanging.
+
+=over
+
+=item read_n($sock, $n)
+
+Exactly $n bytes, or undef at EOF, error or timeout.
+
+=item read_packet($sock)
+
+One packet: ($seq, $payload), or the empty list at EOF or timeout.  A
+payload of 0xffffff bytes is returned as it is; the caller joins the
+packets of a long message.
+
+=item send_packet($sock, $seq, $payload)
+
+Writes one packet (header and $payload, under 16 MiB) with one syswrite
+and returns what syswrite returned.
+
+=item raw_connect($port)
+
+A socket connected to 127.0.0.1:$port, nothing read yet.
+
+=item greeting_of($port)
+
+Connects, reads the first packet and closes: that payload (normally the
+greeting), or undef.
+
+=item parse_greeting($payload)
+
+A protocol-10 greeting as C<< { version, caps, scramble } >>: caps with
+the upper 16 bits joined in, scramble the 20 bytes of both parts.  Undef
+if $payload is not a protocol-10 greeting (an ERR instead, say).
+
+=item native_token($password, $scramble)
+
+The mysql_native_password auth response:
+SHA1(password) XOR SHA1(scramble . SHA1(SHA1(password))).
+
+=item handshake_response(user => U, token => T, db => D, plugin => P, max_packet => N)
+
+A HandshakeResponse41 payload with LONG_PASSWORD, PROTOCOL_41,
+SECURE_CONNECTION, PLUGIN_AUTH, and CONNECT_WITH_DB if db is given;
+charset 45 (utf8mb4), max_packet 16 MiB unless given, plugin
+mysql_native_password unless given.  No DEPRECATE_EOF, so a result set
+ends with an EOF packet.
+
+=item raw_login($port, user => 'app', password => 'secret', max_packet => N)
+
+Connects, reads the greeting and sends a mysql_native_password login
+(seq 1) for user and password (app/secret unless given).  Returns the
+socket, whose next packet answers the login, or undef if no greeting
+came.
+
+=item read_err($sock)
+
+Reads a packet; if it is an ERR, C<< { code, state, msg } >>, else undef.
+
+=item accept_login($listener, $greeting)
+
+Plays a backend's side of a login on a listening socket: waits up to
+10 s for a connection, sends $greeting (seq 0), reads the handshake
+response and answers OK (seq 2) whatever it holds.  Returns ($sock,
+$response) with $response undef if none came, or the empty list if
+nothing connected.
+
+=back
+
+=cut
