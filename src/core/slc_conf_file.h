@@ -101,6 +101,13 @@ long long slc_conf_parse_size(const slc_str_t *s);  /* 512, 64k, 1m, 2g */
 long long slc_conf_parse_msec(const slc_str_t *s);  /* 500ms 10s 5m 1h 1d,
                                            combined "1m30s"; bare = seconds */
 
+/*
+ * A "name=N" parameter word: 0 when `arg` is not `name=`, 1 with *out set
+ * when N is an integer in [min, max], -1 when it is not.
+ */
+int slc_conf_parse_param(const slc_str_t *arg, const char *name,
+    long long min, long long max, long long *out);
+
 /* Generic slot setters: store at (char *) conf + cmd->offset. */
 const char *slc_conf_set_flag_slot(slc_conf_t *cf, const slc_command_t *cmd,
     void *conf);   /* int: 1 on, 0 off */

@@ -175,3 +175,21 @@ slc_conf_parse_msec(const slc_str_t *s)
         }
     }
 }
+
+int
+slc_conf_parse_param(const slc_str_t *arg, const char *name, long long min,
+    long long max, long long *out)
+{
+    size_t    n = strlen(name);
+    slc_str_t v;
+
+    if (arg->len <= n || strncmp(arg->data, name, n) != 0
+        || arg->data[n] != '=')
+    {
+        return 0;
+    }
+    v.data = arg->data + n + 1;
+    v.len = arg->len - n - 1;
+    *out = slc_conf_parse_int(&v);
+    return *out >= min && *out <= max ? 1 : -1;
+}

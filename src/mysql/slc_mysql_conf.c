@@ -241,10 +241,8 @@ slc_mysql_listen(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
     }
     l->backlog = 511;
     if (cf->nargs == 3) {
-        slc_str_t v = { cf->args[2].len - 8, cf->args[2].data + 8 };
-        long long n = strncmp(cf->args[2].data, "backlog=", 8) == 0
-                      ? slc_conf_parse_int(&v) : -1;
-        if (n < 1 || n > 65535) {
+        long long n;
+        if (slc_conf_parse_param(&cf->args[2], "backlog", 1, 65535, &n) != 1) {
             return slc_conf_error(cf, "invalid parameter \"%s\" (backlog=N)",
                 cf->args[2].data);
         }

@@ -94,7 +94,8 @@ static const char *
 slc_mysql_server_param(slc_conf_t *cf, slc_upstream_server_t *us,
     const slc_str_t *a)
 {
-    slc_str_t v;
+    long long n;
+    int       rc;
 
     if (strncmp(a->data, "role=", 5) == 0) {
         if (strcmp(a->data + 5, "primary") == 0) {
@@ -107,25 +108,16 @@ slc_mysql_server_param(slc_conf_t *cf, slc_upstream_server_t *us,
         }
         return NULL;
     }
-    if (strncmp(a->data, "weight=", 7) == 0) {
-        v.data = a->data + 7;
-        v.len = a->len - 7;
-        long long n = slc_conf_parse_int(&v);
-        if (n < 1 || n > 1000) {
-            return slc_conf_error(cf, "invalid \"%s\" (1 to 1000)", a->data);
-        }
+    if ((rc = slc_conf_parse_param(a, "weight", 1, 1000, &n)) != 0) {
         us->weight = (unsigned) n;
-        return NULL;
+        return rc > 0 ? NULL
+            : slc_conf_error(cf, "invalid \"%s\" (1 to 1000)", a->data);
     }
-    if (strncmp(a->data, "max_connections=", 16) == 0) {
-        v.data = a->data + 16;
-        v.len = a->len - 16;
-        long long n = slc_conf_parse_int(&v);
-        if (n < 0 || n > 10000000) {
-            return slc_conf_error(cf, "invalid \"%s\"", a->data);
-        }
+    if ((rc = slc_conf_parse_param(a, "max_connections", 0, 10000000, &n))
+        != 0)
+    {
         us->max_connections = (unsigned) n;
-        return NULL;
+        return rc > 0 ? NULL : slc_conf_error(cf, "invalid \"%s\"", a->data);
     }
     return slc_conf_error(cf, "invalid parameter \"%s\" (role=, weight=, "
         "max_connections=)", a->data);

@@ -1009,6 +1009,34 @@ START_TEST(test_parse_counted)
 }
 END_TEST
 
+/* "name=N" parameters: not this name, in range, out of range, garbage. */
+START_TEST(test_parse_param)
+{
+    slc_str_t  s;
+    long long  n = -5;
+
+#define SLC_TEST_PARAM(word, want, value)                                  \
+    s.data = (char *) (word);                                              \
+    s.len = strlen(word);                                                  \
+    ck_assert_int_eq(slc_conf_parse_param(&s, "weight", 1, 1000, &n),      \
+        want);                                                             \
+    if ((want) == 1) ck_assert_int_eq(n, value)
+
+    SLC_TEST_PARAM("weight=3", 1, 3);
+    SLC_TEST_PARAM("weight=1000", 1, 1000);
+    SLC_TEST_PARAM("weight=0", -1, 0);
+    SLC_TEST_PARAM("weight=1001", -1, 0);
+    SLC_TEST_PARAM("weight=", -1, 0);
+    SLC_TEST_PARAM("weight=3x", -1, 0);
+    SLC_TEST_PARAM("weight=99999999999999999999", -1, 0);
+    SLC_TEST_PARAM("weight", 0, 0);
+    SLC_TEST_PARAM("weights=3", 0, 0);
+    SLC_TEST_PARAM("max_connections=3", 0, 0);
+    SLC_TEST_PARAM("", 0, 0);
+#undef SLC_TEST_PARAM
+}
+END_TEST
+
 /* ---- runner ---- */
 
 static void
@@ -1059,6 +1087,7 @@ slc_test_conf_suite(void)
     const TTest  *values[] = {
         test_parse_int, test_parse_size, test_parse_msec,
         test_parse_counted,
+        test_parse_param,
     };
     Suite  *s;
 
