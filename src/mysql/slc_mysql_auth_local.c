@@ -26,14 +26,9 @@
      | SLC_CLIENT_CAN_HANDLE_EXPIRED_PASSWORDS | SLC_CLIENT_SESSION_TRACK     \
      | SLC_CLIENT_DEPRECATE_EOF)
 
-/* What the proxy can never carry between client and backend. */
-#define SLC_CAPS_NEVER                                                       \
-    (SLC_CLIENT_SSL | SLC_CLIENT_COMPRESS | SLC_CLIENT_ZSTD_COMPRESSION      \
-     | SLC_CLIENT_SSL_VERIFY_SERVER_CERT)
-
 #define SLC_DEFAULT_VERSION  "5.5.5-10.11.0-MariaDB-sluice"
 
-uint32_t
+static uint32_t
 slc_session_offered_caps(void)
 {
     uint32_t caps = slc_backend_profile.known ? slc_backend_profile.caps
@@ -73,35 +68,6 @@ slc_session_greet(slc_session_t *s)
     s->seq = 0;
     s->state = SLC_SS_GREETING;
     return n > 0 ? slc_session_send(s, pkt, n) : SLC_ERROR;
-}
-
-/* Copy what outlives the packet: user, db, charset, attributes. */
-static int
-slc_session_take_identity(slc_session_t *s, const slc_mysql_hsresp_t *r)
-{
-    if (r->user_len > SLC_MAX_USER || r->db_len > SLC_MAX_DB) {
-        return SLC_ERROR;
-    }
-    memcpy(s->user, r->user, r->user_len);
-    s->user[r->user_len] = '\0';
-    if (r->db != NULL && (r->capabilities & SLC_CLIENT_CONNECT_WITH_DB)) {
-        memcpy(s->db, r->db, r->db_len);
-        s->db[r->db_len] = '\0';
-        s->has_db = r->db_len > 0;
-    }
-    s->caps = r->capabilities & ~SLC_CAPS_NEVER;
-    s->mariadb_caps = r->mariadb_caps;
-    s->max_packet = r->max_packet;
-    s->charset = r->charset;
-    if (r->attrs != NULL && r->attrs_len > 0) {
-        s->attrs = malloc(r->attrs_len);
-        if (s->attrs == NULL) {
-            return SLC_ERROR;
-        }
-        memcpy(s->attrs, r->attrs, r->attrs_len);
-        s->attrs_len = r->attrs_len;
-    }
-    return SLC_OK;
 }
 
 static void
@@ -146,7 +112,7 @@ slc_session_on_response(slc_session_t *s, uint8_t *p, uint32_t len)
     const char        *err;
 
     if (slc_mysql_hsresp_parse(p, len, &r, &err) != SLC_OK
-        || slc_session_take_identity(s, &r) != SLC_OK)
+        || slc_session_take_identity(s, &r, 1) != SLC_OK)
     {
         if (len == 32) {
             err = "client asked for TLS, which this listener does not offer";

@@ -346,7 +346,13 @@ slc_mysql_check_srv(slc_mysql_conf_t *mc, slc_mysql_srv_t *srv, char *err,
             srv->line, srv->upstream_name.data);
         return SLC_ERROR;
     }
-    if (srv->router->router != NULL && srv->router->router->check != NULL) {
+    if (srv->auth == SLC_AUTH_PASSTHROUGH && !srv->router->router->passthrough)
+    {
+        snprintf(err, errlen, "%s:%u: router \"%s\" does not support "
+            "\"auth passthrough\"", srv->file, srv->line, srv->router->name);
+        return SLC_ERROR;
+    }
+    if (srv->router->router->check != NULL) {
         return srv->router->router->check(srv, err, errlen);
     }
     return SLC_OK;

@@ -15,9 +15,6 @@
 void slc_backend_relay_greeting(slc_backend_t *b, uint8_t *p, uint32_t len);
 void slc_backend_relay_start(slc_backend_t *b);
 
-#define SLC_RELAY_CLEAR                                                      \
-    (SLC_CLIENT_SSL | SLC_CLIENT_COMPRESS | SLC_CLIENT_ZSTD_COMPRESSION)
-
 static void slc_relay_client_read(slc_conn_t *c);
 
 /* Clear capability bits in a greeting, in place. */
@@ -34,11 +31,11 @@ slc_relay_patch_greeting(uint8_t *p, uint32_t len)
     if (off + 2 > len) {
         return SLC_ERROR;
     }
-    p[off] &= (uint8_t) ~(SLC_RELAY_CLEAR & 0xff);
-    p[off + 1] &= (uint8_t) ~((SLC_RELAY_CLEAR >> 8) & 0xff);
+    p[off] &= (uint8_t) ~(SLC_CAPS_NEVER & 0xff);
+    p[off + 1] &= (uint8_t) ~((SLC_CAPS_NEVER >> 8) & 0xff);
     if (off + 2 + 1 + 2 + 2 <= len) {           /* charset, status, upper */
-        p[off + 5] &= (uint8_t) ~((SLC_RELAY_CLEAR >> 16) & 0xff);
-        p[off + 6] &= (uint8_t) ~((SLC_RELAY_CLEAR >> 24) & 0xff);
+        p[off + 5] &= (uint8_t) ~((SLC_CAPS_NEVER >> 16) & 0xff);
+        p[off + 6] &= (uint8_t) ~((SLC_CAPS_NEVER >> 24) & 0xff);
     }
     return SLC_OK;
 }
@@ -78,25 +75,17 @@ slc_relay_identity(slc_session_t *s, uint8_t *p, uint32_t len)
     slc_mysql_hsresp_t r;
     const char        *err;
 
+    err = NULL;
     if (slc_mysql_hsresp_parse(p, len, &r, &err) != SLC_OK
-        || r.user_len > SLC_MAX_USER || r.db_len > SLC_MAX_DB)
+        || slc_session_take_identity(s, &r, 0) != SLC_OK)
     {
         slc_session_log(s, SLC_LOG_INFO, "bad handshake response: %s",
             err ? err : "field too long");
         return SLC_ERROR;
     }
-    memcpy(s->user, r.user, r.user_len);
-    s->user[r.user_len] = '\0';
-    if (r.db != NULL) {
-        memcpy(s->db, r.db, r.db_len);
-        s->db[r.db_len] = '\0';
-        s->has_db = r.db_len > 0;
+    for (int i = 0; i < 4; i++) {       /* the client's 4-byte caps */
+        p[i] &= (uint8_t) ~((SLC_CAPS_NEVER >> (8 * i)) & 0xff);
     }
-    s->caps = r.capabilities & ~SLC_RELAY_CLEAR;
-    s->mariadb_caps = r.mariadb_caps;
-    s->charset = r.charset;
-    p[0] &= (uint8_t) ~(SLC_RELAY_CLEAR & 0xff);
-    p[1] &= (uint8_t) ~((SLC_RELAY_CLEAR >> 8) & 0xff);
     return SLC_OK;
 }
 

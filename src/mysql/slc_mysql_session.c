@@ -305,6 +305,35 @@ slc_session_free(void *arg)
     free(s);
 }
 
+int
+slc_session_take_identity(slc_session_t *s, const slc_mysql_hsresp_t *r,
+    int keep_attrs)
+{
+    if (r->user_len > SLC_MAX_USER || r->db_len > SLC_MAX_DB) {
+        return SLC_ERROR;
+    }
+    memcpy(s->user, r->user, r->user_len);
+    s->user[r->user_len] = '\0';
+    if (r->db != NULL && (r->capabilities & SLC_CLIENT_CONNECT_WITH_DB)) {
+        memcpy(s->db, r->db, r->db_len);
+        s->db[r->db_len] = '\0';
+        s->has_db = r->db_len > 0;
+    }
+    s->caps = r->capabilities & ~SLC_CAPS_NEVER;
+    s->mariadb_caps = r->mariadb_caps;
+    s->max_packet = r->max_packet;
+    s->charset = r->charset;
+    if (keep_attrs && r->attrs != NULL && r->attrs_len > 0) {
+        s->attrs = malloc(r->attrs_len);
+        if (s->attrs == NULL) {
+            return SLC_ERROR;
+        }
+        memcpy(s->attrs, r->attrs, r->attrs_len);
+        s->attrs_len = r->attrs_len;
+    }
+    return SLC_OK;
+}
+
 void
 slc_session_start_router(slc_session_t *s)
 {

@@ -18,6 +18,11 @@
 #define SLC_MAX_USER   384      /* 80 characters of utf8mb4, with room */
 #define SLC_MAX_DB     256
 
+/* Capabilities the proxy can never carry between client and backend. */
+#define SLC_CAPS_NEVER                                                       \
+    (SLC_CLIENT_SSL | SLC_CLIENT_COMPRESS | SLC_CLIENT_ZSTD_COMPRESSION      \
+     | SLC_CLIENT_SSL_VERIFY_SERVER_CERT)
+
 typedef struct slc_backend_s  slc_backend_t;
 
 typedef enum {
@@ -106,6 +111,15 @@ void slc_sessions_close_idle(void);
 /* Log with the session's context: "*ID client=..., user=...: msg". */
 void slc_session_log(slc_session_t *s, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/*
+ * Copy what outlives the client's HandshakeResponse41: user, default
+ * database, charset and capabilities (less SLC_CAPS_NEVER), and with
+ * keep_attrs a malloc'ed copy of the connect attributes (to log in to the
+ * backend with them).  SLC_ERROR when a field is too long or no memory.
+ */
+int  slc_session_take_identity(slc_session_t *s, const slc_mysql_hsresp_t *r,
+    int keep_attrs);
 
 /* Local authentication (auth local): slc_mysql_auth_local.c */
 int  slc_session_greet(slc_session_t *s);

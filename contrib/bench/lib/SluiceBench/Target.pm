@@ -26,7 +26,8 @@ use Carp qw(croak);
 use DBI;
 use Time::HiRes qw(time sleep);
 
-use Sluice::Sandbox qw(poll_until);
+use File::Path qw(make_path);
+use Sluice::Sandbox qw(free_port poll_until);
 
 our @REGISTRY = (
     # name           kind       options
@@ -128,6 +129,19 @@ sub log_lines_since {
     open(my $fh, '<', $file) or return ();
     seek($fh, $offset // 0, 0);
     return grep { $_ =~ $re } map { chomp; $_ } <$fh>;
+}
+
+# For a proxy's start(): its own directory under the work dir, a free TCP
+# port and the path of its unix socket (removed if left over), in
+# $self->{dir}, {port} and {unix}.  Returns the directory.
+sub prepare_dir {
+    my ($self, $sock) = @_;
+    my $d = $self->{dir} = "$self->{ctx}{workdir}/$self->{name}";
+    make_path($d);
+    $self->{port} = free_port();
+    $self->{unix} = check_sun_path("$d/$sock");
+    unlink $self->{unix};
+    return $d;
 }
 
 # Unix socket paths hold 107 bytes.

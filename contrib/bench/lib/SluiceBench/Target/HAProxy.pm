@@ -11,9 +11,8 @@ use warnings;
 
 use parent -norequire, 'SluiceBench::Target';
 
-use File::Path qw(make_path);
 
-use Sluice::Sandbox qw(free_port spawn pid_alive wait_exit proc_starttime
+use Sluice::Sandbox qw(spawn pid_alive wait_exit proc_starttime
                        tail_file find_bin);
 use SluiceBench::Util qw(run_capture guard unguard);
 
@@ -72,12 +71,7 @@ CONF
 
 sub start {
     my ($self, %o) = @_;
-    my $c = $self->{ctx};
-    my $d = $self->{dir} = "$c->{workdir}/$self->{name}";
-    make_path($d);
-    $self->{port} = free_port();
-    $self->{unix} = SluiceBench::Target::check_sun_path("$d/haproxy.sock");
-    unlink $self->{unix};
+    my $d = $self->prepare_dir('haproxy.sock');
     my $cfg = "$d/haproxy.cfg";
     open(my $fh, '>', $cfg) or die "$cfg: $!\n";
     print $fh $self->_conf;

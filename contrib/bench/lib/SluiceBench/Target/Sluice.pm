@@ -14,10 +14,9 @@ use warnings;
 
 use parent -norequire, 'SluiceBench::Target';
 
-use File::Path qw(make_path);
 use POSIX ();
 
-use Sluice::Sandbox qw(free_port spawn pid_alive wait_exit proc_starttime
+use Sluice::Sandbox qw(spawn pid_alive wait_exit proc_starttime
                        slurp tail_file);
 use SluiceBench::Proc qw(children_of);
 use SluiceBench::Util qw(run_capture guard unguard);
@@ -94,11 +93,7 @@ CONF
 sub start {
     my ($self, %o) = @_;
     my $c = $self->{ctx};
-    my $d = $self->{dir} = "$c->{workdir}/$self->{name}";
-    make_path($d);
-    $self->{port} = free_port();
-    $self->{unix} = SluiceBench::Target::check_sun_path("$d/sluice.sock");
-    unlink $self->{unix};
+    my $d = $self->prepare_dir('sluice.sock');
     my $conf = "$d/sluice.conf";
     open(my $fh, '>', $conf) or die "$conf: $!\n";
     print $fh $self->_conf(%o);
