@@ -24,6 +24,8 @@ my $dir = $t->testdir;
 $t->write_file_expand('sluice.conf', <<'EOF');
 worker_processes 2;
 worker_shutdown_timeout 1m30s;
+worker_sched_policy other;
+worker_priority -5;
 events { worker_connections 100; }
 mysql {
     buffer_size 16k;
@@ -72,6 +74,18 @@ my @cases = (
         conf => "worker_processes 1;\nworker_proceses 2; #<\n$SERVER",
         msg  => 'unknown directive "worker_proceses"',
     },
+    {
+        name => 'unknown worker_sched_policy',
+        conf => "worker_sched_policy fifo; #<\n$SERVER",
+        msg  => 'invalid value "fifo" in "worker_sched_policy" directive, '
+              . 'it must be "batch" or "other"',
+    },
+    (map { my $v = $_; +{
+        name => "worker_priority $v",
+        conf => "worker_priority $v; #<\n$SERVER",
+        msg  => "invalid worker_priority \"$v\" (a nice value from -20 "
+              . 'to 19)',
+    } } qw(20 -21 high - --5)),
     {
         name => 'listen in the main context',
         conf => "worker_processes 1;\nlisten 4000; #<\n$SERVER",

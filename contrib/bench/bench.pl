@@ -67,12 +67,14 @@ my %DEFAULTS = (
 # --quick: a few seconds per point for a developer optimising; the floor
 # points are all still measured
 my %QUICK = (threads => '1,8,32', rounds => 2, time => 1,
-             transports => 'tcp');
+             transports => 'tcp',
+             targets => join(',', SluiceBench::Target->main_names));
 
 my $USAGE = <<'EOF';
 usage: contrib/bench/run [options]        (or: make bench BENCH_ARGS='...')
 
-  --quick               1 s per point, 2 rounds, threads 1,8,32, TCP only
+  --quick               1 s per point, 2 rounds, threads 1,8,32, TCP only,
+                        no -other/-batch variants
   --targets LIST        comma-separated, from: %TARGETS%
   --transports LIST     tcp,unix
   --workloads LIST      point_select,read_only
@@ -432,7 +434,7 @@ sub idle_phase {
     my (@targets) = @_;
     my $t0 = time;
     my @res;
-    for my $t (grep { $_->is_proxy } @targets) {
+    for my $t (grep { $_->is_proxy && !$_->is_variant } @targets) {
         my $r = eval { idle_one($t) };
         if (!$r) {
             die $@ if interrupted();
@@ -743,7 +745,8 @@ sub main {
     my $idle = $opt{idle_conns} > 0 ? idle_phase(@targets) : [];
     my $tp = throughput_phase(@targets);
     my %res = (%$tp, idle => $idle, ctx => $CTX, opt => \%opt,
-               command => $cmd, targets => \@targets);
+               command => $cmd, targets => \@targets,
+               analysis => "$FindBin::RealBin/analysis.md");
     $CTX->{phases}{total} = time - $CTX->{started};
     aggregate(\%res);
     make_path($opt{output});

@@ -13,6 +13,10 @@ static const char *slc_core_events(slc_conf_t *cf,
     const slc_command_t *cmd, void *conf);
 static const char *slc_core_worker_connections(slc_conf_t *cf,
     const slc_command_t *cmd, void *conf);
+static const char *slc_core_worker_priority(slc_conf_t *cf,
+    const slc_command_t *cmd, void *conf);
+static const char *slc_core_worker_sched_policy(slc_conf_t *cf,
+    const slc_command_t *cmd, void *conf);
 
 static const slc_command_t slc_core_commands[] = {
     { .name = "worker_processes", .type = SLC_CONF_MAIN | SLC_CONF_TAKE1,
@@ -35,6 +39,10 @@ static const slc_command_t slc_core_commands[] = {
     { .name = "worker_rlimit_nofile", .type = SLC_CONF_MAIN | SLC_CONF_TAKE1,
       .set = slc_conf_set_num_slot,
       .offset = offsetof(slc_cycle_t, rlimit_nofile) },
+    { .name = "worker_priority", .type = SLC_CONF_MAIN | SLC_CONF_TAKE1,
+      .set = slc_core_worker_priority },
+    { .name = "worker_sched_policy", .type = SLC_CONF_MAIN | SLC_CONF_TAKE1,
+      .set = slc_core_worker_sched_policy },
     { .name = "events", .type = SLC_CONF_MAIN | SLC_CONF_BLOCK
       | SLC_CONF_NOARGS, .set = slc_core_events },
     { .name = "worker_connections", .type = SLC_CONF_EVENTS | SLC_CONF_TAKE1,
@@ -67,6 +75,50 @@ slc_core_worker_processes(slc_conf_t *cf, const slc_command_t *cmd,
             "(a number from 1 to 1024, or auto)", cf->args[1].data);
     }
     cycle->worker_processes = (int) n;
+    return NULL;
+}
+
+static const char *
+slc_core_worker_priority(slc_conf_t *cf, const slc_command_t *cmd,
+    void *conf)
+{
+    slc_cycle_t *cycle = conf;
+    const char  *a = cf->args[1].data;
+    int          neg = (a[0] == '-');
+    slc_str_t    digits = { cf->args[1].len - neg, cf->args[1].data + neg };
+    long long    n;
+
+    (void) cmd;
+    n = slc_conf_parse_int(&digits);        /* -1 when not a number */
+    if (n >= 0 && neg) {
+        n = -n;
+    } else if (n < 0) {
+        n = 100;
+    }
+    if (n < -20 || n > 19) {
+        return slc_conf_error(cf, "invalid worker_priority \"%s\" "
+            "(a nice value from -20 to 19)", a);
+    }
+    cycle->worker_priority = (int) n;
+    return NULL;
+}
+
+static const char *
+slc_core_worker_sched_policy(slc_conf_t *cf, const slc_command_t *cmd,
+    void *conf)
+{
+    slc_cycle_t *cycle = conf;
+
+    (void) cmd;
+    if (strcmp(cf->args[1].data, "batch") == 0) {
+        cycle->worker_sched_batch = 1;
+    } else if (strcmp(cf->args[1].data, "other") == 0) {
+        cycle->worker_sched_batch = 0;
+    } else {
+        return slc_conf_error(cf, "invalid value \"%s\" in "
+            "\"worker_sched_policy\" directive, it must be \"batch\" or "
+            "\"other\"", cf->args[1].data);
+    }
     return NULL;
 }
 
@@ -140,6 +192,8 @@ slc_cycle_defaults(slc_cycle_t *cycle)
     cycle->log_level = SLC_LOG_NOTICE;
     cycle->shutdown_timeout = 10000;
     cycle->worker_connections = 1024;
+    cycle->worker_sched_batch = 1;
+    cycle->worker_priority = SLC_NICE_UNSET;
 }
 
 static int

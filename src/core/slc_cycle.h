@@ -16,6 +16,8 @@
 
 typedef struct slc_mysql_conf_s  slc_mysql_conf_t;
 
+#define SLC_NICE_UNSET  100
+
 struct slc_cycle_s {
     slc_pool_t         *pool;
     unsigned            generation;
@@ -31,6 +33,8 @@ struct slc_cycle_s {
     int                 log_level;
     long long           shutdown_timeout;  /* ms */
     long long           rlimit_nofile;     /* 0: leave as inherited */
+    int                 worker_priority;   /* nice; SLC_NICE_UNSET: inherited */
+    int                 worker_sched_batch; /* SCHED_BATCH, else OTHER */
 
     /* events {} */
     unsigned            worker_connections;

@@ -244,8 +244,8 @@ sub _series_label {
 sub write_markdown {
     my ($res, $path) = @_;
     my @md = (_md_head($res), _md_method($res), _md_floor($res),
-              _md_throughput($res), _md_idle($res), _md_plots($res),
-              _md_notes($res));
+              _md_analysis($res), _md_throughput($res), _md_idle($res),
+              _md_plots($res), _md_notes($res));
     open(my $fh, '>', "$path.new") or die "$path.new: $!\n";
     print $fh join("\n", @md);
     close $fh or die "$path.new: $!\n";
@@ -375,6 +375,20 @@ sub _md_plots {
     my @l = ('## Plots', '');
     push @l, "![$_->[1]]($_->[0])", '' for @{ $res->{plots} };
     return @l;
+}
+
+# contrib/bench/analysis.md, written by hand: what was changed on the
+# hot path and what it bought, what the profile shows, why a floor point
+# fails.  It speaks of the run it was written against; the tables below
+# are this run's.
+sub _md_analysis {
+    my ($res) = @_;
+    my $path = $res->{analysis} or return ();
+    open(my $fh, '<', $path) or return ();
+    local $/;
+    my $text = <$fh>;
+    $text =~ s/\s+\z/\n/;
+    return ($text);
 }
 
 sub _md_notes {

@@ -29,16 +29,35 @@ use Time::HiRes qw(time sleep);
 use File::Path qw(make_path);
 use Sluice::Sandbox qw(free_port poll_until);
 
+# The -other and -batch entries show what the scheduling policy alone is
+# worth: sluice's workers are SCHED_BATCH unless told otherwise
+# (worker_sched_policy), HAProxy runs SCHED_OTHER unless started under
+# `chrt --batch 0`.  They are measured for the throughput table only
+# (variant => 1: no idle-session memory test, not in --quick).
 our @REGISTRY = (
-    # name           kind       options
-    [ 'direct',       'Direct' ],
-    [ 'sluice-1',     'Sluice',  workers => 1 ],
-    [ 'sluice-auto',  'Sluice',  workers => 'auto' ],
-    [ 'haproxy-1',    'HAProxy', nbthread => 1 ],
-    [ 'haproxy-auto', 'HAProxy', nbthread => 'auto' ],
+    # name                 kind       options
+    [ 'direct',             'Direct' ],
+    [ 'sluice-1',           'Sluice',  workers => 1 ],
+    [ 'sluice-auto',        'Sluice',  workers => 'auto' ],
+    [ 'haproxy-1',          'HAProxy', nbthread => 1 ],
+    [ 'haproxy-auto',       'HAProxy', nbthread => 'auto' ],
+    [ 'sluice-1-other',     'Sluice',  workers => 1, sched => 'other',
+      variant => 1 ],
+    [ 'sluice-auto-other',  'Sluice',  workers => 'auto', sched => 'other',
+      variant => 1 ],
+    [ 'haproxy-1-batch',    'HAProxy', nbthread => 1, sched => 'batch',
+      variant => 1 ],
+    [ 'haproxy-auto-batch', 'HAProxy', nbthread => 'auto', sched => 'batch',
+      variant => 1 ],
 );
 
 sub names { map { $_->[0] } @REGISTRY }
+
+# The targets of --quick: all but the variants.
+sub main_names { map { $_->[0] } grep { !{ @$_[2 .. $#$_] }->{variant} }
+                 @REGISTRY }
+
+sub is_variant { $_[0]{variant} ? 1 : 0 }
 
 # SluiceBench::Target->create(NAME, CTX): a target object, not started.
 # CTX is the bench context (workdir, primary, nproc, nofile, user, ...).

@@ -4,7 +4,9 @@ package SluiceBench::Target::HAProxy;
 # way to put a MySQL server behind a proxy, and the bar sluice's readconn
 # is held to.  One process (no master-worker), `nbthread` threads, a TCP
 # and a unix-socket bind.  Process-level logging at notice on stderr and
-# no `log` in the proxy sections: no line per connection.
+# no `log` in the proxy sections: no line per connection.  sched =>
+# 'batch' starts it under `chrt --batch 0` (SCHED_BATCH, like sluice's
+# workers by default).
 
 use strict;
 use warnings;
@@ -29,7 +31,8 @@ sub threads {
 sub label {
     my ($self) = @_;
     return $self->{label} if $self->{label};
-    return 'HAProxy tcp, nbthread ' . $self->threads;
+    return 'HAProxy tcp, nbthread ' . $self->threads
+        . (($self->{sched} // '') eq 'batch' ? ', chrt --batch' : '');
 }
 
 # One process holds both sides of every session.
@@ -82,7 +85,10 @@ sub start {
 
     my $log = "$d/stderr.log";
     $self->{log_offset} = -s $log // 0;
-    my $pid = $self->{pid} = spawn(cmd => [ bin(), '-db', '-f', $cfg ],
+    # chrt execs haproxy: the pid stays the proxy's
+    my @chrt = ($self->{sched} // '') eq 'batch'
+        ? (find_bin('chrt'), '--batch', '0') : ();
+    my $pid = $self->{pid} = spawn(cmd => [ @chrt, bin(), '-db', '-f', $cfg ],
                                    log => $log);
     $self->{pid_start} = proc_starttime($pid) // 0;
     guard("pid $pid $self->{pid_start}");

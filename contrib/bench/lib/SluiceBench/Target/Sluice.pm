@@ -3,7 +3,8 @@ package SluiceBench::Target::Sluice;
 # sluice in front of the primary: one `server {}` listening on a loopback
 # TCP port and a unix socket, readconn to the primary unless the registry
 # entry gives other `server_conf`.  Options: workers => N | 'auto',
-# module => NAME (needed in objs/sluice), server_conf => TEXT, label.
+# module => NAME (needed in objs/sluice), server_conf => TEXT, label,
+# sched => POLICY (a worker_sched_policy line; default: none, i.e. batch).
 #
 # The processes are known by pid: the master is the child we spawned (and
 # must be what the pid file says), the workers are its children.  Logs at
@@ -36,9 +37,11 @@ sub label {
     my ($self) = @_;
     return $self->{label} if $self->{label};
     my $w = $self->{workers} // 1;
-    return $w eq 'auto'
+    my $sched = $self->{sched} ? ", worker_sched_policy $self->{sched}"
+        : '';
+    return ($w eq 'auto'
         ? 'sluice readconn, auto (' . $self->nworkers . ' workers)'
-        : "sluice readconn, $w worker" . ($w == 1 ? '' : 's');
+        : "sluice readconn, $w worker" . ($w == 1 ? '' : 's')) . $sched;
 }
 
 sub unavailable {
@@ -65,6 +68,7 @@ sub _conf {
         // "router readconn;\n        readconn_role primary;";
     my $rlimit = $c->{sluice_rlimit_ok}
         ? "worker_rlimit_nofile $c->{nofile};\n" : '';
+    $rlimit .= "worker_sched_policy $self->{sched};\n" if $self->{sched};
     return <<CONF;
 # written by contrib/bench for target $self->{name}
 daemon off;
