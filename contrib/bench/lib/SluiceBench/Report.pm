@@ -373,6 +373,9 @@ sub _md_plots {
     my ($res) = @_;
     return () unless $res->{plots} && @{ $res->{plots} };
     my @l = ('## Plots', '');
+    push @l, 'The products as shipped; the scheduling-policy variants '
+        . 'are in the tables above.', ''
+        if grep { $_->is_variant } @{ $res->{targets} };
     push @l, "![$_->[1]]($_->[0])", '' for @{ $res->{plots} };
     return @l;
 }
@@ -415,7 +418,7 @@ my @COLORS = ('#000000', '#1f77b4', '#2ca02c', '#d62728', '#ff7f0e',
               '#9467bd', '#8c564b', '#e377c2', '#17becf');
 
 # bench-qps.png and bench-cpu.png: one panel per workload, one line per
-# series, threads on a log scale.
+# series (but the policy variants), threads on a log scale.
 sub write_plots {
     my ($res, $dir) = @_;
     my $gp = eval { find_bin('gnuplot') };
@@ -456,8 +459,10 @@ sub write_plots {
 
 sub _gp_script {
     my ($res, $data, $k, $ylabel, $png, $proxies, $color) = @_;
-    my @series = grep { !$proxies || $_->{target}->is_proxy }
-                 @{ $res->{series} };
+    # the scheduling-policy variants are in the tables only: with them a
+    # panel would carry 16 lines
+    my @series = grep { (!$proxies || $_->{target}->is_proxy)
+                        && !$_->{target}->is_variant } @{ $res->{series} };
     return undef unless @series;
     my @wls = @{ $res->{workloads} };
     my $rows = @wls > 2 ? 2 : 1;
