@@ -52,28 +52,30 @@ slc_module_t slc_readconn_module = {
     .router = &slc_readconn_router,
 };
 
+static const slc_conf_enum_t slc_readconn_roles_conf[] = {
+    { "primary", SLC_ROLE_PRIMARY },
+    { "replica", SLC_ROLE_REPLICA },
+    { "any", SLC_ROLE_ANY },
+    { NULL, 0 }
+};
+
 static const char *
 slc_readconn_role(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
 {
     slc_readconn_conf_t *rc;
-    const char          *v = cf->args[1].data;
+    const char          *err;
+    int                  role;
 
     (void) cmd;
     rc = slc_mysql_srv_conf(cf, conf, &slc_readconn_module, sizeof(*rc));
     if (rc == NULL) {
         return "out of memory";
     }
-    if (strcmp(v, "primary") == 0) {
-        rc->role = SLC_ROLE_PRIMARY;
-    } else if (strcmp(v, "replica") == 0) {
-        rc->role = SLC_ROLE_REPLICA;
-    } else if (strcmp(v, "any") == 0) {
-        rc->role = SLC_ROLE_ANY;
-    } else {
-        return slc_conf_error(cf, "invalid value \"%s\" in \"readconn_role\" "
-            "directive, it must be \"primary\", \"replica\" or \"any\"", v);
+    err = slc_conf_parse_enum(cf, slc_readconn_roles_conf, &role);
+    if (err == NULL) {
+        rc->role = (unsigned) role;
     }
-    return NULL;
+    return err;
 }
 
 static unsigned

@@ -876,3 +876,31 @@ slc_conf_set_cstr_slot(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
     *p = slc_pstrndup(cf->pool, cf->args[1].data, cf->args[1].len);
     return *p != NULL ? NULL : "out of memory";
 }
+
+const char *
+slc_conf_parse_enum(slc_conf_t *cf, const slc_conf_enum_t *e, int *value)
+{
+    char    words[SLC_CONF_ERRLEN / 2];
+    size_t  n = 0;
+
+    for (int i = 0; e[i].name != NULL; i++) {
+        if (slc_conf_str_is(&cf->args[1], e[i].name)) {
+            *value = e[i].value;
+            return NULL;
+        }
+    }
+    /* "a", "b" or "c" */
+    words[0] = '\0';
+    for (int i = 0; e[i].name != NULL && n < sizeof(words); i++) {
+        const char *sep = i == 0 ? "" : e[i + 1].name != NULL ? ", " : " or ";
+        n += (size_t) snprintf(words + n, sizeof(words) - n, "%s\"%s\"", sep,
+                               e[i].name);
+    }
+    return slc_conf_bad_value(cf, words);
+}
+
+const char *
+slc_conf_set_enum_slot(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
+{
+    return slc_conf_parse_enum(cf, cmd->post, slc_conf_slot(conf, cmd, int));
+}

@@ -101,12 +101,29 @@ long long slc_conf_parse_size(const slc_str_t *s);  /* 512, 64k, 1m, 2g */
 long long slc_conf_parse_msec(const slc_str_t *s);  /* 500ms 10s 5m 1h 1d,
                                            combined "1m30s"; bare = seconds */
 
+/* An integer with an optional '-' in [min, max] into *out: SLC_OK or
+   SLC_ERROR. */
+int slc_conf_parse_signed(const slc_str_t *s, long long min, long long max,
+    long long *out);
+
 /*
  * A "name=N" parameter word: 0 when `arg` is not `name=`, 1 with *out set
  * when N is an integer in [min, max], -1 when it is not.
  */
 int slc_conf_parse_param(const slc_str_t *arg, const char *name,
     long long min, long long max, long long *out);
+
+/* A word of an enumerated directive and the value it stands for; a table
+   of them ends with a NULL name. */
+typedef struct {
+    const char  *name;
+    int          value;
+} slc_conf_enum_t;
+
+/* *value = the value of cf->args[1] in table `e`, or the error "invalid
+   value ... it must be "a", "b" or "c"" (NULL on success). */
+const char *slc_conf_parse_enum(slc_conf_t *cf, const slc_conf_enum_t *e,
+    int *value);
 
 /* Generic slot setters: store at (char *) conf + cmd->offset. */
 const char *slc_conf_set_flag_slot(slc_conf_t *cf, const slc_command_t *cmd,
@@ -121,6 +138,8 @@ const char *slc_conf_set_str_slot(slc_conf_t *cf, const slc_command_t *cmd,
     void *conf);   /* slc_str_t copied into cf->pool, NUL terminated */
 const char *slc_conf_set_cstr_slot(slc_conf_t *cf, const slc_command_t *cmd,
     void *conf);   /* char *, copied into cf->pool */
+const char *slc_conf_set_enum_slot(slc_conf_t *cf, const slc_command_t *cmd,
+    void *conf);   /* int; cmd->post is the slc_conf_enum_t table */
 
 /* Format a handler error into cf->errbuf and return it. */
 const char *slc_conf_error(slc_conf_t *cf, const char *fmt, ...)

@@ -177,6 +177,21 @@ slc_conf_parse_msec(const slc_str_t *s)
 }
 
 int
+slc_conf_parse_signed(const slc_str_t *s, long long min, long long max,
+    long long *out)
+{
+    int        neg = s->len > 0 && s->data[0] == '-';
+    slc_str_t  digits = { s->len - neg, s->data + neg };
+    long long  n = slc_conf_parse_int(&digits);
+
+    if (n < 0) {
+        return SLC_ERROR;
+    }
+    *out = neg ? -n : n;
+    return *out >= min && *out <= max ? SLC_OK : SLC_ERROR;
+}
+
+int
 slc_conf_parse_param(const slc_str_t *arg, const char *name, long long min,
     long long max, long long *out)
 {

@@ -15,8 +15,12 @@ static const char *slc_core_worker_connections(slc_conf_t *cf,
     const slc_command_t *cmd, void *conf);
 static const char *slc_core_worker_priority(slc_conf_t *cf,
     const slc_command_t *cmd, void *conf);
-static const char *slc_core_worker_sched_policy(slc_conf_t *cf,
-    const slc_command_t *cmd, void *conf);
+
+static const slc_conf_enum_t slc_core_sched_policies[] = {
+    { "batch", 1 },         /* worker_sched_batch */
+    { "other", 0 },
+    { NULL, 0 }
+};
 
 static const slc_command_t slc_core_commands[] = {
     { .name = "worker_processes", .type = SLC_CONF_MAIN | SLC_CONF_TAKE1,
@@ -42,7 +46,9 @@ static const slc_command_t slc_core_commands[] = {
     { .name = "worker_priority", .type = SLC_CONF_MAIN | SLC_CONF_TAKE1,
       .set = slc_core_worker_priority },
     { .name = "worker_sched_policy", .type = SLC_CONF_MAIN | SLC_CONF_TAKE1,
-      .set = slc_core_worker_sched_policy },
+      .set = slc_conf_set_enum_slot,
+      .offset = offsetof(slc_cycle_t, worker_sched_batch),
+      .post = slc_core_sched_policies },
     { .name = "events", .type = SLC_CONF_MAIN | SLC_CONF_BLOCK
       | SLC_CONF_NOARGS, .set = slc_core_events },
     { .name = "worker_connections", .type = SLC_CONF_EVENTS | SLC_CONF_TAKE1,
@@ -83,42 +89,14 @@ slc_core_worker_priority(slc_conf_t *cf, const slc_command_t *cmd,
     void *conf)
 {
     slc_cycle_t *cycle = conf;
-    const char  *a = cf->args[1].data;
-    int          neg = (a[0] == '-');
-    slc_str_t    digits = { cf->args[1].len - neg, cf->args[1].data + neg };
     long long    n;
 
     (void) cmd;
-    n = slc_conf_parse_int(&digits);        /* -1 when not a number */
-    if (n >= 0 && neg) {
-        n = -n;
-    } else if (n < 0) {
-        n = 100;
-    }
-    if (n < -20 || n > 19) {
+    if (slc_conf_parse_signed(&cf->args[1], -20, 19, &n) != SLC_OK) {
         return slc_conf_error(cf, "invalid worker_priority \"%s\" "
-            "(a nice value from -20 to 19)", a);
+            "(a nice value from -20 to 19)", cf->args[1].data);
     }
     cycle->worker_priority = (int) n;
-    return NULL;
-}
-
-static const char *
-slc_core_worker_sched_policy(slc_conf_t *cf, const slc_command_t *cmd,
-    void *conf)
-{
-    slc_cycle_t *cycle = conf;
-
-    (void) cmd;
-    if (strcmp(cf->args[1].data, "batch") == 0) {
-        cycle->worker_sched_batch = 1;
-    } else if (strcmp(cf->args[1].data, "other") == 0) {
-        cycle->worker_sched_batch = 0;
-    } else {
-        return slc_conf_error(cf, "invalid value \"%s\" in "
-            "\"worker_sched_policy\" directive, it must be \"batch\" or "
-            "\"other\"", cf->args[1].data);
-    }
     return NULL;
 }
 

@@ -20,11 +20,15 @@ static const char *slc_mysql_router(slc_conf_t *cf, const slc_command_t *cmd,
     void *conf);
 static const char *slc_mysql_upstream_ref(slc_conf_t *cf,
     const slc_command_t *cmd, void *conf);
-static const char *slc_mysql_auth(slc_conf_t *cf, const slc_command_t *cmd,
-    void *conf);
 static const char *slc_mysql_buffer_size(slc_conf_t *cf,
     const slc_command_t *cmd, void *conf);
 static int slc_mysql_init_conf(slc_cycle_t *cycle, char *err, size_t errlen);
+
+static const slc_conf_enum_t slc_mysql_auth_kinds[] = {
+    { "local", SLC_AUTH_LOCAL },
+    { "passthrough", SLC_AUTH_PASSTHROUGH },
+    { NULL, 0 }
+};
 
 static const slc_command_t slc_mysql_commands[] = {
     { .name = "mysql", .type = SLC_CONF_MAIN | SLC_CONF_BLOCK
@@ -50,7 +54,9 @@ static const slc_command_t slc_mysql_commands[] = {
     { .name = "upstream", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
       .set = slc_mysql_upstream_ref },
     { .name = "auth", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
-      .set = slc_mysql_auth },
+      .set = slc_conf_set_enum_slot,
+      .offset = offsetof(slc_mysql_srv_t, auth),
+      .post = slc_mysql_auth_kinds },
     { .name = "server_version", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
       .set = slc_conf_set_cstr_slot,
       .offset = offsetof(slc_mysql_srv_t, server_version) },
@@ -296,24 +302,6 @@ slc_mysql_upstream_ref(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
     srv->upstream_name.data = slc_pstrndup(cf->pool, cf->args[1].data,
         cf->args[1].len);
     srv->upstream_name.len = cf->args[1].len;
-    return NULL;
-}
-
-static const char *
-slc_mysql_auth(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
-{
-    slc_mysql_srv_t *srv = conf;
-
-    (void) cmd;
-    if (strcmp(cf->args[1].data, "local") == 0) {
-        srv->auth = SLC_AUTH_LOCAL;
-    } else if (strcmp(cf->args[1].data, "passthrough") == 0) {
-        srv->auth = SLC_AUTH_PASSTHROUGH;
-    } else {
-        return slc_conf_error(cf, "invalid value \"%s\" in \"auth\" "
-            "directive, it must be \"local\" or \"passthrough\"",
-            cf->args[1].data);
-    }
     return NULL;
 }
 

@@ -527,6 +527,9 @@ sub _install_db {
                  '--no-defaults', '--user=root',
                  '--auth-root-authentication-method=normal',
                  '--skip-test-db', '--skip-name-resolve',
+                 # no resolveip check of the host name: a container or
+                 # chroot may have neither it nor localhost in /etc/hosts
+                 '--force',
                  "--datadir=$d/data", "--tmpdir=$d/tmp", @MARIADBD_COMMON ],
         log => "$d/install.log",
         timeout => START_TIMEOUT);
