@@ -216,6 +216,61 @@ EOF
         msg  => 'server "127.0.0.1:3307" has no role (add role=primary or '
               . 'role=replica)',
     },
+    # bad server parameters: the line with the parameter is named
+    (map { my ($param, $msg) = @$_; +{
+        name => "server $param",
+        conf => <<"EOF",
+mysql {
+    upstream cluster {
+        server 127.0.0.1:3306 role=primary $param; #<
+    }
+}
+EOF
+        msg  => $msg,
+    } } (['role=master', 'invalid "role=master" (role=primary or '
+                         . 'role=replica)'],
+         ['weight=0', 'invalid "weight=0" (1 to 1000)'],
+         ['weight=1001', 'invalid "weight=1001" (1 to 1000)'],
+         ['max_connections=x', 'invalid "max_connections=x"'],
+         ['backup', 'invalid parameter "backup" (role=, weight=, '
+                    . 'max_connections=)'])),
+    {
+        name => 'duplicate upstream',
+        conf => <<'EOF',
+mysql {
+    upstream cluster { server 127.0.0.1:3306 role=primary; }
+    upstream cluster { #<
+        server 127.0.0.1:3307 role=primary;
+    }
+}
+EOF
+        msg  => 'duplicate upstream "cluster"',
+    },
+    (map { my ($d, $msg) = @$_; +{
+        name => "core $d",
+        conf => "$d; #<\n$SERVER",
+        msg  => $msg,
+    } } (['worker_processes 0', 'invalid worker_processes "0" (a number '
+                                . 'from 1 to 1024, or auto)'],
+         ['worker_processes many', 'invalid worker_processes "many" (a '
+                                   . 'number from 1 to 1024, or auto)'])),
+    {
+        name => 'invalid auth',
+        conf => <<'EOF',
+mysql {
+    user app { password "secret"; }
+    upstream cluster { server 127.0.0.1:3306 role=primary; }
+    server {
+        listen 127.0.0.1:4000;
+        router readconn;
+        auth ldap; #<
+        upstream cluster;
+    }
+}
+EOF
+        msg  => 'invalid value "ldap" in "auth" directive, it must be '
+              . '"local" or "passthrough"',
+    },
     {
         name => 'invalid readconn_role',
         conf => <<'EOF',

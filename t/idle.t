@@ -36,7 +36,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(9);
+$t->plan(10);
 
 # --- an idle session is closed -------------------------------------------
 
@@ -58,10 +58,23 @@ for my $i (1 .. 6) {                 # 1.8 s of traffic, 0.3 s apart
     $ok &&= ($busy->selectrow_array('SELECT SLEEP(0.3)') // -1) == 0;
 }
 ok($ok, 'a session with traffic every 0.3 s outlives idle_timeout 1s');
+
 is($busy->selectrow_array('SELECT SLEEP(2), 7'), 0,
    'a query running 2 s (longer than the timeout) completes');
 is($busy->selectrow_array('SELECT 8'), 8, 'and the session goes on');
 undef $busy;
+
+# a session idle between short queries: the deadline runs
+# from the last traffic, so four 0.6 s pauses (2.4 s in all) never reach
+# the 1 s timeout.  The pauses are the thing under test, not a wait.
+my $gappy = $t->dbh(port => $t->port(0));
+my $alive = 1;
+for my $i (1 .. 4) {
+    Time::HiRes::sleep(0.6);
+    $alive &&= ($gappy->selectrow_array("SELECT $i") // -1) == $i;
+}
+ok($alive, 'idle gaps of 0.6 s between queries never trip idle_timeout 1s');
+undef $gappy;
 
 # --- auth_timeout -----------------------------------------------------------
 

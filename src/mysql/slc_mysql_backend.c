@@ -48,6 +48,12 @@ slc_backend_open(slc_session_t *s, slc_upstream_server_t *us)
     int            fd, on = 1;
 
     if (b == NULL) {
+        /* the slot slc_upstream_pick() took goes back, and the client
+           hears why: nothing else holds this session now */
+        slc_upstream_release(us);
+        slc_session_fail(s, SLC_ER_CONNECT_TO_BACKEND, "HY000",
+            "Can't connect to backend server '%s' (out of memory)",
+            us->name);
         return SLC_ERROR;
     }
     b->session = s;

@@ -234,11 +234,13 @@ slc_mysql_listen(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
     const char *addr = cf->args[1].data;
     if (strncmp(addr, "unix:", 5) == 0 && addr[5] != '/' && addr[5] != '\0') {
         /* a relative socket path is relative to the prefix */
-        char *p = slc_palloc(cf->pool, strlen(cycle->prefix) + cf->args[1].len);
+        const char *path = slc_cycle_path(cycle, addr + 5);
+        size_t      n = path != NULL ? strlen(path) + sizeof("unix:") : 0;
+        char       *p = n != 0 ? slc_palloc(cf->pool, n) : NULL;
         if (p == NULL) {
             return "out of memory";
         }
-        sprintf(p, "unix:%s%s", cycle->prefix, addr + 5);
+        snprintf(p, n, "unix:%s", path);
         addr = p;
     }
     if (slc_listen_parse(addr, l, cf->errbuf, sizeof(cf->errbuf)) != SLC_OK)

@@ -109,15 +109,20 @@ slc_mysql_server_param(slc_conf_t *cf, slc_upstream_server_t *us,
         return NULL;
     }
     if ((rc = slc_conf_parse_param(a, "weight", 1, 1000, &n)) != 0) {
+        if (rc < 0) {
+            return slc_conf_error(cf, "invalid \"%s\" (1 to 1000)", a->data);
+        }
         us->weight = (unsigned) n;
-        return rc > 0 ? NULL
-            : slc_conf_error(cf, "invalid \"%s\" (1 to 1000)", a->data);
+        return NULL;
     }
     if ((rc = slc_conf_parse_param(a, "max_connections", 0, 10000000, &n))
         != 0)
     {
+        if (rc < 0) {
+            return slc_conf_error(cf, "invalid \"%s\"", a->data);
+        }
         us->max_connections = (unsigned) n;
-        return rc > 0 ? NULL : slc_conf_error(cf, "invalid \"%s\"", a->data);
+        return NULL;
     }
     return slc_conf_error(cf, "invalid parameter \"%s\" (role=, weight=, "
         "max_connections=)", a->data);

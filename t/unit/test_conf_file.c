@@ -1009,6 +1009,29 @@ START_TEST(test_parse_counted)
 }
 END_TEST
 
+/* Signed numbers: sign, range ends, garbage, a lone '-'. */
+START_TEST(test_parse_signed)
+{
+    static const struct { const char *in; int rc; long long out; } c[] = {
+        { "0", SLC_OK, 0 }, { "19", SLC_OK, 19 }, { "-20", SLC_OK, -20 },
+        { "-5", SLC_OK, -5 }, { "20", SLC_ERROR, 0 }, { "-21", SLC_ERROR, 0 },
+        { "-", SLC_ERROR, 0 }, { "--5", SLC_ERROR, 0 }, { "", SLC_ERROR, 0 },
+        { "5x", SLC_ERROR, 0 }, { "+5", SLC_ERROR, 0 },
+    };
+
+    for (size_t i = 0; i < slc_nelems(c); i++) {
+        slc_str_t  s = { strlen(c[i].in), (char *) c[i].in };
+        long long  n = 12345;
+        int        rc = slc_conf_parse_signed(&s, -20, 19, &n);
+
+        ck_assert_msg(rc == c[i].rc, "\"%s\": rc %d", c[i].in, rc);
+        if (rc == SLC_OK) {
+            ck_assert_int_eq(n, c[i].out);
+        }
+    }
+}
+END_TEST
+
 /* "name=N" parameters: not this name, in range, out of range, garbage. */
 START_TEST(test_parse_param)
 {
@@ -1086,7 +1109,7 @@ slc_test_conf_suite(void)
     };
     const TTest  *values[] = {
         test_parse_int, test_parse_size, test_parse_msec,
-        test_parse_counted,
+        test_parse_counted, test_parse_signed,
         test_parse_param,
     };
     Suite  *s;
