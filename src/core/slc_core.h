@@ -28,6 +28,9 @@
 #define slc_min(a, b)   ((a) < (b) ? (a) : (b))
 #define slc_max(a, b)   ((a) > (b) ? (a) : (b))
 #define slc_nelems(a)   (sizeof(a) / sizeof((a)[0]))
+/* A macro's value as a string literal. */
+#define SLC_STR_(x)     #x
+#define SLC_STR(x)      SLC_STR_(x)
 
 /* A counted string that does not own its bytes unless said otherwise. */
 typedef struct {

@@ -66,6 +66,52 @@ slc_log_stderr(int on)
     slc_log_tee = on;
 }
 
+size_t
+slc_log_escape(char *dst, size_t cap, const void *src, size_t len,
+    int quoted)
+{
+    static const char  hex[] = "0123456789abcdef";
+    const uint8_t     *p = src;
+    size_t             n = 0;
+
+    if (cap == 0) {
+        return 0;
+    }
+    for (size_t i = 0; i < len; i++) {
+        uint8_t  c = p[i];
+        int      plain = c >= 0x20 && c < 0x7f
+                         && !(quoted && (c == '"' || c == '\\'));
+
+        if (n + (plain ? 1 : 4) >= cap) {
+            break;
+        }
+        if (plain) {
+            dst[n++] = (char) c;
+            continue;
+        }
+        dst[n++] = '\\';
+        dst[n++] = 'x';
+        dst[n++] = hex[c >> 4];
+        dst[n++] = hex[c & 0xf];
+    }
+    dst[n] = '\0';
+    return n;
+}
+
+/*
+ * The last line of defence: a control byte that reached a log line through
+ * a message nobody escaped is replaced, so one line stays one line.
+ */
+static void
+slc_log_defuse(char *line, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if ((uint8_t) line[i] < 0x20 || (uint8_t) line[i] == 0x7f) {
+            line[i] = '?';
+        }
+    }
+}
+
 static void
 slc_log_write(int level, int err, const char *fmt, va_list ap)
 {
@@ -90,6 +136,7 @@ slc_log_write(int level, int err, const char *fmt, va_list ap)
     if (n >= sizeof(line) - 1) {
         n = sizeof(line) - 2;
     }
+    slc_log_defuse(line, n);
     line[n++] = '\n';
 
     if (slc_log_fd != -1) {

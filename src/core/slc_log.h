@@ -36,6 +36,17 @@ void slc_log_errno(int level, int err, const char *fmt, ...)
 
 #define slc_log_enabled(level)  ((level) <= slc_log_level)
 
+/*
+ * Escape bytes a peer sent before they are logged: every byte outside
+ * printable ASCII becomes \xHH, and so do '"' and '\\' when `quoted` (the
+ * text is logged between double quotes), so a newline cannot forge a line,
+ * an escape sequence cannot reach a terminal and a quote cannot end the
+ * field early.  Writes at most cap - 1 bytes and a NUL, never a cut escape;
+ * returns the length written.  Sizing: 4 * len + 1 holds everything.
+ */
+size_t slc_log_escape(char *dst, size_t cap, const void *src, size_t len,
+    int quoted);
+
 #ifdef SLC_DEBUG
 #define slc_log_debug(...)                                                   \
     do { if (slc_log_enabled(SLC_LOG_DEBUG)) slc_log(SLC_LOG_DEBUG,          \

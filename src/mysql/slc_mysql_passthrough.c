@@ -77,10 +77,9 @@ slc_relay_identity(slc_session_t *s, uint8_t *p, uint32_t len)
 
     err = NULL;
     if (slc_mysql_hsresp_parse(p, len, &r, &err) != SLC_OK
-        || slc_session_take_identity(s, &r, 0) != SLC_OK)
+        || slc_session_take_identity(s, &r, 0, &err) != SLC_OK)
     {
-        slc_session_log(s, SLC_LOG_INFO, "bad handshake response: %s",
-            err ? err : "field too long");
+        slc_session_log(s, SLC_LOG_INFO, "bad handshake response: %s", err);
         return SLC_ERROR;
     }
     for (int i = 0; i < 4; i++) {       /* the client's 4-byte caps */

@@ -19,20 +19,29 @@ static void slc_session_on_write(slc_conn_t *c);
 static void slc_session_timeout(slc_timer_t *t);
 static void slc_session_idle_timeout(slc_session_t *s);
 
+/*
+ * The message may quote what a client or a server sent (a database name in
+ * an ERR, a reason): it is escaped as a whole, and the user name, which is
+ * the client's own bytes, is escaped as a quoted field.
+ */
 void
 slc_session_log(slc_session_t *s, int level, const char *fmt, ...)
 {
-    char    msg[1024];
+    char    msg[1024], emsg[1024], euser[4 * SLC_MAX_USER + 1];
     va_list ap;
+    int     n;
 
     if (!slc_log_enabled(level)) {
         return;
     }
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    n = vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    n = n < 0 ? 0 : slc_min(n, (int) sizeof(msg) - 1);
+    slc_log_escape(emsg, sizeof(emsg), msg, (size_t) n, 0);
+    slc_log_escape(euser, sizeof(euser), s->user, strlen(s->user), 1);
     slc_log(level, "*%llu %s, client: %s, user: \"%s\"%s%s",
-        (unsigned long long) s->id, msg, s->peer, s->user,
+        (unsigned long long) s->id, emsg, s->peer, euser,
         s->backend ? ", backend: " : "",
         s->backend ? s->backend->server->name : "");
 }
@@ -307,9 +316,14 @@ slc_session_free(void *arg)
 
 int
 slc_session_take_identity(slc_session_t *s, const slc_mysql_hsresp_t *r,
-    int keep_attrs)
+    int keep_attrs, const char **err)
 {
-    if (r->user_len > SLC_MAX_USER || r->db_len > SLC_MAX_DB) {
+    if (r->user_len > SLC_MAX_USER) {
+        *err = "user name longer than " SLC_STR(SLC_MAX_USER) " bytes";
+        return SLC_ERROR;
+    }
+    if (r->db_len > SLC_MAX_DB) {
+        *err = "database name longer than " SLC_STR(SLC_MAX_DB) " bytes";
         return SLC_ERROR;
     }
     memcpy(s->user, r->user, r->user_len);
@@ -326,6 +340,7 @@ slc_session_take_identity(slc_session_t *s, const slc_mysql_hsresp_t *r,
     if (keep_attrs && r->attrs != NULL && r->attrs_len > 0) {
         s->attrs = malloc(r->attrs_len);
         if (s->attrs == NULL) {
+            *err = "out of memory";
             return SLC_ERROR;
         }
         memcpy(s->attrs, r->attrs, r->attrs_len);

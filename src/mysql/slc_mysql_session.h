@@ -116,10 +116,11 @@ void slc_session_log(slc_session_t *s, int level, const char *fmt, ...)
  * Copy what outlives the client's HandshakeResponse41: user, default
  * database, charset and capabilities (less SLC_CAPS_NEVER), and with
  * keep_attrs a malloc'ed copy of the connect attributes (to log in to the
- * backend with them).  SLC_ERROR when a field is too long or no memory.
+ * backend with them).  SLC_ERROR with *err set when a field is too long
+ * or no memory.
  */
 int  slc_session_take_identity(slc_session_t *s, const slc_mysql_hsresp_t *r,
-    int keep_attrs);
+    int keep_attrs, const char **err);
 
 /* Local authentication (auth local): slc_mysql_auth_local.c */
 int  slc_session_greet(slc_session_t *s);
