@@ -2,6 +2,7 @@
 #include "slc_conf_file.h"
 #include "slc_log.h"
 #include "slc_mysql_backend.h"
+#include "slc_mysql_command.h"
 #include "slc_mysql_router.h"
 #include "slc_mysql_upstream.h"
 
@@ -149,12 +150,13 @@ slc_readconn_start(slc_session_t *s)
 }
 
 /*
- * Move bytes from src to dst through *bufp until src has nothing more or
- * dst takes nothing more.  Returns SLC_ERROR when the session was closed.
+ * Backend to client: move bytes through *bufp until the backend has
+ * nothing more or the client takes nothing more.  Returns SLC_ERROR when
+ * the session was closed.
  */
 static int
 slc_readconn_pump(slc_session_t *s, slc_conn_t *src, slc_buf_t **bufp,
-    slc_conn_t *dst, int to_backend)
+    slc_conn_t *dst)
 {
     slc_buf_t *b = *bufp;
     ssize_t    n;
@@ -166,9 +168,7 @@ slc_readconn_pump(slc_session_t *s, slc_conn_t *src, slc_buf_t **bufp,
             }
             n = slc_conn_write(dst, b->pos, slc_buf_len(b));
             if (n < 0) {
-                slc_session_close(s, to_backend ? SLC_LOG_ERR : SLC_LOG_INFO,
-                    to_backend ? "backend write failed"
-                               : "client write failed");
+                slc_session_close(s, SLC_LOG_INFO, "client write failed");
                 return SLC_ERROR;
             }
             b->pos += n;
@@ -184,33 +184,106 @@ slc_readconn_pump(slc_session_t *s, slc_conn_t *src, slc_buf_t **bufp,
         n = slc_conn_read(src, b->last, slc_buf_room(b));
         if (n < 0 || src->eof) {
             /* after the client's COM_QUIT the server hanging up is normal */
-            slc_session_close(s, to_backend || s->quit_sent ? SLC_LOG_INFO
-                : SLC_LOG_ERR, to_backend ? "client closed"
-                : "backend closed connection");
+            slc_session_close(s, s->quit_sent ? SLC_LOG_INFO : SLC_LOG_ERR,
+                "backend closed connection");
             return SLC_ERROR;
         }
         b->last += n;
         s->last_active = slc_loop->now;
-        if (to_backend) {
-            s->quit_sent |= n == 5 && b->pos[4] == SLC_COM_QUIT;
-            slc_mysql_track_client(&s->track, b->pos, (size_t) n);
-            slc_upstream_count_bytes(s->backend->server, 0, (size_t) n);
-        } else {
-            slc_mysql_track_server(&s->track, b->pos, (size_t) n);
-            slc_upstream_count_bytes(s->backend->server, (size_t) n, 0);
-        }
+        slc_mysql_track_server(&s->track, b->pos, (size_t) n);
+        slc_upstream_count_bytes(s->backend->server, (size_t) n, 0);
     }
     slc_buf_put(b);                     /* drained: idle sessions hold none */
     *bufp = NULL;
     return SLC_OK;
 }
 
+/*
+ * Client to backend.  Unlike the other direction the bytes are scanned
+ * before they go (slc_mysql_intercept.h): what the scan released goes on
+ * at once, and a KILL or COM_CHANGE_USER waits at in->pos until the
+ * session is idle and the proxy has dealt with it (slc_mysql_command.c).
+ * One header walk per read is all it costs a session that sends neither.
+ */
+static int
+slc_readconn_send_ready(slc_session_t *s, slc_conn_t *dst)
+{
+    slc_buf_t *b = s->in;
+
+    while (s->in_ready > 0) {
+        if (!dst->writable) {
+            return SLC_AGAIN;           /* resumes from dst's on_write */
+        }
+        ssize_t n = slc_conn_write(dst, b->pos, s->in_ready);
+        if (n < 0) {
+            slc_session_close(s, SLC_LOG_ERR, "backend write failed");
+            return SLC_ERROR;
+        }
+        b->pos += n;
+        s->in_ready -= (size_t) n;
+    }
+    return SLC_OK;
+}
+
+static int
+slc_readconn_client_in(slc_session_t *s)
+{
+    slc_conn_t *src = &s->client;
+    slc_buf_t  *b = s->in;
+    ssize_t     n;
+
+    if (b == NULL && (b = s->in = slc_buf_get()) == NULL) {
+        slc_session_close(s, SLC_LOG_ERR, "out of memory");
+        return SLC_ERROR;
+    }
+    if (slc_buf_len(b) == 0) {
+        b->pos = b->last = b->start;
+    } else if (slc_buf_room(b) == 0) {
+        slc_buf_compact(b);             /* held bytes of a command */
+    }
+    n = slc_conn_read(src, b->last, slc_buf_room(b));
+    if (n < 0 || src->eof) {
+        slc_session_close(s, SLC_LOG_INFO, "client closed");
+        return SLC_ERROR;
+    }
+    b->last += n;
+    s->last_active = slc_loop->now;
+    s->quit_sent |= n == 5 && b->pos[4] == SLC_COM_QUIT;
+    slc_upstream_count_bytes(s->backend->server, 0, (size_t) n);
+    slc_session_scan(s);
+    return SLC_OK;
+}
+
 static void
 slc_readconn_to_backend(slc_session_t *s)
 {
-    slc_backend_t *b = s->backend;
+    slc_conn_t *dst = &s->backend->conn;
 
-    (void) slc_readconn_pump(s, &s->client, &s->in, &b->conn, 1);
+    for ( ;; ) {
+        if (slc_readconn_send_ready(s, dst) != SLC_OK) {
+            return;
+        }
+        if (s->held) {
+            int rc = slc_command_run(s);
+            if (rc != SLC_OK) {
+                return;                 /* waits, or the session is gone */
+            }
+            continue;
+        }
+        if (s->paused || !s->client.readable) {
+            break;
+        }
+        if (s->in != NULL && slc_buf_len(s->in) == slc_buf_size()) {
+            break;      /* cannot happen: a held command fits a buffer */
+        }
+        if (slc_readconn_client_in(s) != SLC_OK) {
+            return;
+        }
+    }
+    if (s->in != NULL && slc_buf_len(s->in) == 0) {
+        slc_buf_put(s->in);             /* drained: idle sessions hold none */
+        s->in = NULL;
+    }
 }
 
 static void
@@ -228,9 +301,13 @@ slc_readconn_to_client(slc_session_t *s)
             return;
         }
     }
-    if (slc_readconn_pump(s, &b->conn, &b->in, &s->client, 0) == SLC_OK
-        && slc_sessions.closing)
-    {
+    if (slc_readconn_pump(s, &b->conn, &b->in, &s->client) != SLC_OK) {
+        return;
+    }
+    if (s->held && !s->paused) {
+        /* a KILL or COM_CHANGE_USER waited for this response to end */
+        slc_readconn_to_backend(s);
+    } else if (slc_sessions.closing) {
         slc_session_idle_check(s);
     }
 }

@@ -34,6 +34,7 @@ slc_shm_zone_add(slc_cycle_t *cycle, const char *name, size_t size,
     return z;
 }
 
+/* The old cycle's zone of this name and owner, of any size. */
 static slc_shm_zone_t *
 slc_shm_zone_match(slc_cycle_t *old, const slc_shm_zone_t *z)
 {
@@ -42,7 +43,7 @@ slc_shm_zone_match(slc_cycle_t *old, const slc_shm_zone_t *z)
     }
     for (slc_shm_zone_t *o = old->zones; o != NULL; o = o->next) {
         if (o->addr != NULL && strcmp(o->name, z->name) == 0
-            && o->tag == z->tag && o->size == z->size)
+            && o->tag == z->tag)
         {
             return o;
         }
@@ -57,7 +58,7 @@ slc_shm_zones_map(slc_cycle_t *cycle, slc_cycle_t *old, char *err,
     for (slc_shm_zone_t *z = cycle->zones; z != NULL; z = z->next) {
         slc_shm_zone_t *o = slc_shm_zone_match(old, z);
 
-        if (o != NULL) {
+        if (o != NULL && o->size == z->size) {
             z->addr = o->addr;
             z->reused = 1;
             continue;
@@ -69,6 +70,9 @@ slc_shm_zones_map(slc_cycle_t *cycle, slc_cycle_t *old, char *err,
             snprintf(err, errlen, "mmap(%zu) for zone \"%s\" failed (%s)",
                 z->size, z->name, strerror(errno));
             return SLC_ERROR;
+        }
+        if (z->init != NULL) {
+            z->init(z, o != NULL ? o->addr : NULL);
         }
     }
     return SLC_OK;

@@ -19,6 +19,13 @@ struct slc_shm_zone_s {
     const void       *tag;        /* owner: the declaring module */
     void             *addr;
     int               reused;     /* carried over from the last cycle */
+    /*
+     * Called by the master for a zone it mapped afresh (not carried over),
+     * with the previous cycle's zone of the same name and owner if its
+     * size differed (else NULL), still mapped: what must outlive a resize
+     * is copied from there.
+     */
+    void            (*init)(slc_shm_zone_t *z, const void *prev);
     slc_shm_zone_t   *next;
 };
 

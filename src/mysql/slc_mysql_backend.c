@@ -2,6 +2,7 @@
 #include "slc_log.h"
 #include "slc_mysql_auth.h"
 #include "slc_mysql_backend.h"
+#include "slc_mysql_registry.h"
 #include "slc_mysql_router.h"
 #include "slc_mysql_upstream.h"
 
@@ -165,6 +166,19 @@ slc_backend_learn(const slc_mysql_greeting_t *g)
     p->known = 1;
 }
 
+/* KILL from any worker can now find this session's backend. */
+static void
+slc_backend_register(slc_backend_t *b)
+{
+    slc_session_t    *s = b->session;
+    slc_mysql_conf_t *mc = s->cycle->mysql;
+
+    if (s->registered && s->backend == b) {
+        slc_registry_set_backend(mc->registry_zone->addr, (uint32_t) s->id,
+            slc_mysql_stats_index(mc, b->server->stats) + 1, b->thread_id);
+    }
+}
+
 /* The empty password's token is empty, whatever the scramble. */
 static int
 slc_backend_empty_password(slc_session_t *s)
@@ -257,6 +271,9 @@ slc_backend_on_greeting(slc_backend_t *b, uint8_t *p, uint32_t len)
         return;
     }
     slc_backend_learn(&g);
+    memcpy(b->scramble, g.scramble, sizeof(b->scramble));
+    b->thread_id = g.thread_id;
+    slc_backend_register(b);
     if (b->session->srv->auth == SLC_AUTH_PASSTHROUGH) {
         slc_backend_relay_greeting(b, p, len);
         return;
@@ -287,6 +304,7 @@ slc_backend_on_switch(slc_backend_t *b, uint8_t *p, uint32_t len)
             "does not support with auth local", (int) plen, plugin);
         return;
     }
+    memcpy(b->scramble, data, sizeof(b->scramble));
     slc_mysql_native_token(data, b->session->stage1, token);
     if (slc_backend_send(b, token, slc_backend_empty_password(b->session)
                          ? 0 : sizeof(token)) != SLC_OK) {

@@ -33,6 +33,10 @@ struct slc_backend_s {
     uint32_t                caps;     /* negotiated with the backend */
     uint32_t                mariadb_caps;
     uint16_t                status;
+    uint32_t                thread_id;  /* the server's id for it */
+    uint8_t                 scramble[SLC_MYSQL_SCRAMBLE_LEN];  /* the last
+                                         the server sent: COM_CHANGE_USER
+                                         answers it */
     int                     counted;  /* holds a slot in stats->active */
     slc_defer_t             defer;
 };

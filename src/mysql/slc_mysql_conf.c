@@ -1,6 +1,7 @@
 #include "slc_core.h"
 #include "slc_conf_file.h"
 #include "slc_mysql_conf.h"
+#include "slc_mysql_registry.h"
 #include "slc_mysql_router.h"
 
 #include <netdb.h>
@@ -23,6 +24,7 @@ static const char *slc_mysql_upstream_ref(slc_conf_t *cf,
 static const char *slc_mysql_buffer_size(slc_conf_t *cf,
     const slc_command_t *cmd, void *conf);
 static int slc_mysql_init_conf(slc_cycle_t *cycle, char *err, size_t errlen);
+static void slc_mysql_registry_zone_init(slc_shm_zone_t *z, const void *prev);
 
 static const slc_conf_enum_t slc_mysql_auth_kinds[] = {
     { "local", SLC_AUTH_LOCAL },
@@ -364,5 +366,24 @@ slc_mysql_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
     mc->stats_zone = slc_shm_zone_add(cycle, "mysql_stats",
         SLC_STATS_MAX * sizeof(slc_server_stats_t), &slc_mysql_module, err,
         errlen);
-    return mc->stats_zone != NULL ? SLC_OK : SLC_ERROR;
+    if (mc->stats_zone == NULL) {
+        return SLC_ERROR;
+    }
+    /* every session of every worker, and as many of an older generation
+       still draining after a reload */
+    mc->registry_zone = slc_shm_zone_add(cycle, "mysql_sessions",
+        slc_registry_size(2 * (uint64_t) cycle->worker_processes
+                          * cycle->worker_connections),
+        &slc_mysql_module, err, errlen);
+    if (mc->registry_zone == NULL) {
+        return SLC_ERROR;
+    }
+    mc->registry_zone->init = slc_mysql_registry_zone_init;
+    return SLC_OK;
+}
+
+static void
+slc_mysql_registry_zone_init(slc_shm_zone_t *z, const void *prev)
+{
+    slc_registry_init(z->addr, z->size, prev);
 }

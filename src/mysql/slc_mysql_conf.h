@@ -92,6 +92,7 @@ struct slc_mysql_conf_s {
     slc_mysql_srv_t          *servers;
     size_t                    buffer_size;
     slc_shm_zone_t           *stats_zone;
+    slc_shm_zone_t           *registry_zone;   /* slc_mysql_registry.h */
 };
 
 #define SLC_STATS_MAX  1024
@@ -107,6 +108,16 @@ void *slc_mysql_srv_conf(slc_conf_t *cf, slc_mysql_srv_t *srv,
 
 slc_mysql_user_t *slc_mysql_user_find(const slc_mysql_conf_t *mc,
     const char *name, size_t len);
+/* A server's slot in the mysql_stats zone (names it across workers). */
+static inline uint32_t
+slc_mysql_stats_index(const slc_mysql_conf_t *mc,
+    const slc_server_stats_t *st)
+{
+    return (uint32_t) (st - (const slc_server_stats_t *) mc->stats_zone->addr);
+}
+/* The server of this cycle whose stats slot is `index`, or NULL. */
+slc_upstream_server_t *slc_mysql_stats_server(const slc_mysql_conf_t *mc,
+    uint32_t index);
 /* After the zones are mapped (master, before fork): bind stats slots. */
 int  slc_mysql_stats_bind(slc_cycle_t *cycle, char *err, size_t errlen);
 

@@ -17,9 +17,13 @@ void slc_backend_relay_start(slc_backend_t *b);
 
 static void slc_relay_client_read(slc_conn_t *c);
 
-/* Clear capability bits in a greeting, in place. */
+/*
+ * Clear capability bits in a greeting, in place, and put the session's id
+ * where the server's thread id was: the id a client names in KILL must be
+ * one the proxy can resolve (slc_mysql_kill.c), whatever server it is on.
+ */
 static int
-slc_relay_patch_greeting(uint8_t *p, uint32_t len)
+slc_relay_patch_greeting(uint8_t *p, uint32_t len, uint32_t id)
 {
     uint8_t *v = memchr(p + 1, '\0', len - 1);
     size_t   off;
@@ -27,7 +31,14 @@ slc_relay_patch_greeting(uint8_t *p, uint32_t len)
     if (v == NULL) {
         return SLC_ERROR;
     }
-    off = (size_t) (v + 1 - p) + 4 + 8 + 1;     /* thread id, scramble, 0 */
+    off = (size_t) (v + 1 - p);
+    if (off + 4 > len) {
+        return SLC_ERROR;
+    }
+    for (int i = 0; i < 4; i++) {
+        p[off + i] = (uint8_t) (id >> (8 * i));
+    }
+    off += 4 + 8 + 1;                           /* thread id, scramble, 0 */
     if (off + 2 > len) {
         return SLC_ERROR;
     }
@@ -56,7 +67,7 @@ slc_backend_relay_greeting(slc_backend_t *b, uint8_t *p, uint32_t len)
 {
     slc_session_t *s = b->session;
 
-    if (slc_relay_patch_greeting(p, len) != SLC_OK) {
+    if (slc_relay_patch_greeting(p, len, (uint32_t) s->id) != SLC_OK) {
         slc_session_fail(s, SLC_ER_HANDSHAKE_ERROR, "08S01",
             "Bad handshake from backend");
         return;

@@ -88,6 +88,9 @@
 #define SLC_ER_HANDSHAKE_ERROR      1043    /* 08S01 Bad handshake */
 #define SLC_ER_ACCESS_DENIED_ERROR  1045    /* 28000 */
 #define SLC_ER_UNKNOWN_COM_ERROR    1047    /* 08S01 */
+#define SLC_ER_NO_SUCH_THREAD       1094    /* HY000 Unknown thread id */
+#define SLC_ER_KILL_DENIED_ERROR    1095    /* HY000 not owner of thread */
+#define SLC_ER_NET_PACKET_TOO_LARGE 1153    /* 08S01 */
 #define SLC_ER_NET_PACKETS_OUT_OF_ORDER 1156
 /*
  * A backend that cannot be reached: a server-range code, because client

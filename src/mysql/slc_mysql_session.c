@@ -1,6 +1,7 @@
 #include "slc_core.h"
 #include "slc_log.h"
 #include "slc_mysql_backend.h"
+#include "slc_mysql_registry.h"
 #include "slc_mysql_router.h"
 #include "slc_mysql_session.h"
 #include "slc_worker.h"
@@ -83,6 +84,28 @@ slc_session_refuse(int fd)
     close(fd);
 }
 
+/*
+ * The id the client sees as its thread id and names in KILL: from the
+ * shared registry, so unique across workers and reloads.  A full registry
+ * still gives a unique id; that session just cannot be named in a KILL.
+ */
+static void
+slc_session_register(slc_session_t *s)
+{
+    slc_registry_t *r = s->cycle->mysql->registry_zone->addr;
+    uint32_t        id;
+    int             rc = slc_registry_add(r, getpid(), &id);
+
+    s->id = id;
+    if (rc == SLC_AGAIN && !__atomic_exchange_n(&r->full_logged, 1,
+                                                __ATOMIC_RELAXED))
+    {
+        slc_log(SLC_LOG_WARN, "session registry full: KILL cannot name "
+            "some sessions (raise worker_connections)");
+    }
+    s->registered = rc == SLC_OK;
+}
+
 static slc_session_t *
 slc_session_new(int fd, slc_listen_t *l, struct sockaddr_storage *ss)
 {
@@ -91,8 +114,8 @@ slc_session_new(int fd, slc_listen_t *l, struct sockaddr_storage *ss)
     if (s == NULL) {
         return NULL;
     }
-    s->id = ++slc_sessions.next_id * 256 + slc_worker_slot;
     s->cycle = slc_worker_cycle;
+    slc_session_register(s);
     s->srv = l->srv;
     s->client.fd = fd;
     s->client.data = s;
@@ -300,6 +323,11 @@ slc_session_close(slc_session_t *s, int level, const char *why)
     s->in = s->out = NULL;
     TAILQ_REMOVE(&slc_sessions.sessions, s, link);
     slc_sessions.count--;
+    if (s->registered) {
+        slc_registry_del(s->cycle->mysql->registry_zone->addr,
+            (uint32_t) s->id);
+        s->registered = 0;
+    }
     slc_loop_defer(slc_loop, &s->defer, slc_session_free, s);
 }
 

@@ -7,6 +7,7 @@
 #include "slc_mysql_conf.h"
 #include "slc_mysql_codec.h"
 #include "slc_mysql_track.h"
+#include "slc_mysql_intercept.h"
 
 /*
  * A client session: the client connection, its authentication, and the
@@ -36,7 +37,8 @@ typedef enum {
 } slc_session_state_t;
 
 struct slc_session_s {
-    uint64_t               id;
+    uint64_t               id;        /* slc_mysql_registry.h */
+    int                    registered;
     slc_session_state_t    state;
     slc_conn_t             client;
     slc_buf_t             *in;        /* from the client, not yet consumed */
@@ -63,6 +65,13 @@ struct slc_session_s {
 
     slc_backend_t         *backend;   /* the router's (readconn: only) one */
     int                    quit_sent; /* the client sent COM_QUIT */
+
+    /* commands the proxy handles itself (slc_mysql_command.c) */
+    slc_mysql_scan_t       scan;
+    size_t                 in_ready;  /* bytes at in->pos free to go on */
+    unsigned               held:1;    /* a command to look at is at in->pos */
+    unsigned               paused:1;  /* the proxy is answering it */
+    unsigned               cu_failures:2;  /* failed COM_CHANGE_USERs */
     uint64_t               last_active;  /* loop time of the last read */
     slc_mysql_track_t      track;
     void                  *router_data;  /* malloc'ed by the router,
@@ -78,7 +87,6 @@ TAILQ_HEAD(slc_session_list, slc_session_s);
 typedef struct {
     struct slc_session_list  sessions;
     unsigned                 count;
-    uint64_t                 next_id;
     int                      quitting;   /* no new sessions */
     int                      closing;    /* close sessions once idle */
 } slc_sessions_t;

@@ -215,3 +215,18 @@ slc_mysql_stats_bind(slc_cycle_t *cycle, char *err, size_t errlen)
     }
     return SLC_OK;
 }
+
+slc_upstream_server_t *
+slc_mysql_stats_server(const slc_mysql_conf_t *mc, uint32_t index)
+{
+    for (slc_upstream_t *up = mc->upstreams; up != NULL; up = up->next) {
+        for (unsigned i = 0; i < up->nservers; i++) {
+            if (up->servers[i].stats != NULL
+                && slc_mysql_stats_index(mc, up->servers[i].stats) == index)
+            {
+                return &up->servers[i];
+            }
+        }
+    }
+    return NULL;
+}

@@ -1,0 +1,157 @@
+/*
+ * Held commands of a forwarding session (contract in slc_mysql_command.h).
+ */
+
+#include "slc_core.h"
+#include "slc_log.h"
+#include "slc_mysql_backend.h"
+#include "slc_mysql_codec.h"
+#include "slc_mysql_command.h"
+
+static unsigned
+slc_session_watch(const slc_session_t *s)
+{
+    return SLC_WATCH_KILL | (s->srv->auth == SLC_AUTH_LOCAL
+                             ? SLC_WATCH_CHANGE_USER : 0);
+}
+
+void
+slc_session_scan(slc_session_t *s)
+{
+    slc_buf_t *b = s->in;
+    uint8_t   *p = b->pos + s->in_ready;
+    size_t     n;
+    int        stop;
+
+    n = slc_mysql_scan_client(&s->scan, s->track.infile,
+        slc_session_watch(s), p, (size_t) (b->last - p), slc_buf_size(),
+        &stop);
+    slc_mysql_track_client(&s->track, p, n);
+    s->in_ready += n;
+    s->held = stop == SLC_SCAN_CMD;
+}
+
+static uint32_t
+slc_command_len(const slc_session_t *s)
+{
+    const uint8_t *p = s->in->pos;
+
+    return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16;
+}
+
+/* Everything before the command was answered and forwarded. */
+static int
+slc_command_idle(const slc_session_t *s)
+{
+    return slc_mysql_track_idle(&s->track)
+           && (s->backend->in == NULL || slc_buf_len(s->backend->in) == 0);
+}
+
+static void
+slc_command_done(slc_session_t *s)
+{
+    slc_mysql_scan_skip(&s->scan);
+    s->held = 0;
+    if (slc_buf_len(s->in) > s->in_ready) {
+        slc_session_scan(s);            /* what came after the command */
+    }
+}
+
+int
+slc_command_pass(slc_session_t *s)
+{
+    size_t n = slc_command_len(s) + SLC_MYSQL_HDR_LEN;
+
+    slc_mysql_track_client(&s->track, s->in->pos, n);
+    s->in_ready = n;
+    slc_command_done(s);
+    return SLC_OK;
+}
+
+/* The new packet ends where the old one did, so nothing after it moves. */
+int
+slc_command_replace(slc_session_t *s, const uint8_t *payload, size_t len)
+{
+    size_t old = slc_command_len(s);
+
+    if (len > old) {
+        return SLC_ERROR;
+    }
+    s->in->pos += old - len;
+    slc_mysql_hdr_write(s->in->pos, (uint32_t) len, 0);
+    memmove(s->in->pos + SLC_MYSQL_HDR_LEN, payload, len);
+    return slc_command_pass(s);
+}
+
+void
+slc_command_drop(slc_session_t *s)
+{
+    s->in->pos += slc_command_len(s) + SLC_MYSQL_HDR_LEN;
+    s->in_ready = 0;
+    slc_mysql_scan_skip(&s->scan);
+    s->held = 0;
+}
+
+int
+slc_command_answer(slc_session_t *s, const uint8_t *payload, size_t len)
+{
+    slc_command_drop(s);
+    s->seq = 1;
+    if (slc_session_send(s, payload, len) != SLC_OK) {
+        slc_session_close(s, SLC_LOG_INFO, "client write failed");
+        return SLC_ERROR;
+    }
+    if (slc_buf_len(s->in) > 0) {
+        slc_session_scan(s);
+    }
+    return SLC_OK;
+}
+
+int
+slc_command_answer_err(slc_session_t *s, uint16_t code, const char *state,
+    const char *fmt, ...)
+{
+    uint8_t  pkt[600];
+    char     msg[512];
+    va_list  ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    slc_session_log(s, SLC_LOG_INFO, "answered error %u: %s", code, msg);
+    return slc_command_answer(s, pkt,
+        slc_mysql_err_build(pkt, sizeof(pkt), code, state, msg));
+}
+
+int
+slc_command_run(slc_session_t *s)
+{
+    const uint8_t *pl = s->in->pos + SLC_MYSQL_HDR_LEN;
+    uint32_t       len = slc_command_len(s);
+
+    if (s->paused) {
+        return SLC_AGAIN;
+    }
+    if (s->scan.big) {
+        slc_session_fail(s, SLC_ER_NET_PACKET_TOO_LARGE, "08S01",
+            "COM_CHANGE_USER larger than buffer_size");
+        return SLC_ERROR;
+    }
+    if (!slc_command_idle(s)) {
+        if (!s->track.broken) {
+            return SLC_AGAIN;   /* the router calls again once it is */
+        }
+        /* the tracker lost the framing and cannot say: a KILL goes on as
+           it is, a change of user cannot be made safely */
+        if (pl[0] != SLC_COM_CHANGE_USER) {
+            return slc_command_pass(s);
+        }
+        slc_session_fail(s, SLC_ER_UNKNOWN_COM_ERROR, "08S01",
+            "COM_CHANGE_USER cannot be served in this session");
+        return SLC_ERROR;
+    }
+    if (pl[0] == SLC_COM_CHANGE_USER) {
+        return slc_command_change_user(s, pl, len);
+    }
+    return slc_command_kill(s, pl, len);
+}

@@ -1,0 +1,45 @@
+#ifndef SLC_MYSQL_COMMAND_H
+#define SLC_MYSQL_COMMAND_H
+
+#include "slc_core.h"
+#include "slc_mysql_session.h"
+
+/*
+ * Commands the proxy handles itself in a forwarding session: the router
+ * scans what the client sends (slc_session_scan) and, when the scan holds
+ * a command at in->pos, calls slc_command_run until it returns SLC_OK.
+ *
+ * A held command waits until the session is idle (the responses to
+ * everything before it were forwarded), so whatever the proxy answers
+ * comes in order.  Then it is passed on unchanged, rewritten in place
+ * (a KILL naming a proxy id becomes one naming the backend's thread), or
+ * answered by the proxy; COM_CHANGE_USER under auth local is answered
+ * after an exchange with the client and the backend, during which the
+ * session is `paused` and the router reads nothing from the client.
+ * When that ends the router's ready() is called again to resume.
+ */
+
+/* Scan the bytes of in after those already released (in_ready). */
+void slc_session_scan(slc_session_t *s);
+/* SLC_OK: dealt with (the router may go on); SLC_AGAIN: not yet (it will
+   be called again when the session is idle, or ready() resumes it);
+   SLC_ERROR: the session was closed. */
+int  slc_command_run(slc_session_t *s);
+
+/* For the handlers (slc_mysql_kill.c, slc_mysql_change_user.c). */
+int  slc_command_pass(slc_session_t *s);
+int  slc_command_replace(slc_session_t *s, const uint8_t *payload,
+    size_t len);
+int  slc_command_answer(slc_session_t *s, const uint8_t *payload,
+    size_t len);
+int  slc_command_answer_err(slc_session_t *s, uint16_t code,
+    const char *state, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Drop the held packet (the handler copied what it needs). */
+void slc_command_drop(slc_session_t *s);
+
+int  slc_command_kill(slc_session_t *s, const uint8_t *pl, uint32_t len);
+int  slc_command_change_user(slc_session_t *s, const uint8_t *pl,
+    uint32_t len);
+
+#endif /* SLC_MYSQL_COMMAND_H */

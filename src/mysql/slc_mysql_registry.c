@@ -1,0 +1,144 @@
+/*
+ * Session registry (contract in slc_mysql_registry.h).  Entries are
+ * claimed with a compare-and-swap on `id`; the other fields are written by
+ * the owner only, after the claim, and read by others with relaxed loads:
+ * a reader that sees a claimed entry whose backend is not set yet treats
+ * the session as having no backend, which is true a moment earlier.
+ */
+
+#include "slc_core.h"
+#include "slc_mysql_registry.h"
+
+#define SLC_REGISTRY_MIN_SLOTS   1024u
+#define SLC_REGISTRY_MAX_SLOTS   (1u << 22)
+#define SLC_REGISTRY_TRIES       64
+
+size_t
+slc_registry_size(uint64_t sessions)
+{
+    uint64_t slots = SLC_REGISTRY_MIN_SLOTS;
+
+    /* twice the sessions: a free slot is found in a probe or two */
+    while (slots < 2 * sessions && slots < SLC_REGISTRY_MAX_SLOTS) {
+        slots <<= 1;
+    }
+    return sizeof(slc_registry_t) + slots * sizeof(slc_registry_entry_t);
+}
+
+void
+slc_registry_init(slc_registry_t *r, size_t size,
+    const slc_registry_t *prev)
+{
+    size_t slots = (size - sizeof(*r)) / sizeof(slc_registry_entry_t);
+
+    memset(r, 0, size);
+    r->mask = (uint32_t) (slots - 1);
+    if (prev != NULL) {
+        /* ids stay unique across a resize: old sessions keep theirs */
+        r->next = __atomic_load_n(&prev->next, __ATOMIC_RELAXED);
+    }
+}
+
+static uint32_t
+slc_registry_id(uint64_t n)
+{
+    return SLC_REGISTRY_ID_BASE + (uint32_t) (n & 0x7fffffffu);
+}
+
+int
+slc_registry_add(slc_registry_t *r, pid_t pid, uint32_t *id)
+{
+    for (int i = 0; i < SLC_REGISTRY_TRIES; i++) {
+        uint64_t              n = __atomic_fetch_add(&r->next, 1,
+                                      __ATOMIC_RELAXED);
+        uint32_t              cand = slc_registry_id(n);
+        slc_registry_entry_t *e = &r->e[cand & r->mask];
+        uint64_t              free_id = 0;
+
+        *id = cand;
+        if (__atomic_compare_exchange_n(&e->id, &free_id, cand, 0,
+                __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        {
+            e->thread_id = 0;
+            e->server = 0;
+            e->pid = (int32_t) pid;
+            return SLC_OK;
+        }
+    }
+    return SLC_AGAIN;
+}
+
+static slc_registry_entry_t *
+slc_registry_mine(slc_registry_t *r, uint32_t id)
+{
+    slc_registry_entry_t *e = &r->e[id & r->mask];
+
+    return __atomic_load_n(&e->id, __ATOMIC_RELAXED) == id ? e : NULL;
+}
+
+void
+slc_registry_set_backend(slc_registry_t *r, uint32_t id, uint32_t server,
+    uint32_t thread_id)
+{
+    slc_registry_entry_t *e = slc_registry_mine(r, id);
+
+    if (e != NULL) {
+        __atomic_store_n(&e->server, server, __ATOMIC_RELAXED);
+        __atomic_store_n(&e->thread_id, thread_id, __ATOMIC_RELEASE);
+    }
+}
+
+void
+slc_registry_del(slc_registry_t *r, uint32_t id)
+{
+    slc_registry_entry_t *e = slc_registry_mine(r, id);
+
+    if (e != NULL) {
+        e->thread_id = 0;
+        e->server = 0;
+        __atomic_store_n(&e->id, 0, __ATOMIC_RELEASE);
+    }
+}
+
+int
+slc_registry_get(const slc_registry_t *r, uint32_t id,
+    slc_registry_entry_t *out)
+{
+    const slc_registry_entry_t *e;
+
+    if (id < SLC_REGISTRY_ID_BASE) {
+        return SLC_ERROR;
+    }
+    e = &r->e[id & r->mask];
+    if (__atomic_load_n(&e->id, __ATOMIC_ACQUIRE) != id) {
+        return SLC_ERROR;
+    }
+    out->id = id;
+    out->thread_id = __atomic_load_n(&e->thread_id, __ATOMIC_ACQUIRE);
+    out->server = __atomic_load_n(&e->server, __ATOMIC_RELAXED);
+    out->pid = e->pid;
+    /* freed and reused while we read: not the session asked for */
+    if (__atomic_load_n(&e->id, __ATOMIC_ACQUIRE) != id) {
+        return SLC_ERROR;
+    }
+    return SLC_OK;
+}
+
+unsigned
+slc_registry_reap(slc_registry_t *r, pid_t pid)
+{
+    unsigned n = 0;
+
+    for (uint64_t i = 0; i <= r->mask; i++) {
+        slc_registry_entry_t *e = &r->e[i];
+        if (__atomic_load_n(&e->id, __ATOMIC_RELAXED) != 0
+            && e->pid == (int32_t) pid)
+        {
+            e->thread_id = 0;
+            e->server = 0;
+            __atomic_store_n(&e->id, 0, __ATOMIC_RELEASE);
+            n++;
+        }
+    }
+    return n;
+}

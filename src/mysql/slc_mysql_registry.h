@@ -1,0 +1,63 @@
+#ifndef SLC_MYSQL_REGISTRY_H
+#define SLC_MYSQL_REGISTRY_H
+
+#include "slc_core.h"
+#include "slc_shm.h"
+
+/*
+ * The session registry: a shared-memory table from the id a client saw in
+ * its greeting (the "thread id" it will name in KILL) to where that
+ * session's backend runs: the server (its slot in the mysql_stats zone)
+ * and the backend's own connection id.  Any worker can look up any
+ * session, so a KILL sent to one worker reaches a session of another.
+ *
+ * Ids are 0x80000000 + a counter kept in the zone, unique across workers
+ * and reloads (the counter is carried into a resized zone), and never
+ * in the range a server hands out to its connections in practice (it
+ * counts up from 1), so a proxy id cannot be mistaken for a backend's.
+ * The entry of id N lives in slot N & mask: an id is only handed out when
+ * its slot is free, so a lookup is one probe and needs no lock.  Each
+ * entry is written by the worker that owns the session and carries that
+ * worker's pid, so the master can clear a dead worker's entries.
+ */
+
+#define SLC_REGISTRY_ID_BASE  0x80000000u
+
+typedef struct {
+    uint64_t  id;           /* 0: free */
+    uint32_t  thread_id;    /* the backend's connection id, 0 before login */
+    uint32_t  server;       /* mysql_stats slot + 1, 0 before login */
+    int32_t   pid;          /* the owning worker */
+    uint32_t  reserved;
+} slc_registry_entry_t;
+
+typedef struct {
+    uint64_t              next;       /* ids handed out so far */
+    uint32_t              mask;       /* slots - 1 */
+    uint32_t              full_logged;
+    slc_registry_entry_t  e[];
+} slc_registry_t;
+
+/* Zone size for `sessions` concurrent sessions (all workers). */
+size_t slc_registry_size(uint64_t sessions);
+/* Master, after mapping: set up a new zone, keeping the counter of the
+   zone it replaces (`prev`, may be NULL). */
+void   slc_registry_init(slc_registry_t *r, size_t size,
+    const slc_registry_t *prev);
+
+/*
+ * A fresh id for a session of this worker (pid); SLC_OK, or SLC_AGAIN when
+ * no free slot was found (the id is still unique, the session just cannot
+ * be named in a KILL).
+ */
+int    slc_registry_add(slc_registry_t *r, pid_t pid, uint32_t *id);
+void   slc_registry_set_backend(slc_registry_t *r, uint32_t id,
+    uint32_t server, uint32_t thread_id);
+void   slc_registry_del(slc_registry_t *r, uint32_t id);
+/* A copy of the entry of `id`; SLC_ERROR when there is none. */
+int    slc_registry_get(const slc_registry_t *r, uint32_t id,
+    slc_registry_entry_t *out);
+/* Master: clear the entries a dead worker left; returns how many. */
+unsigned slc_registry_reap(slc_registry_t *r, pid_t pid);
+
+#endif /* SLC_MYSQL_REGISTRY_H */
