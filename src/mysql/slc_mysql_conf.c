@@ -2,6 +2,7 @@
 #include "slc_conf_file.h"
 #include "slc_mysql_conf.h"
 #include "slc_mysql_router.h"
+#include "slc_worker.h"
 
 #include <netdb.h>
 #include <sys/un.h>
@@ -77,6 +78,7 @@ slc_module_t slc_mysql_module = {
     .type = SLC_MODULE_CORE,
     .commands = slc_mysql_commands,
     .init_conf = slc_mysql_init_conf,
+    .reap_process = slc_mysql_stats_reap,
 };
 
 void *
@@ -364,5 +366,13 @@ slc_mysql_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
     mc->stats_zone = slc_shm_zone_add(cycle, "mysql_stats",
         SLC_STATS_MAX * sizeof(slc_server_stats_t), &slc_mysql_module, err,
         errlen);
-    return mc->stats_zone != NULL ? SLC_OK : SLC_ERROR;
+    if (mc->stats_zone == NULL) {
+        return SLC_ERROR;
+    }
+    /* 4096 processes x 1024 servers x 4 bytes: 16 MiB of address space,
+       of which a process touches one 4 KiB row (its own) */
+    mc->held_zone = slc_shm_zone_add(cycle, "mysql_held",
+        (size_t) SLC_PROC_MAX * SLC_STATS_MAX * sizeof(uint32_t),
+        &slc_mysql_module, err, errlen);
+    return mc->held_zone != NULL ? SLC_OK : SLC_ERROR;
 }

@@ -55,6 +55,10 @@ struct slc_upstream_server_s {
     unsigned                  weight;
     unsigned                  max_connections;  /* 0 = unlimited */
     slc_server_stats_t       *stats;      /* shm */
+    /* this server's column of the per-process table (shm, mysql_held):
+       the cell of process index p is held[p * SLC_STATS_MAX], the
+       connections of `active` that p opened; only p writes it */
+    uint32_t                 *held;
     slc_upstream_t           *upstream;
     /* worker-local health: a failed connect keeps it out for a while */
     uint64_t                  down_until;
@@ -92,6 +96,7 @@ struct slc_mysql_conf_s {
     slc_mysql_srv_t          *servers;
     size_t                    buffer_size;
     slc_shm_zone_t           *stats_zone;
+    slc_shm_zone_t           *held_zone;
 };
 
 #define SLC_STATS_MAX  1024
@@ -109,5 +114,8 @@ slc_mysql_user_t *slc_mysql_user_find(const slc_mysql_conf_t *mc,
     const char *name, size_t len);
 /* After the zones are mapped (master, before fork): bind stats slots. */
 int  slc_mysql_stats_bind(slc_cycle_t *cycle, char *err, size_t errlen);
+/* The module's reap_process hook: subtract what the dead process `proc`
+   still held from the shared `active` counters, and clear its row. */
+void slc_mysql_stats_reap(slc_cycle_t *cycle, unsigned proc);
 
 #endif /* SLC_MYSQL_CONF_H */
