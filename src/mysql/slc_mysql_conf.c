@@ -111,6 +111,7 @@ slc_mysql_block(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
         return "out of memory";
     }
     mc->buffer_size = 16384;
+    slc_hash_init(&mc->user_hash, cf->pool);
     cycle->mysql = mc;
     return slc_conf_parse_block(cf, SLC_CONF_MYSQL, mc);
 }
@@ -133,12 +134,7 @@ slc_mysql_buffer_size(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
 slc_mysql_user_t *
 slc_mysql_user_find(const slc_mysql_conf_t *mc, const char *name, size_t len)
 {
-    for (slc_mysql_user_t *u = mc->users; u != NULL; u = u->next) {
-        if (u->name.len == len && memcmp(u->name.data, name, len) == 0) {
-            return u;
-        }
-    }
-    return NULL;
+    return slc_hash_find(&mc->user_hash, name, len);
 }
 
 static const char *
@@ -149,8 +145,10 @@ slc_mysql_user(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
     const char       *rv;
 
     (void) cmd;
-    if (slc_mysql_user_find(mc, cf->args[1].data, cf->args[1].len)) {
-        return slc_conf_error(cf, "duplicate user \"%s\"", cf->args[1].data);
+    u = slc_mysql_user_find(mc, cf->args[1].data, cf->args[1].len);
+    if (u != NULL) {
+        return slc_conf_error(cf, "duplicate user \"%s\" (first at %s:%u)",
+            cf->args[1].data, u->file, u->line);
     }
     u = slc_palloc(cf->pool, sizeof(*u));
     if (u == NULL) {
@@ -167,6 +165,11 @@ slc_mysql_user(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
     if (!u->has_password) {
         return slc_conf_error(cf, "user \"%s\" has no \"password\" or "
             "\"password_hash\"", u->name.data);
+    }
+    if (slc_hash_add(&mc->user_hash, u->name.data, u->name.len, u)
+        != SLC_OK)
+    {
+        return "out of memory";
     }
     u->next = mc->users;
     mc->users = u;

@@ -4,6 +4,7 @@
 #include "slc_core.h"
 #include "slc_conf_file.h"
 #include "slc_cycle.h"
+#include "slc_hash.h"
 #include "slc_mysql_auth.h"
 #include <sys/socket.h>
 
@@ -91,7 +92,8 @@ struct slc_mysql_srv_s {
 };
 
 struct slc_mysql_conf_s {
-    slc_mysql_user_t         *users;
+    slc_mysql_user_t         *users;      /* last in the file first */
+    slc_hash_t                user_hash;  /* name -> slc_mysql_user_t */
     slc_upstream_t           *upstreams;
     slc_mysql_srv_t          *servers;
     size_t                    buffer_size;
