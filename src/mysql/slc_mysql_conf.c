@@ -181,22 +181,25 @@ slc_mysql_password(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
 {
     slc_mysql_user_t *u = conf;
     slc_str_t        *v = &cf->args[1];
+    const char       *rv = NULL;
 
     if (u->has_password) {
-        return "user has more than one password";
-    }
-    if (cmd->post != NULL) {
+        rv = "user has more than one password";
+    } else if (cmd->post != NULL) {
         slc_mysql_native_hash(v->data, v->len, &u->hash);
     } else if (slc_mysql_native_hash_parse(v->data, v->len, &u->hash)
                != SLC_OK)
     {
-        return "invalid password_hash (expected \"*\" and 40 hex digits, "
+        rv = "invalid password_hash (expected \"*\" and 40 hex digits, "
             "as in mysql.user)";
     }
-    /* the plaintext stays in the pool's memory; wipe it */
+    /* at once, whatever happened: the parser wipes its copies of the
+       file only when it is done with it (slc_conf_file.c) */
     explicit_bzero(v->data, v->len);
-    u->has_password = 1;
-    return NULL;
+    if (rv == NULL) {
+        u->has_password = 1;
+    }
+    return rv;
 }
 
 static const char *
