@@ -21,6 +21,11 @@
  * copy it into cf->pool (the slot setters do).  File names are copied into
  * cf->pool, so a handler may keep cf->filename for later messages.
  *
+ * Secrets: a file may hold a plaintext password, so every copy of its text
+ * is zeroed before it is freed, on success and on error alike: the read
+ * buffer (grown by hand, as realloc() would leave the old copy behind) and
+ * the temporary pool of the words.  Nothing else copies the text.
+ *
  * Comments: '#' starts a comment where a token could start.  Inside a word
  * it is an ordinary character (as in nginx), so `password ab#1;` keeps its
  * '#'; inside quotes it is always literal.
@@ -537,29 +542,50 @@ slc_conf_parse_block(slc_conf_t *cf, unsigned ctx_type, void *ctx)
     return rv;
 }
 
+/* Zero the first `len` bytes of a file buffer, then free it. */
+static void
+slc_conf_buf_free(char *buf, size_t len)
+{
+    if (buf != NULL) {
+        explicit_bzero(buf, len);
+        free(buf);
+    }
+}
+
+/* A buffer of `cap` bytes holding the `len` of `buf`, which is wiped. */
+static char *
+slc_conf_buf_grow(char *buf, size_t len, size_t cap)
+{
+    char *nbuf = malloc(cap);
+
+    if (nbuf != NULL && len != 0) {
+        memcpy(nbuf, buf, len);
+    }
+    slc_conf_buf_free(buf, len);
+    return nbuf;
+}
+
 /* Reads all of fd into a malloc()ed f->buf. */
 static const char *
 slc_conf_read_all(slc_conf_t *cf, slc_conf_file_t *f, int fd,
     const char *path)
 {
     size_t    cap = 0;
-    char     *buf = NULL, *nbuf;
+    char     *buf = NULL;
     ssize_t   n = 0;
     int       err;
 
     for (f->len = 0; /* void */ ; f->len += (size_t) n) {
         if (f->len == cap) {
             if (cap >= SLC_CONF_MAX_FILE) {
-                free(buf);
+                slc_conf_buf_free(buf, f->len);
                 return slc_conf_error(cf, "\"%s\" is too large", path);
             }
             cap = cap ? cap * 2 : 4096;
-            nbuf = realloc(buf, cap);
-            if (nbuf == NULL) {
-                free(buf);
+            buf = slc_conf_buf_grow(buf, f->len, cap);
+            if (buf == NULL) {
                 return "out of memory";
             }
-            buf = nbuf;
         }
 
         n = read(fd, buf + f->len, cap - f->len);
@@ -572,7 +598,7 @@ slc_conf_read_all(slc_conf_t *cf, slc_conf_file_t *f, int fd,
         }
         if (n == -1) {
             err = errno;
-            free(buf);
+            slc_conf_buf_free(buf, f->len);
             return slc_conf_error(cf, "read() \"%s\" failed (%s)", path,
                                   strerror(err));
         }
@@ -602,7 +628,7 @@ slc_conf_load(slc_conf_t *cf, slc_conf_file_t *f, const char *path)
 
     f->name = slc_pstrndup(cf->pool, path, strlen(path));
     if (f->name == NULL) {
-        free(f->buf);
+        slc_conf_buf_free(f->buf, f->len);
         return "out of memory";
     }
     return NULL;
@@ -631,7 +657,7 @@ slc_conf_parse_path(slc_conf_t *cf, const char *path, slc_pool_t *temp)
 
     rv = slc_conf_parse_body(cf, NULL, 0);
 
-    free(f.buf);
+    slc_conf_buf_free(f.buf, f.len);
     cf->file = NULL;
     return rv;
 }
@@ -656,8 +682,8 @@ slc_conf_parse_file(slc_conf_t *cf, const char *filename)
 
     rv = slc_conf_parse_path(cf, filename, temp);
 
-    /* cf->args pointed into temp. */
-    slc_pool_destroy(temp);
+    /* cf->args pointed into temp, which may hold a password */
+    slc_pool_destroy_wipe(temp);
     cf->nargs = 0;
 
     if (rv == NULL) {

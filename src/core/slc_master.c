@@ -7,40 +7,57 @@
 
 #include <sys/wait.h>
 
-#define SLC_MAX_CHILDREN  4096
-
 typedef struct {
     pid_t     pid;
     unsigned  slot;
+    unsigned  proc;         /* process index, see slc_worker.h */
     unsigned  generation;
     int       exiting;      /* told to quit or terminate */
 } slc_child_t;
 
-static slc_child_t   slc_children[SLC_MAX_CHILDREN];
+static slc_child_t   slc_children[SLC_PROC_MAX];
 static unsigned      slc_nchildren;
+/* free process indices, a stack: the lowest come first, so the per-index
+   areas of shared memory that are touched stay few */
+static unsigned      slc_proc_free[SLC_PROC_MAX];
+static unsigned      slc_proc_nfree;
 static slc_cycle_t  *slc_master_cycle;
 static sigset_t      slc_master_waitmask;
 static char          slc_master_title[512];
 
+static void
+slc_master_procs_init(void)
+{
+    for (unsigned i = 0; i < SLC_PROC_MAX; i++) {
+        slc_proc_free[i] = SLC_PROC_MAX - 1 - i;
+    }
+    slc_proc_nfree = SLC_PROC_MAX;
+}
+
 static pid_t
 slc_master_spawn(slc_cycle_t *cycle, unsigned slot)
 {
-    pid_t pid;
+    pid_t    pid;
+    unsigned proc;
 
-    if (slc_nchildren == SLC_MAX_CHILDREN) {
-        slc_log(SLC_LOG_ALERT, "too many worker processes");
+    if (slc_proc_nfree == 0) {
+        slc_log(SLC_LOG_ALERT, "too many worker processes (%d)",
+            SLC_PROC_MAX);
         return -1;
     }
+    proc = slc_proc_free[slc_proc_nfree - 1];
     pid = fork();
     if (pid == -1) {
         slc_log_errno(SLC_LOG_ALERT, errno, "fork() failed");
         return -1;
     }
     if (pid == 0) {
-        slc_worker_run(cycle, slot);
+        slc_worker_run(cycle, slot, proc);
     }
+    slc_proc_nfree--;
     slc_children[slc_nchildren++] = (slc_child_t) {
-        .pid = pid, .slot = slot, .generation = cycle->generation,
+        .pid = pid, .slot = slot, .proc = proc,
+        .generation = cycle->generation,
     };
     slc_log(SLC_LOG_NOTICE, "start worker process %d", (int) pid);
     return pid;
@@ -105,6 +122,10 @@ slc_master_reap(void)
             }
             slc_children[i] = slc_children[--slc_nchildren];
             slc_master_log_exit(pid, status);
+            /* whatever it held in shared memory goes back before its
+               index can be given to the replacement */
+            slc_module_reap_process(slc_master_cycle, c.proc);
+            slc_proc_free[slc_proc_nfree++] = c.proc;
             int fatal = WIFEXITED(status) && WEXITSTATUS(status) == 2;
             if (!c.exiting && !fatal && !slc_sig_quit && !slc_sig_terminate
                 && c.generation == slc_master_cycle->generation)
@@ -256,6 +277,7 @@ void
 slc_master_run(slc_cycle_t *cycle, int argc, char **argv)
 {
     slc_master_cycle = cycle;
+    slc_master_procs_init();
     if (slc_signal_init(&slc_master_waitmask) != 0) {
         slc_log_errno(SLC_LOG_EMERG, errno, "sigaction() failed");
         exit(1);
@@ -286,5 +308,5 @@ slc_single_run(slc_cycle_t *cycle)
     }
     slc_log(SLC_LOG_NOTICE, "sluice/%s started without a master process",
         SLC_VERSION);
-    slc_worker_run(cycle, 0);
+    slc_worker_run(cycle, 0, 0);
 }

@@ -28,3 +28,13 @@ slc_module_excluded(const char *name)
     }
     return 0;
 }
+
+void
+slc_module_reap_process(slc_cycle_t *cycle, unsigned proc)
+{
+    for (int i = 0; slc_modules[i] != NULL; i++) {
+        if (slc_modules[i]->reap_process != NULL) {
+            slc_modules[i]->reap_process(cycle, proc);
+        }
+    }
+}

@@ -34,7 +34,20 @@ struct slc_module_s {
      */
     int                   (*init_conf)(slc_cycle_t *cycle, char *err,
                                        size_t errlen);
+
+    /*
+     * Called in the master for every child it reaps, whatever the exit
+     * (a worker killed by SIGKILL ran no cleanup), before the process
+     * index `proc` (slc_worker_proc) is given to another child: take back
+     * what that process held in shared memory.  `cycle` is the running
+     * one, whose zones the reaped process may have shared (a zone carried
+     * over on reload is the same memory).
+     */
+    void                  (*reap_process)(slc_cycle_t *cycle, unsigned proc);
 };
+
+/* Call every module's reap_process hook (master, after waitpid). */
+void slc_module_reap_process(slc_cycle_t *cycle, unsigned proc);
 
 typedef struct {
     const char  *directive;

@@ -85,18 +85,24 @@ slc_pool_create(size_t block_size)
 }
 
 static void
-slc_pool_free_chain(slc_pool_block_t *b)
+slc_pool_free_chain(slc_pool_block_t *b, int wipe)
 {
     slc_pool_block_t  *next;
+    uintptr_t          start;
 
     for ( /* void */ ; b != NULL; b = next) {
         next = b->next;
+        if (wipe) {
+            /* the whole data area: a large block's `last` never moves */
+            start = slc_pool_align((uintptr_t) (b + 1));
+            explicit_bzero((void *) start, b->end - start);
+        }
         free(b);
     }
 }
 
-void
-slc_pool_destroy(slc_pool_t *pool)
+static void
+slc_pool_free(slc_pool_t *pool, int wipe)
 {
     if (pool == NULL) {
         return;
@@ -104,10 +110,22 @@ slc_pool_destroy(slc_pool_t *pool)
 
     assert(pool->magic == SLC_POOL_MAGIC);
 
-    slc_pool_free_chain(pool->blocks);
-    slc_pool_free_chain(pool->large);
+    slc_pool_free_chain(pool->blocks, wipe);
+    slc_pool_free_chain(pool->large, wipe);
     pool->magic = 0;
     free(pool);
+}
+
+void
+slc_pool_destroy(slc_pool_t *pool)
+{
+    slc_pool_free(pool, 0);
+}
+
+void
+slc_pool_destroy_wipe(slc_pool_t *pool)
+{
+    slc_pool_free(pool, 1);
 }
 
 static void *

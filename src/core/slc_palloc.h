@@ -13,6 +13,9 @@ typedef struct slc_pool_s  slc_pool_t;
 
 slc_pool_t *slc_pool_create(size_t block_size);
 void        slc_pool_destroy(slc_pool_t *pool);
+/* The same, zeroing every block first (explicit_bzero): for a pool that
+   held secrets, so that they reach neither freed memory nor a core dump. */
+void        slc_pool_destroy_wipe(slc_pool_t *pool);
 void       *slc_palloc(slc_pool_t *pool, size_t size);   /* aligned 16, zeroed */
 char       *slc_pstrndup(slc_pool_t *pool, const char *s, size_t n); /* +NUL */
 

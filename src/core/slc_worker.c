@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 
 unsigned      slc_worker_slot;
+unsigned      slc_worker_proc;
 slc_cycle_t  *slc_worker_cycle;
 
 static slc_loop_t    slc_worker_loop;
@@ -183,9 +184,10 @@ slc_worker_sched(slc_cycle_t *cycle)
 }
 
 void
-slc_worker_run(slc_cycle_t *cycle, unsigned slot)
+slc_worker_run(slc_cycle_t *cycle, unsigned slot, unsigned proc)
 {
     slc_worker_slot = slot;
+    slc_worker_proc = proc;
     slc_worker_cycle = cycle;
     slc_sig_quit = slc_sig_terminate = slc_sig_reload = 0;
     slc_sig_reopen = 0;

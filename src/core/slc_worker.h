@@ -11,11 +11,22 @@
  * it is idle and outside a transaction.  TERM exits at once.
  */
 
+/*
+ * A process index: unique among the live children of the master (old
+ * generations still draining included), reused only after the master has
+ * reaped the child that held it and called every module's reap_process
+ * hook.  Shared state a worker adds to (a counter, a registry entry) is
+ * recorded under this index, so the master can take back what a dead
+ * worker left behind.  Below SLC_PROC_MAX.
+ */
+#define SLC_PROC_MAX  4096
+
 extern unsigned      slc_worker_slot;
+extern unsigned      slc_worker_proc;
 extern slc_cycle_t  *slc_worker_cycle;
 
 /* Never returns. */
-void slc_worker_run(slc_cycle_t *cycle, unsigned slot);
+void slc_worker_run(slc_cycle_t *cycle, unsigned slot, unsigned proc);
 /* Out of descriptors: stop accepting for a second. */
 void slc_worker_accept_pause(void);
 

@@ -214,7 +214,7 @@ slc_loop_run_deferred(slc_loop_t *loop)
     }
 }
 
-static int
+int
 slc_loop_timeout(slc_loop_t *loop, int max_wait)
 {
     slc_timer_t *t = RB_MIN(slc_timer_tree, &loop->timers);
@@ -226,7 +226,12 @@ slc_loop_timeout(slc_loop_t *loop, int max_wait)
         return 0;
     }
     uint64_t d = t->when - loop->now;
-    return (max_wait >= 0 && (uint64_t) max_wait < d) ? max_wait : (int) d;
+    if (max_wait >= 0 && (uint64_t) max_wait < d) {
+        return max_wait;
+    }
+    /* a far timer (over 24.8 days) must not wrap into a negative (wait
+       forever) or tiny int: sleep a day at most and look again */
+    return d > SLC_EVENT_MAX_WAIT ? SLC_EVENT_MAX_WAIT : (int) d;
 }
 
 static void

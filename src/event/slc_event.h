@@ -67,12 +67,19 @@ struct slc_loop_s {
     const void            *sigmask;      /* sigset_t during epoll_pwait */
 };
 
+/* The longest single wait for a timer, a day: a deadline further away is
+   waited for in several sleeps rather than overflowing the int timeout. */
+#define SLC_EVENT_MAX_WAIT  (24 * 3600 * 1000)
+
 extern slc_loop_t  *slc_loop;   /* this worker's loop */
 
 int   slc_loop_init(slc_loop_t *loop);
 void  slc_loop_done(slc_loop_t *loop);
 /* One iteration: wait (at most until the next timer or `max_wait` ms). */
 void  slc_loop_once(slc_loop_t *loop, int max_wait);
+/* The epoll timeout of the next wait: until the next timer, at most
+   `max_wait` ms (-1: no limit) and at most SLC_EVENT_MAX_WAIT. */
+int   slc_loop_timeout(slc_loop_t *loop, int max_wait);
 uint64_t slc_time_ms(void);
 
 int   slc_conn_register(slc_loop_t *loop, slc_conn_t *c);

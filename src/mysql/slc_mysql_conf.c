@@ -3,6 +3,7 @@
 #include "slc_mysql_conf.h"
 #include "slc_mysql_registry.h"
 #include "slc_mysql_router.h"
+#include "slc_worker.h"
 
 #include <netdb.h>
 #include <sys/un.h>
@@ -25,6 +26,7 @@ static const char *slc_mysql_buffer_size(slc_conf_t *cf,
     const slc_command_t *cmd, void *conf);
 static int slc_mysql_init_conf(slc_cycle_t *cycle, char *err, size_t errlen);
 static void slc_mysql_registry_zone_init(slc_shm_zone_t *z, const void *prev);
+static void slc_mysql_reap_process(slc_cycle_t *cycle, unsigned proc);
 
 static const slc_conf_enum_t slc_mysql_auth_kinds[] = {
     { "local", SLC_AUTH_LOCAL },
@@ -79,6 +81,7 @@ slc_module_t slc_mysql_module = {
     .type = SLC_MODULE_CORE,
     .commands = slc_mysql_commands,
     .init_conf = slc_mysql_init_conf,
+    .reap_process = slc_mysql_reap_process,
 };
 
 void *
@@ -111,6 +114,7 @@ slc_mysql_block(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
         return "out of memory";
     }
     mc->buffer_size = 16384;
+    slc_hash_init(&mc->user_hash, cf->pool);
     cycle->mysql = mc;
     return slc_conf_parse_block(cf, SLC_CONF_MYSQL, mc);
 }
@@ -133,12 +137,7 @@ slc_mysql_buffer_size(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
 slc_mysql_user_t *
 slc_mysql_user_find(const slc_mysql_conf_t *mc, const char *name, size_t len)
 {
-    for (slc_mysql_user_t *u = mc->users; u != NULL; u = u->next) {
-        if (u->name.len == len && memcmp(u->name.data, name, len) == 0) {
-            return u;
-        }
-    }
-    return NULL;
+    return slc_hash_find(&mc->user_hash, name, len);
 }
 
 static const char *
@@ -149,8 +148,10 @@ slc_mysql_user(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
     const char       *rv;
 
     (void) cmd;
-    if (slc_mysql_user_find(mc, cf->args[1].data, cf->args[1].len)) {
-        return slc_conf_error(cf, "duplicate user \"%s\"", cf->args[1].data);
+    u = slc_mysql_user_find(mc, cf->args[1].data, cf->args[1].len);
+    if (u != NULL) {
+        return slc_conf_error(cf, "duplicate user \"%s\" (first at %s:%u)",
+            cf->args[1].data, u->file, u->line);
     }
     u = slc_palloc(cf->pool, sizeof(*u));
     if (u == NULL) {
@@ -168,6 +169,11 @@ slc_mysql_user(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
         return slc_conf_error(cf, "user \"%s\" has no \"password\" or "
             "\"password_hash\"", u->name.data);
     }
+    if (slc_hash_add(&mc->user_hash, u->name.data, u->name.len, u)
+        != SLC_OK)
+    {
+        return "out of memory";
+    }
     u->next = mc->users;
     mc->users = u;
     return NULL;
@@ -178,22 +184,25 @@ slc_mysql_password(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
 {
     slc_mysql_user_t *u = conf;
     slc_str_t        *v = &cf->args[1];
+    const char       *rv = NULL;
 
     if (u->has_password) {
-        return "user has more than one password";
-    }
-    if (cmd->post != NULL) {
+        rv = "user has more than one password";
+    } else if (cmd->post != NULL) {
         slc_mysql_native_hash(v->data, v->len, &u->hash);
     } else if (slc_mysql_native_hash_parse(v->data, v->len, &u->hash)
                != SLC_OK)
     {
-        return "invalid password_hash (expected \"*\" and 40 hex digits, "
+        rv = "invalid password_hash (expected \"*\" and 40 hex digits, "
             "as in mysql.user)";
     }
-    /* the plaintext stays in the pool's memory; wipe it */
+    /* at once, whatever happened: the parser wipes its copies of the
+       file only when it is done with it (slc_conf_file.c) */
     explicit_bzero(v->data, v->len);
-    u->has_password = 1;
-    return NULL;
+    if (rv == NULL) {
+        u->has_password = 1;
+    }
+    return rv;
 }
 
 static const char *
@@ -369,6 +378,14 @@ slc_mysql_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
     if (mc->stats_zone == NULL) {
         return SLC_ERROR;
     }
+    /* 4096 processes x 1024 servers x 4 bytes: 16 MiB of address space,
+       of which a process touches one 4 KiB row (its own) */
+    mc->held_zone = slc_shm_zone_add(cycle, "mysql_held",
+        (size_t) SLC_PROC_MAX * SLC_STATS_MAX * sizeof(uint32_t),
+        &slc_mysql_module, err, errlen);
+    if (mc->held_zone == NULL) {
+        return SLC_ERROR;
+    }
     /* every session of every worker, and as many of an older generation
        still draining after a reload */
     mc->registry_zone = slc_shm_zone_add(cycle, "mysql_sessions",
@@ -386,4 +403,18 @@ static void
 slc_mysql_registry_zone_init(slc_shm_zone_t *z, const void *prev)
 {
     slc_registry_init(z->addr, z->size, prev);
+}
+
+/* A dead worker's backend connections and registry entries go back. */
+static void
+slc_mysql_reap_process(slc_cycle_t *cycle, unsigned proc)
+{
+    slc_mysql_conf_t *mc = cycle->mysql;
+
+    slc_mysql_stats_reap(cycle, proc);
+    if (mc != NULL && mc->registry_zone != NULL
+        && mc->registry_zone->addr != NULL)
+    {
+        (void) slc_registry_reap(mc->registry_zone->addr, proc);
+    }
 }

@@ -4,6 +4,7 @@
 #include "slc_core.h"
 #include "slc_conf_file.h"
 #include "slc_cycle.h"
+#include "slc_hash.h"
 #include "slc_mysql_auth.h"
 #include <sys/socket.h>
 
@@ -55,6 +56,10 @@ struct slc_upstream_server_s {
     unsigned                  weight;
     unsigned                  max_connections;  /* 0 = unlimited */
     slc_server_stats_t       *stats;      /* shm */
+    /* this server's column of the per-process table (shm, mysql_held):
+       the cell of process index p is held[p * SLC_STATS_MAX], the
+       connections of `active` that p opened; only p writes it */
+    uint32_t                 *held;
     slc_upstream_t           *upstream;
     /* worker-local health: a failed connect keeps it out for a while */
     uint64_t                  down_until;
@@ -87,12 +92,14 @@ struct slc_mysql_srv_s {
 };
 
 struct slc_mysql_conf_s {
-    slc_mysql_user_t         *users;
+    slc_mysql_user_t         *users;      /* last in the file first */
+    slc_hash_t                user_hash;  /* name -> slc_mysql_user_t */
     slc_upstream_t           *upstreams;
     slc_mysql_srv_t          *servers;
     size_t                    buffer_size;
     slc_shm_zone_t           *stats_zone;
     slc_shm_zone_t           *registry_zone;   /* slc_mysql_registry.h */
+    slc_shm_zone_t           *held_zone;
 };
 
 #define SLC_STATS_MAX  1024
@@ -120,5 +127,8 @@ slc_upstream_server_t *slc_mysql_stats_server(const slc_mysql_conf_t *mc,
     uint32_t index);
 /* After the zones are mapped (master, before fork): bind stats slots. */
 int  slc_mysql_stats_bind(slc_cycle_t *cycle, char *err, size_t errlen);
+/* The module's reap_process hook: subtract what the dead process `proc`
+   still held from the shared `active` counters, and clear its row. */
+void slc_mysql_stats_reap(slc_cycle_t *cycle, unsigned proc);
 
 #endif /* SLC_MYSQL_CONF_H */

@@ -46,7 +46,7 @@ slc_registry_id(uint64_t n)
 }
 
 int
-slc_registry_add(slc_registry_t *r, pid_t pid, uint32_t *id)
+slc_registry_add(slc_registry_t *r, unsigned proc, uint32_t *id)
 {
     for (int i = 0; i < SLC_REGISTRY_TRIES; i++) {
         uint64_t              n = __atomic_fetch_add(&r->next, 1,
@@ -61,7 +61,7 @@ slc_registry_add(slc_registry_t *r, pid_t pid, uint32_t *id)
         {
             e->thread_id = 0;
             e->server = 0;
-            e->pid = (int32_t) pid;
+            e->proc = proc;
             return SLC_OK;
         }
     }
@@ -116,7 +116,7 @@ slc_registry_get(const slc_registry_t *r, uint32_t id,
     out->id = id;
     out->thread_id = __atomic_load_n(&e->thread_id, __ATOMIC_ACQUIRE);
     out->server = __atomic_load_n(&e->server, __ATOMIC_RELAXED);
-    out->pid = e->pid;
+    out->proc = e->proc;
     /* freed and reused while we read: not the session asked for */
     if (__atomic_load_n(&e->id, __ATOMIC_ACQUIRE) != id) {
         return SLC_ERROR;
@@ -125,14 +125,14 @@ slc_registry_get(const slc_registry_t *r, uint32_t id,
 }
 
 unsigned
-slc_registry_reap(slc_registry_t *r, pid_t pid)
+slc_registry_reap(slc_registry_t *r, unsigned proc)
 {
     unsigned n = 0;
 
     for (uint64_t i = 0; i <= r->mask; i++) {
         slc_registry_entry_t *e = &r->e[i];
         if (__atomic_load_n(&e->id, __ATOMIC_RELAXED) != 0
-            && e->pid == (int32_t) pid)
+            && e->proc == proc)
         {
             e->thread_id = 0;
             e->server = 0;

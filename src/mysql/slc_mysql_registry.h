@@ -18,7 +18,8 @@
  * The entry of id N lives in slot N & mask: an id is only handed out when
  * its slot is free, so a lookup is one probe and needs no lock.  Each
  * entry is written by the worker that owns the session and carries that
- * worker's pid, so the master can clear a dead worker's entries.
+ * worker's process index, so the master can clear a dead worker's
+ * entries.
  */
 
 #define SLC_REGISTRY_ID_BASE  0x80000000u
@@ -27,7 +28,7 @@ typedef struct {
     uint64_t  id;           /* 0: free */
     uint32_t  thread_id;    /* the backend's connection id, 0 before login */
     uint32_t  server;       /* mysql_stats slot + 1, 0 before login */
-    int32_t   pid;          /* the owning worker */
+    uint32_t  proc;         /* the owning worker's process index */
     uint32_t  reserved;
 } slc_registry_entry_t;
 
@@ -46,11 +47,11 @@ void   slc_registry_init(slc_registry_t *r, size_t size,
     const slc_registry_t *prev);
 
 /*
- * A fresh id for a session of this worker (pid); SLC_OK, or SLC_AGAIN when
+ * A fresh id for a session of this worker (process index proc); SLC_OK, or SLC_AGAIN when
  * no free slot was found (the id is still unique, the session just cannot
  * be named in a KILL).
  */
-int    slc_registry_add(slc_registry_t *r, pid_t pid, uint32_t *id);
+int    slc_registry_add(slc_registry_t *r, unsigned proc, uint32_t *id);
 void   slc_registry_set_backend(slc_registry_t *r, uint32_t id,
     uint32_t server, uint32_t thread_id);
 void   slc_registry_del(slc_registry_t *r, uint32_t id);
@@ -58,6 +59,6 @@ void   slc_registry_del(slc_registry_t *r, uint32_t id);
 int    slc_registry_get(const slc_registry_t *r, uint32_t id,
     slc_registry_entry_t *out);
 /* Master: clear the entries a dead worker left; returns how many. */
-unsigned slc_registry_reap(slc_registry_t *r, pid_t pid);
+unsigned slc_registry_reap(slc_registry_t *r, unsigned proc);
 
 #endif /* SLC_MYSQL_REGISTRY_H */

@@ -94,7 +94,7 @@ slc_session_register(slc_session_t *s)
 {
     slc_registry_t *r = s->cycle->mysql->registry_zone->addr;
     uint32_t        id;
-    int             rc = slc_registry_add(r, getpid(), &id);
+    int             rc = slc_registry_add(r, slc_worker_proc, &id);
 
     s->id = id;
     if (rc == SLC_AGAIN && !__atomic_exchange_n(&r->full_logged, 1,

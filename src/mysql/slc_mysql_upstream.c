@@ -1,6 +1,15 @@
 #include "slc_core.h"
 #include "slc_event.h"
 #include "slc_mysql_upstream.h"
+#include "slc_worker.h"
+
+/* This process's count of connections to `us`, so that the master can
+   take them back if it dies (slc_mysql_stats_reap). */
+static uint32_t *
+slc_upstream_held(slc_upstream_server_t *us)
+{
+    return &us->held[(size_t) slc_worker_proc * SLC_STATS_MAX];
+}
 
 static int
 slc_upstream_try_acquire(slc_upstream_server_t *us)
@@ -13,6 +22,9 @@ slc_upstream_try_acquire(slc_upstream_server_t *us)
         }
     } while (!__atomic_compare_exchange_n(&us->stats->active, &cur, cur + 1,
                  1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    /* after the shared counter, and before it on release: a worker killed
+       in between leaves one too many counted, never one too few */
+    (*slc_upstream_held(us))++;
     __atomic_add_fetch(&us->stats->connections, 1, __ATOMIC_RELAXED);
     return 1;
 }
@@ -75,6 +87,7 @@ slc_upstream_pick(slc_upstream_t *up, unsigned roles, const uint8_t *skip,
 void
 slc_upstream_release(slc_upstream_server_t *us)
 {
+    (*slc_upstream_held(us))--;
     __atomic_sub_fetch(&us->stats->active, 1, __ATOMIC_RELAXED);
 }
 

@@ -1,6 +1,8 @@
 #include "slc_core.h"
 #include "slc_conf_file.h"
+#include "slc_log.h"
 #include "slc_mysql_conf.h"
+#include "slc_worker.h"
 
 #include <netdb.h>
 #include <sys/un.h>
@@ -177,6 +179,17 @@ slc_mysql_upstream_server(slc_conf_t *cf, const slc_command_t *cmd,
     return NULL;
 }
 
+static void
+slc_mysql_stats_sub(uint64_t *counter, uint64_t n)
+{
+    uint64_t cur = __atomic_load_n(counter, __ATOMIC_RELAXED), next;
+
+    do {
+        next = cur > n ? cur - n : 0;
+    } while (!__atomic_compare_exchange_n(counter, &cur, next, 1,
+                 __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+}
+
 static slc_server_stats_t *
 slc_mysql_stats_slot(slc_server_stats_t *tab, const char *key)
 {
@@ -211,6 +224,9 @@ slc_mysql_stats_bind(slc_cycle_t *cycle, char *err, size_t errlen)
                     "stats zone (%d)", SLC_STATS_MAX);
                 return SLC_ERROR;
             }
+            us->held = (uint32_t *) mc->held_zone->addr
+                       + (us->stats - (slc_server_stats_t *)
+                          mc->stats_zone->addr);
         }
     }
     return SLC_OK;
@@ -229,4 +245,35 @@ slc_mysql_stats_server(const slc_mysql_conf_t *mc, uint32_t index)
         }
     }
     return NULL;
+}
+
+/*
+ * The process is dead: nobody writes its row any more.  A count it held
+ * goes back to `active`, never below zero (a worker killed between its two
+ * updates leaves at worst one connection counted, never one too few).
+ */
+void
+slc_mysql_stats_reap(slc_cycle_t *cycle, unsigned proc)
+{
+    slc_mysql_conf_t   *mc = cycle->mysql;
+    slc_server_stats_t *stats;
+    uint32_t           *row;
+
+    if (mc == NULL || mc->held_zone == NULL || mc->held_zone->addr == NULL
+        || proc >= SLC_PROC_MAX)
+    {
+        return;
+    }
+    stats = mc->stats_zone->addr;
+    row = (uint32_t *) mc->held_zone->addr + (size_t) proc * SLC_STATS_MAX;
+    for (unsigned i = 0; i < SLC_STATS_MAX; i++) {
+        if (row[i] == 0) {
+            continue;
+        }
+        slc_log(SLC_LOG_NOTICE, "worker process index %u held %u backend "
+            "connection(s) of \"%s\", released", proc, row[i],
+            stats[i].key);
+        slc_mysql_stats_sub(&stats[i].active, row[i]);
+        row[i] = 0;
+    }
 }

@@ -77,6 +77,30 @@ START_TEST(test_timer_del_rearm)
 }
 END_TEST
 
+/* A timer further away than INT_MAX ms (24.8 days) gives a positive wait
+   of at most a day, not a wrapped negative (forever) or tiny one. */
+START_TEST(test_timer_far_timeout)
+{
+    slc_loop_t   loop;
+    slc_timer_t  t = { .handler = slc_test_fire };
+    uint64_t     days[] = { 25, 50, 49710 /* 2^32 ms + a bit */, 100000 };
+
+    ck_assert_int_eq(slc_loop_init(&loop), SLC_OK);
+    ck_assert_int_eq(slc_loop_timeout(&loop, -1), -1);
+    for (size_t i = 0; i < sizeof(days) / sizeof(days[0]); i++) {
+        slc_timer_add(&loop, &t, days[i] * 24 * 3600 * 1000 + 5);
+        ck_assert_int_eq(slc_loop_timeout(&loop, -1), SLC_EVENT_MAX_WAIT);
+        ck_assert_int_eq(slc_loop_timeout(&loop, 7), 7);
+        slc_timer_del(&loop, &t);
+    }
+    slc_timer_add(&loop, &t, 1000);
+    ck_assert_int_le(slc_loop_timeout(&loop, -1), 1000);
+    ck_assert_int_gt(slc_loop_timeout(&loop, -1), 0);
+    slc_timer_del(&loop, &t);
+    slc_loop_done(&loop);
+}
+END_TEST
+
 /* Buffers come back empty and are reused; the free list is bounded. */
 START_TEST(test_buf_reuse)
 {
@@ -134,6 +158,7 @@ main(void)
 
     tcase_add_test(tc, test_timer_order);
     tcase_add_test(tc, test_timer_del_rearm);
+    tcase_add_test(tc, test_timer_far_timeout);
     tcase_add_test(tc, test_buf_reuse);
     tcase_add_test(tc, test_buf_compact);
     suite_add_tcase(s, tc);

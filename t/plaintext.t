@@ -1,0 +1,117 @@
+#!/usr/bin/perl
+
+# A `password` given in plaintext is not kept in memory: after parsing,
+# neither the master nor a worker holds the text anywhere in its readable
+# memory (read through /proc/PID/mem), whether it was quoted, escaped,
+# a bare word or in an included file; nor after a reload, nor after a
+# reload that failed on a config error right after the password.
+
+use strict;
+use warnings;
+no warnings 'portable';      # 64-bit addresses
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+
+use Test::More;
+use Sluice::Test;
+
+my $t = Sluice::Test->new;
+plan skip_all => 'no readconn' unless $t->has_module('readconn');
+plan skip_all => 'needs root to read /proc/PID/mem' if $>;
+
+# The canaries share a prefix that nothing else in sluice's memory has.
+my $CANARY = 'Pl41nt3xt-Canary';
+
+$t->write_file_expand('sluice.conf', <<'EOF');
+worker_processes 1;
+mysql {
+    user app { password "secret"; }
+    user Us3r-Marker-8812 { password_hash ""; }
+    user c1 { password "Pl41nt3xt-Canary-7319"; }
+    user c2 { password "Pl41nt3xt-Canary-\"5555"; }
+    include users.d/*.conf;
+    upstream cluster { server %%PRIMARY%% role=primary; }
+    server {
+        listen 127.0.0.1:%%PORT_0%%;
+        router readconn;
+        upstream cluster;
+    }
+}
+EOF
+$t->write_file('users.d/c3.conf', "user c3 { password Pl41nt3xt-Canary-42; }\n");
+
+# How many times `needle` occurs in the readable memory of `pid`.  The
+# huge mappings (over 128 MiB) are the sanitizer's shadow memory, which
+# holds no data; an unreadable page is skipped.
+sub mem_count {
+    my ($pid, $needle) = @_;
+    open(my $maps, '<', "/proc/$pid/maps") or return -1;
+    open(my $mem, '<:raw', "/proc/$pid/mem") or return -1;
+    my $n = 0;
+    while (my $line = <$maps>) {
+        my ($lo, $hi, $perms, $name) =
+            $line =~ /^([0-9a-f]+)-([0-9a-f]+)\s+(\S+)(?:\s+\S+){3}\s*(.*)$/
+            or next;
+        ($lo, $hi) = (hex $lo, hex $hi);
+        next if $perms !~ /^r/ || $hi - $lo > 128 << 20
+                || $name =~ /^\[(?:vvar|vvar_vclock|vsyscall)\]$/;
+        my $tail = '';
+        for (my $at = $lo; $at < $hi; $at += 1 << 20) {
+            my $len = $hi - $at < 1 << 20 ? $hi - $at : 1 << 20;
+            my $buf;
+            if (!sysseek($mem, $at, 0)
+                || !defined sysread($mem, $buf, $len))
+            {
+                $tail = '';
+                next;
+            }
+            # across chunk boundaries: keep the last bytes of the last one
+            my $s = $tail . $buf;
+            $n++ while $s =~ /\Q$needle\E/g;
+            $tail = substr($s, -(length($needle) - 1));
+            $n -= () = $tail =~ /\Q$needle\E/g;     # never counted twice
+        }
+    }
+    return $n;
+}
+
+sub no_plaintext {
+    my ($what) = @_;
+    my $master = $t->master_pid;
+    my @workers = $t->worker_pids;
+    # the scan works: a user name, which is kept, is found in each
+    ok(@workers && !grep({ mem_count($_, 'Us3r-Marker-8812') < 1 }
+                         $master, @workers),
+       "$what: the scan finds a user name in the master and the workers");
+    is(mem_count($master, $CANARY), 0,
+       "$what: the master's memory holds no plaintext password");
+    is(join(' ', map { mem_count($_, $CANARY) } @workers),
+       join(' ', map { 0 } @workers),
+       "$what: the workers' memory holds none");
+}
+
+$t->run;
+$t->plan(13);
+
+my $dbh = $t->dbh;
+ok($dbh && $dbh->do('SELECT 1'), 'a client logs in');
+undef $dbh;
+no_plaintext('started');
+
+ok($t->reload, 'reload');
+no_plaintext('after a reload');
+
+# a second password in the same block fails the reload right after the
+# first was read
+my $good = $t->read_file('sluice.conf');
+(my $bad = $good) =~ s/(user c1 \{ password "[^"]+";)/$1 password "x";/;
+$t->write_file('sluice.conf', $bad);
+my $off = length $t->error_log;
+$t->signal('HUP');
+ok(wait_for(sub { substr($t->error_log, $off) =~ /reload failed/ },
+            what => 'the failed reload'),
+   'a reload with a config error fails');
+like(substr($t->error_log, $off), qr/user has more than one password/,
+     'on the second password');
+no_plaintext('after a failed reload');
