@@ -24,6 +24,7 @@
 #define SLC_OK       0
 #define SLC_ERROR   -1
 #define SLC_AGAIN   -2
+#define SLC_DONE    -3      /* an exchange has ended (not an error) */
 
 #define slc_min(a, b)   ((a) < (b) ? (a) : (b))
 #define slc_max(a, b)   ((a) > (b) ? (a) : (b))

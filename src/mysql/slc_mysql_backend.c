@@ -116,8 +116,7 @@ slc_backend_timeout(slc_timer_t *t)
         : "handshake timed out", 1);
 }
 
-/* Queue a packet to the backend and write it. */
-static int
+int
 slc_backend_send(slc_backend_t *b, const uint8_t *payload, size_t len)
 {
     if (slc_buf_append_packet(&b->out, payload, len, b->seq) != SLC_OK) {

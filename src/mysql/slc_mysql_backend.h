@@ -47,6 +47,8 @@ struct slc_backend_s {
  */
 int  slc_backend_open(slc_session_t *s, slc_upstream_server_t *us);
 void slc_backend_close(slc_backend_t *b);
+/* Queue a packet (sequence id b->seq, then incremented) and write it. */
+int  slc_backend_send(slc_backend_t *b, const uint8_t *payload, size_t len);
 
 /* Greeting the worker learned from a backend, mirrored to clients. */
 typedef struct {

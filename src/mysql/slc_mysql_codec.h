@@ -104,6 +104,22 @@ int    slc_mysql_hsresp_parse(const uint8_t *payload, size_t len,
 size_t slc_mysql_hsresp_build(uint8_t *payload, size_t cap,
     const slc_mysql_hsresp_t *r);
 
+/* --- COM_CHANGE_USER -------------------------------------------------- */
+
+/*
+ * 0x11, user NUL, auth data (1-byte length with SECURE_CONNECTION, else
+ * NUL-terminated), database NUL, then optionally a 2-byte collation, the
+ * plugin name (PLUGIN_AUTH) and connect attributes (CONNECT_ATTRS).  The
+ * fields land in an slc_mysql_hsresp_t (capabilities = `caps`, the ones
+ * negotiated at login; db always set, "" when none) and the collation in
+ * *collation (0 when absent).
+ */
+int    slc_mysql_change_user_parse(const uint8_t *payload, size_t len,
+    uint32_t caps, slc_mysql_hsresp_t *r, uint16_t *collation,
+    const char **err);
+size_t slc_mysql_change_user_build(uint8_t *payload, size_t cap,
+    const slc_mysql_hsresp_t *r, uint16_t collation);
+
 /* --- auth switch, OK, ERR --------------------------------------------- */
 
 /* 0xfe, plugin name NUL, plugin data (for native: scramble + NUL). */

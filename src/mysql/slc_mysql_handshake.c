@@ -519,3 +519,74 @@ slc_mysql_hsresp_build(uint8_t *payload, size_t cap,
     }
     return slc_mysql_wr_done(&w, payload);
 }
+
+
+/* --- COM_CHANGE_USER --------------------------------------------------- */
+
+/* The same auth data encodings as the response, less LENENC_CLIENT_DATA,
+   which COM_CHANGE_USER never uses. */
+static uint32_t
+slc_mysql_change_user_caps(uint32_t caps)
+{
+    return caps & ~SLC_CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA;
+}
+
+int
+slc_mysql_change_user_parse(const uint8_t *payload, size_t len,
+    uint32_t caps, slc_mysql_hsresp_t *r, uint16_t *collation,
+    const char **err)
+{
+    slc_mysql_rd_t  rd = { payload, payload + len };
+    const uint8_t  *c;
+
+    memset(r, 0, sizeof(*r));
+    *collation = 0;
+    r->capabilities = slc_mysql_change_user_caps(caps);
+    if (slc_mysql_rd_take(&rd, 1) == NULL
+        || slc_mysql_rd_nulstr(&rd, &r->user, &r->user_len) != SLC_OK)
+    {
+        *err = "COM_CHANGE_USER user name not NUL-terminated";
+        return SLC_ERROR;
+    }
+    if (slc_mysql_hsresp_auth(&rd, r, err) != SLC_OK) {
+        return SLC_ERROR;
+    }
+    if (slc_mysql_rd_nulstr(&rd, &r->db, &r->db_len) != SLC_OK) {
+        *err = "COM_CHANGE_USER database not NUL-terminated";
+        return SLC_ERROR;
+    }
+    if (rd.p == rd.end) {
+        return SLC_OK;                  /* an old client: nothing more */
+    }
+    if ((c = slc_mysql_rd_take(&rd, 2)) == NULL) {
+        *err = "COM_CHANGE_USER collation truncated";
+        return SLC_ERROR;
+    }
+    *collation = (uint16_t) slc_mysql_le_get(c, 2);
+    r->capabilities &= ~SLC_CLIENT_CONNECT_WITH_DB;   /* read already */
+    return slc_mysql_hsresp_optional(&rd, r, err);
+}
+
+size_t
+slc_mysql_change_user_build(uint8_t *payload, size_t cap,
+    const slc_mysql_hsresp_t *r, uint16_t collation)
+{
+    slc_mysql_wr_t      w = { payload, payload + cap, 0 };
+    slc_mysql_hsresp_t  a = *r;
+
+    a.capabilities = slc_mysql_change_user_caps(r->capabilities);
+    slc_mysql_wr_le(&w, 0x11, 1);
+    slc_mysql_wr_nulstr(&w, r->user, r->user_len);
+    slc_mysql_hsresp_build_auth(&w, &a);
+    slc_mysql_wr_nulstr(&w, r->db, r->db != NULL ? r->db_len : 0);
+    slc_mysql_wr_le(&w, collation, 2);
+    if (a.capabilities & SLC_CLIENT_PLUGIN_AUTH) {
+        slc_mysql_wr_nulstr(&w, r->plugin,
+                            r->plugin != NULL ? r->plugin_len : 0);
+    }
+    if (a.capabilities & SLC_CLIENT_CONNECT_ATTRS) {
+        slc_mysql_wr_lenenc(&w, r->attrs != NULL ? r->attrs_len : 0);
+        slc_mysql_wr_bytes(&w, r->attrs, r->attrs != NULL ? r->attrs_len : 0);
+    }
+    return slc_mysql_wr_done(&w, payload);
+}

@@ -1,6 +1,7 @@
 #include "slc_core.h"
 #include "slc_log.h"
 #include "slc_mysql_backend.h"
+#include "slc_mysql_change_user.h"
 #include "slc_mysql_registry.h"
 #include "slc_mysql_router.h"
 #include "slc_mysql_session.h"
@@ -338,6 +339,10 @@ slc_session_free(void *arg)
 
     free(s->attrs);
     free(s->router_data);
+    if (s->change_user != NULL) {
+        explicit_bzero(s->change_user, sizeof(*s->change_user));
+        free(s->change_user);
+    }
     explicit_bzero(s, sizeof(*s));
     free(s);
 }
