@@ -7,7 +7,8 @@ set -eu
 PKGS="gcc make pkg-config libbsd-dev libpcre2-dev libmariadb-dev \
 check libhiredis-dev \
 mariadb-server mariadb-client redis-server \
-perl libdbi-perl libdbd-mariadb-perl procps iproute2 $*"
+perl libdbi-perl libdbd-mariadb-perl procps iproute2 \
+python3-mysqldb $*"
 
 SUDO=
 if [ "$(id -u)" != 0 ]; then
