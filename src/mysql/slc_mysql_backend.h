@@ -34,6 +34,7 @@ struct slc_backend_s {
     uint32_t                mariadb_caps;
     uint16_t                status;
     int                     counted;  /* holds a slot in stats->active */
+    int                     handshaking;  /* and one in stats->handshakes */
     slc_defer_t             defer;
 };
 
@@ -43,6 +44,8 @@ struct slc_backend_s {
  */
 int  slc_backend_open(slc_session_t *s, slc_upstream_server_t *us);
 void slc_backend_close(slc_backend_t *b);
+/* The client is authenticated: give back the max_handshakes slot. */
+void slc_backend_handshake_done(slc_backend_t *b);
 
 /* Greeting the worker learned from a backend, mirrored to clients. */
 typedef struct {
