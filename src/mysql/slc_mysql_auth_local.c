@@ -201,9 +201,10 @@ slc_session_auth_read(slc_conn_t *c)
     int            rc;
 
     if (s->state != SLC_SS_GREETING && s->state != SLC_SS_SWITCH) {
-        /* Nothing is expected from the client now (backend pending):
-           leave the bytes in the socket, but notice a hang-up. */
-        if (c->eof || c->error) {
+        /* Nothing is expected from the client now (backend pending, or
+           the answer delayed): leave the bytes in the socket, but notice
+           a hang-up. */
+        if (slc_conn_hung_up(c)) {
             slc_session_close(s, SLC_LOG_INFO, "client closed");
         }
         return;
