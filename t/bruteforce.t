@@ -42,7 +42,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(13);
+$t->plan(12);
 
 # A connected socket from address $from that has sent its login; its next
 # packet answers the login.
@@ -91,15 +91,13 @@ is(delayed_lines(), 7, 'the last 7 answers were delayed (log)');
 # While an 11th wrong one waits for its answer (1 s), a client from
 # another address logs in at once.
 my $slow = send_login('wrong');
-$start = time;
 my $fast = eval { send_login('secret', '127.0.0.2') };
 SKIP: {
-    skip "cannot bind 127.0.0.2: $@", 3 unless $fast;
+    skip "cannot bind 127.0.0.2: $@", 2 unless $fast;
     is(answer($fast), 'OK', 'a client from another address logs in during '
        . 'a delayed answer');
     ok(!IO::Select->new($slow)->can_read(0),
        'before the delayed client has its answer');
-    cmp_ok(time - $start, '<', 1, 'so well within the delay');
     close $fast;
 }
 is(answer($slow), 1045, 'then the delayed one gets its ERR 1045');
