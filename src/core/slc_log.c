@@ -172,3 +172,16 @@ slc_log_errno(int level, int err, const char *fmt, ...)
     slc_log_write(level, err, fmt, ap);
     va_end(ap);
 }
+
+int
+slc_log_burst(slc_log_burst_t *b, uint64_t now, unsigned *held)
+{
+    if (now < b->next) {
+        b->held++;
+        return 0;
+    }
+    *held = b->held;
+    b->held = 0;
+    b->next = now + 1000;
+    return 1;
+}

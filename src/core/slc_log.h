@@ -34,6 +34,19 @@ void slc_log(int level, const char *fmt, ...)
 void slc_log_errno(int level, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/*
+ * A warning that many clients can trigger at once (a limit reached) is
+ * logged at most once a second, not once per client: slc_log_burst() says
+ * whether a line is due at `now` (ms) and, if so, how many events were
+ * held back since the last line.  One slc_log_burst_t per limit, zeroed.
+ */
+typedef struct {
+    uint64_t  next;     /* no line before this time (ms) */
+    unsigned  held;     /* events since the last line, not logged */
+} slc_log_burst_t;
+
+int  slc_log_burst(slc_log_burst_t *b, uint64_t now, unsigned *held);
+
 #define slc_log_enabled(level)  ((level) <= slc_log_level)
 
 /*

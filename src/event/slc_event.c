@@ -120,6 +120,33 @@ slc_conn_read(slc_conn_t *c, void *buf, size_t len)
     return SLC_ERROR;
 }
 
+int
+slc_conn_hung_up(slc_conn_t *c)
+{
+    char    b;
+    ssize_t n;
+
+    if (c->eof || c->error) {
+        return 1;
+    }
+    if (!c->readable) {
+        return 0;
+    }
+    n = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0) {
+        c->eof = 1;
+        return 1;
+    }
+    if (n < 0 && errno != EAGAIN && errno != EINTR) {
+        c->error = 1;
+        return 1;
+    }
+    if (n < 0) {
+        c->readable = 0;
+    }
+    return 0;
+}
+
 ssize_t
 slc_conn_write(slc_conn_t *c, const void *buf, size_t len)
 {

@@ -104,6 +104,13 @@ void  slc_timer_del(slc_loop_t *loop, slc_timer_t *t);
  */
 ssize_t slc_conn_read(slc_conn_t *c, void *buf, size_t len);
 ssize_t slc_conn_write(slc_conn_t *c, const void *buf, size_t len);
+/*
+ * Whether the peer of a connection that is not being read now has hung up
+ * (or the connection failed), without taking any byte it sent; sets
+ * c->eof or c->error as a read would.  A hang-up behind unread bytes is
+ * not seen.
+ */
+int     slc_conn_hung_up(slc_conn_t *c);
 
 /*
  * Write what *bp holds while `c` takes it; when the buffer drains it goes

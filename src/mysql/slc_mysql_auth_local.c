@@ -70,22 +70,80 @@ slc_session_greet(slc_session_t *s)
     return n > 0 ? slc_session_send(s, pkt, n) : SLC_ERROR;
 }
 
+/* The verdict, now or after the auth_failure_* delay. */
+static void
+slc_session_answer(slc_session_t *s)
+{
+    if (s->denied) {
+        slc_session_fail(s, SLC_ER_ACCESS_DENIED_ERROR, "28000",
+            "Access denied for user '%s'@'%s' (using password: %s)",
+            s->user, s->host, s->with_password ? "YES" : "NO");
+        return;
+    }
+    slc_session_start_router(s);
+}
+
+static void
+slc_session_delay_done(slc_timer_t *t)
+{
+    slc_session_t *s = t->data;
+
+    if (s->state == SLC_SS_DELAY) {
+        slc_session_answer(s);
+    }
+}
+
+/*
+ * The brake on password guessing (auth_failure_threshold and _delay):
+ * once an address has failed that many times in a row, its next answers,
+ * right or wrong, wait on a timer, as MySQL's connection_control does: if
+ * only wrong ones waited, a client could take "no prompt answer" as "wrong"
+ * and lose nothing.  The session holds no backend meanwhile; a hang-up or
+ * auth_timeout still closes it, and the answer is due before auth_timeout.
+ */
+static uint64_t
+slc_session_auth_delay(slc_session_t *s, int ok)
+{
+    slc_mysql_srv_t *srv = s->srv;
+    uint64_t         now = slc_loop->now, delay, left;
+
+    delay = slc_peer_auth_delay(s->addr,
+        (unsigned) srv->auth_failure_threshold,
+        (uint64_t) srv->auth_failure_delay,
+        (uint64_t) srv->auth_failure_max_delay, now);
+    if (delay > 0) {
+        slc_session_log(s, SLC_LOG_INFO, "answer to the login delayed by "
+            "%llu ms after %u failed logins from this address",
+            (unsigned long long) delay, slc_peer_auth_failures(s->addr, now));
+    }
+    if (ok) {
+        slc_peer_auth_ok(s->addr);
+    } else {
+        slc_peer_auth_failed(s->addr, now);
+    }
+    left = s->timer.when > now ? s->timer.when - now : 0;
+    return delay < left ? delay : left > 0 ? left - 1 : 0;
+}
+
 static void
 slc_session_verify(slc_session_t *s, const uint8_t *token, size_t len)
 {
     const slc_mysql_user_t *u;
+    uint64_t                delay;
 
     u = slc_mysql_user_find(s->cycle->mysql, s->user, strlen(s->user));
-    if (u == NULL
+    s->denied = u == NULL
         || slc_mysql_native_verify(s->scramble, &u->hash, token, len,
-                                   s->stage1) != SLC_OK)
-    {
-        slc_session_fail(s, SLC_ER_ACCESS_DENIED_ERROR, "28000",
-            "Access denied for user '%s'@'%s' (using password: %s)",
-            s->user, s->host, len > 0 ? "YES" : "NO");
+                                   s->stage1) != SLC_OK;
+    s->with_password = len > 0;
+    delay = s->addr != NULL ? slc_session_auth_delay(s, !s->denied) : 0;
+    if (delay == 0) {
+        slc_session_answer(s);
         return;
     }
-    slc_session_start_router(s);
+    s->state = SLC_SS_DELAY;
+    s->delay.handler = slc_session_delay_done;
+    slc_timer_add(slc_loop, &s->delay, delay);
 }
 
 static void
@@ -143,9 +201,10 @@ slc_session_auth_read(slc_conn_t *c)
     int            rc;
 
     if (s->state != SLC_SS_GREETING && s->state != SLC_SS_SWITCH) {
-        /* Nothing is expected from the client now (backend pending):
-           leave the bytes in the socket, but notice a hang-up. */
-        if (c->eof || c->error) {
+        /* Nothing is expected from the client now (backend pending, or
+           the answer delayed): leave the bytes in the socket, but notice
+           a hang-up. */
+        if (slc_conn_hung_up(c)) {
             slc_session_close(s, SLC_LOG_INFO, "client closed");
         }
         return;

@@ -24,6 +24,12 @@ slc_backend_fail(slc_backend_t *b, const char *why, int down)
 {
     slc_session_t *s = b->session;
 
+    if (b->state == SLC_BS_RELAY) {
+        /* the server greeted us: it is up, and what goes wrong in the
+           relayed exchange is the client's doing (a client must never
+           steer traffic away from a healthy server) */
+        down = 0;
+    }
     if (down) {
         slc_upstream_mark_down(b->server);
     }
@@ -42,13 +48,51 @@ slc_backend_fail(slc_backend_t *b, const char *why, int down)
         "Can't connect to backend server '%s' (%s)", b->server->name, why);
 }
 
+/*
+ * auth passthrough opens a backend for a client nobody has authenticated:
+ * max_handshakes bounds how many such clients one server holds, so
+ * anonymous connects cannot fill its max_connections.  Over it the client
+ * hears ERR 1040 and the server is not contacted; the log says so once
+ * a second, not once a client.
+ */
+static int
+slc_backend_take_handshake(slc_session_t *s, slc_upstream_server_t *us)
+{
+    uint64_t max = (uint64_t) s->srv->max_handshakes;
+    unsigned held;
+
+    if (s->srv->auth != SLC_AUTH_PASSTHROUGH
+        || slc_upstream_handshake_acquire(us, max))
+    {
+        return SLC_OK;
+    }
+    if (slc_log_burst(&us->handshake_burst, slc_loop->now, &held)) {
+        slc_log(SLC_LOG_WARN, "backend server %s reached max_handshakes "
+            "(%llu clients in their handshake), refusing new clients with "
+            "ERR 1040 (%u more refused since the last such line)", us->name,
+            (unsigned long long) max, held);
+    }
+    slc_upstream_release(us);
+    slc_session_fail_at(s, SLC_LOG_INFO, SLC_ER_CON_COUNT_ERROR, "08004",
+        "Too many connections (max_handshakes: %llu clients are already "
+        "logging in to the backend server)", (unsigned long long) max);
+    return SLC_ERROR;
+}
+
 int
 slc_backend_open(slc_session_t *s, slc_upstream_server_t *us)
 {
-    slc_backend_t *b = calloc(1, sizeof(*b));
+    slc_backend_t *b;
     int            fd, on = 1;
 
+    if (slc_backend_take_handshake(s, us) != SLC_OK) {
+        return SLC_ERROR;
+    }
+    b = calloc(1, sizeof(*b));
     if (b == NULL) {
+        if (s->srv->auth == SLC_AUTH_PASSTHROUGH) {
+            slc_upstream_handshake_release(us);
+        }
         /* the slot slc_upstream_pick() took goes back, and the client
            hears why: nothing else holds this session now */
         slc_upstream_release(us);
@@ -66,6 +110,7 @@ slc_backend_open(slc_session_t *s, slc_upstream_server_t *us)
     b->timer.data = b;
     s->backend = b;
     b->counted = 1;     /* the caller acquired a slot with the pick */
+    b->handshaking = s->srv->auth == SLC_AUTH_PASSTHROUGH;
 
     fd = socket(us->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK
         | SOCK_CLOEXEC, 0);
@@ -96,6 +141,7 @@ void
 slc_backend_close(slc_backend_t *b)
 {
     slc_timer_del(slc_loop, &b->timer);
+    slc_backend_handshake_done(b);
     if (b->counted) {
         slc_upstream_release(b->server);
     }
@@ -105,6 +151,15 @@ slc_backend_close(slc_backend_t *b)
     /* events of this batch may still name b: free after the batch */
     b->conn.on_read = NULL;
     slc_loop_defer(slc_loop, &b->defer, free, b);
+}
+
+void
+slc_backend_handshake_done(slc_backend_t *b)
+{
+    if (b->handshaking) {
+        b->handshaking = 0;
+        slc_upstream_handshake_release(b->server);
+    }
 }
 
 static void

@@ -38,6 +38,7 @@ struct slc_backend_s {
                                          the server sent: COM_CHANGE_USER
                                          answers it */
     int                     counted;  /* holds a slot in stats->active */
+    int                     handshaking;  /* and one in stats->handshakes */
     slc_defer_t             defer;
 };
 
@@ -49,6 +50,8 @@ int  slc_backend_open(slc_session_t *s, slc_upstream_server_t *us);
 void slc_backend_close(slc_backend_t *b);
 /* Queue a packet (sequence id b->seq, then incremented) and write it. */
 int  slc_backend_send(slc_backend_t *b, const uint8_t *payload, size_t len);
+/* The client is authenticated: give back the max_handshakes slot. */
+void slc_backend_handshake_done(slc_backend_t *b);
 
 /* Greeting the worker learned from a backend, mirrored to clients. */
 typedef struct {

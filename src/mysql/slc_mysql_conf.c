@@ -73,6 +73,24 @@ static const slc_command_t slc_mysql_commands[] = {
     { .name = "idle_timeout", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
       .set = slc_conf_set_msec_slot,
       .offset = offsetof(slc_mysql_srv_t, idle_timeout) },
+    { .name = "max_handshakes", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_num_slot,
+      .offset = offsetof(slc_mysql_srv_t, max_handshakes) },
+    { .name = "max_handshakes_per_host",
+      .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_num_slot,
+      .offset = offsetof(slc_mysql_srv_t, max_handshakes_per_host) },
+    { .name = "auth_failure_threshold",
+      .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_num_slot,
+      .offset = offsetof(slc_mysql_srv_t, auth_failure_threshold) },
+    { .name = "auth_failure_delay", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_msec_slot,
+      .offset = offsetof(slc_mysql_srv_t, auth_failure_delay) },
+    { .name = "auth_failure_max_delay",
+      .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_msec_slot,
+      .offset = offsetof(slc_mysql_srv_t, auth_failure_max_delay) },
     { .name = NULL }
 };
 
@@ -219,6 +237,15 @@ slc_mysql_server_block(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
     }
     srv->connect_timeout = 5000;
     srv->auth_timeout = 10000;
+    /* below the 151 max_connections of a default MySQL/MariaDB server,
+       so clients that never finish their handshake cannot fill it */
+    srv->max_handshakes = 100;
+    /* per worker: with up to 3 workers one address stays under 100 */
+    srv->max_handshakes_per_host = 32;
+    /* MySQL's connection_control: 3 failures, then delays from 1s */
+    srv->auth_failure_threshold = 3;
+    srv->auth_failure_delay = 1000;
+    srv->auth_failure_max_delay = 4000;
     srv->file = cf->filename;
     srv->line = cf->line;
     rv = slc_conf_parse_block(cf, SLC_CONF_SERVER, srv);
@@ -345,6 +372,11 @@ slc_mysql_check_srv(slc_mysql_conf_t *mc, slc_mysql_srv_t *srv, char *err,
     if (srv->upstream == NULL) {
         snprintf(err, errlen, "%s:%u: unknown upstream \"%s\"", srv->file,
             srv->line, srv->upstream_name.data);
+        return SLC_ERROR;
+    }
+    if (srv->auth_failure_delay > srv->auth_failure_max_delay) {
+        snprintf(err, errlen, "%s:%u: \"auth_failure_delay\" is above "
+            "\"auth_failure_max_delay\"", srv->file, srv->line);
         return SLC_ERROR;
     }
     if (srv->auth == SLC_AUTH_PASSTHROUGH && !srv->router->router->passthrough)

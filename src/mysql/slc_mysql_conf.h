@@ -5,6 +5,7 @@
 #include "slc_conf_file.h"
 #include "slc_cycle.h"
 #include "slc_hash.h"
+#include "slc_log.h"
 #include "slc_mysql_auth.h"
 #include <sys/socket.h>
 
@@ -42,6 +43,8 @@ struct slc_mysql_user_s {
 struct slc_server_stats_s {
     char                 key[160];        /* "upstream/address" */
     uint64_t             active;          /* open backend connections */
+    uint64_t             handshakes;      /* of those, passthrough clients
+                                             not yet authenticated */
     uint64_t             connections;     /* total opened */
     uint64_t             connect_errors;
     uint64_t             bytes_in;        /* from the server */
@@ -63,6 +66,7 @@ struct slc_upstream_server_s {
     slc_upstream_t           *upstream;
     /* worker-local health: a failed connect keeps it out for a while */
     uint64_t                  down_until;
+    slc_log_burst_t           handshake_burst;  /* max_handshakes log */
 };
 
 struct slc_upstream_s {
@@ -84,6 +88,11 @@ struct slc_mysql_srv_s {
     long long                 connect_timeout;  /* ms */
     long long                 auth_timeout;     /* ms, client handshake */
     long long                 idle_timeout;     /* ms, 0 = never */
+    long long                 max_handshakes;   /* per backend, 0 = off */
+    long long                 max_handshakes_per_host;  /* per worker */
+    long long                 auth_failure_threshold;   /* 0 = off */
+    long long                 auth_failure_delay;       /* ms */
+    long long                 auth_failure_max_delay;   /* ms */
     void                     *mod_conf[SLC_MAX_MODULES];
     const char               *file;
     unsigned                  line;

@@ -72,6 +72,10 @@ slc_backend_relay_greeting(slc_backend_t *b, uint8_t *p, uint32_t len)
             "Bad handshake from backend");
         return;
     }
+    /* The server is up and has spoken: from now on the exchange waits on
+       the client, whose time is auth_timeout (the session's timer), not
+       connect_timeout, and whose silence is never the server's fault. */
+    slc_timer_del(slc_loop, &b->timer);
     b->state = SLC_BS_RELAY;
     s->client.on_read = slc_relay_client_read;
     if (slc_relay_queue(&s->client, &s->out, p - 4, len + 4) != SLC_OK) {
@@ -138,6 +142,8 @@ slc_relay_done(slc_session_t *s, slc_backend_t *b, uint16_t status)
     slc_timer_del(slc_loop, &b->timer);
     slc_timer_del(slc_loop, &s->timer);
     b->state = SLC_BS_READY;
+    slc_backend_handshake_done(b);
+    slc_session_handshake_done(s);
     b->caps = s->caps;
     slc_mysql_track_init(&s->track, s->caps, status);
     slc_mysql_track_set_mariadb_caps(&s->track, s->mariadb_caps);

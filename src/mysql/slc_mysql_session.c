@@ -48,38 +48,48 @@ slc_session_log(slc_session_t *s, int level, const char *fmt, ...)
         s->backend ? s->backend->server->name : "");
 }
 
+/* The address of `ss` as text, without the port ("unix" sockets:
+   "localhost"); returns the port, 0 for a unix socket. */
+static unsigned
+slc_session_host(const struct sockaddr_storage *ss, char *host, size_t n)
+{
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *sin = (const void *) ss;
+        inet_ntop(AF_INET, &sin->sin_addr, host, (socklen_t) n);
+        return ntohs(sin->sin_port);
+    }
+    if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *sin6 = (const void *) ss;
+        inet_ntop(AF_INET6, &sin6->sin6_addr, host, (socklen_t) n);
+        return ntohs(sin6->sin6_port);
+    }
+    strlcpy(host, "localhost", n);
+    return 0;
+}
+
 static void
 slc_session_peer(slc_session_t *s, const struct sockaddr_storage *ss)
 {
-    char host[INET6_ADDRSTRLEN];
+    unsigned port = slc_session_host(ss, s->host, sizeof(s->host));
 
     if (ss->ss_family == AF_INET) {
-        const struct sockaddr_in *sin = (const void *) ss;
-        inet_ntop(AF_INET, &sin->sin_addr, host, sizeof(host));
-        strlcpy(s->host, host, sizeof(s->host));
-        snprintf(s->peer, sizeof(s->peer), "%s:%u", host,
-            ntohs(sin->sin_port));
+        snprintf(s->peer, sizeof(s->peer), "%s:%u", s->host, port);
     } else if (ss->ss_family == AF_INET6) {
-        const struct sockaddr_in6 *sin6 = (const void *) ss;
-        inet_ntop(AF_INET6, &sin6->sin6_addr, host, sizeof(host));
-        strlcpy(s->host, host, sizeof(s->host));
-        snprintf(s->peer, sizeof(s->peer), "[%s]:%u", host,
-            ntohs(sin6->sin6_port));
+        snprintf(s->peer, sizeof(s->peer), "[%s]:%u", s->host, port);
     } else {
         strlcpy(s->peer, "unix", sizeof(s->peer));
-        strlcpy(s->host, "localhost", sizeof(s->host));
     }
 }
 
-/* Over worker_connections: tell the client why, best effort, and close. */
+/* Over a limit: tell the client why, best effort, and close. */
 static void
-slc_session_refuse(int fd)
+slc_session_refuse(int fd, const char *msg)
 {
-    uint8_t pkt[128];
+    uint8_t pkt[256];
     size_t  n;
 
     n = slc_mysql_err_build(pkt + 4, sizeof(pkt) - 4, SLC_ER_CON_COUNT_ERROR,
-        "08004", "Too many connections");
+        "08004", msg);
     slc_mysql_hdr_write(pkt, (uint32_t) n, 0);
     (void) !send(fd, pkt, n + 4, MSG_NOSIGNAL | MSG_DONTWAIT);
     close(fd);
@@ -107,14 +117,50 @@ slc_session_register(slc_session_t *s)
     s->registered = rc == SLC_OK;
 }
 
+/*
+ * max_handshakes_per_host: one address may have that many sessions of
+ * this worker in their handshake; a client over it is refused before any
+ * backend is contacted, and the log says so once a second.  Unix-socket
+ * clients all share one "address", so they are not limited.
+ */
+static int
+slc_session_over_host_limit(int fd, slc_listen_t *l, slc_peer_t *p,
+    const struct sockaddr_storage *ss)
+{
+    static slc_log_burst_t  burst;
+    slc_mysql_srv_t        *srv = l->srv;
+    unsigned long long      max = (unsigned long long)
+                                  srv->max_handshakes_per_host;
+    char                    host[INET6_ADDRSTRLEN], msg[160];
+    unsigned                held;
+
+    if (l->is_unix || max == 0 || slc_peer_handshakes(p) <= max) {
+        return 0;
+    }
+    slc_session_host(ss, host, sizeof(host));
+    if (slc_log_burst(&burst, slc_loop->now, &held)) {
+        slc_log(SLC_LOG_WARN, "client %s reached max_handshakes_per_host "
+            "(%llu) on %s, refusing its new connections with ERR 1040 (%u "
+            "more refused since the last such line)", host, max, l->text,
+            held);
+    }
+    snprintf(msg, sizeof(msg), "Too many connections (max_handshakes_per_"
+        "host: %llu connections from %s are already logging in)", max,
+        host);
+    slc_session_refuse(fd, msg);
+    return 1;
+}
+
 static slc_session_t *
-slc_session_new(int fd, slc_listen_t *l, struct sockaddr_storage *ss)
+slc_session_new(int fd, slc_listen_t *l, struct sockaddr_storage *ss,
+    slc_peer_t *p)
 {
     slc_session_t *s = calloc(1, sizeof(*s));
 
     if (s == NULL) {
         return NULL;
     }
+    s->addr = p;
     s->cycle = slc_worker_cycle;
     slc_session_register(s);
     s->srv = l->srv;
@@ -124,6 +170,7 @@ slc_session_new(int fd, slc_listen_t *l, struct sockaddr_storage *ss)
     s->client.on_write = slc_session_on_write;
     s->timer.handler = slc_session_timeout;
     s->timer.data = s;
+    s->delay.data = s;
     slc_session_peer(s, ss);
     TAILQ_INSERT_TAIL(&slc_sessions.sessions, s, link);
     slc_sessions.count++;
@@ -180,12 +227,20 @@ slc_session_accept(slc_conn_t *lc)
         if (slc_sessions.count >= slc_worker_cycle->worker_connections) {
             slc_log(SLC_LOG_WARN, "%u worker_connections are not enough, "
                 "refusing a client on %s", slc_sessions.count, l->text);
-            slc_session_refuse(fd);
+            slc_session_refuse(fd, "Too many connections");
             continue;
         }
-        slc_session_t *s = slc_session_new(fd, l, &ss);
+        slc_peer_t *p = slc_peer_hold(&ss);
+        if (p != NULL && slc_session_over_host_limit(fd, l, p, &ss)) {
+            slc_peer_release(p);
+            continue;
+        }
+        slc_session_t *s = p != NULL ? slc_session_new(fd, l, &ss, p) : NULL;
         if (s == NULL) {
             slc_log(SLC_LOG_ERR, "out of memory accepting on %s", l->text);
+            if (p != NULL) {
+                slc_peer_release(p);
+            }
             close(fd);
             return;
         }
@@ -210,26 +265,45 @@ slc_session_send(slc_session_t *s, const uint8_t *payload, size_t len)
     return slc_session_flush(s);
 }
 
-void
-slc_session_fail(slc_session_t *s, uint16_t code, const char *state,
-    const char *fmt, ...)
+static void
+slc_session_vfail(slc_session_t *s, int level, uint16_t code,
+    const char *state, const char *fmt, va_list ap)
 {
     uint8_t pkt[600];
     char    msg[512];
     size_t  n;
-    va_list ap;
 
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    slc_session_log(s, code == SLC_ER_ACCESS_DENIED_ERROR ? SLC_LOG_WARN
-        : SLC_LOG_ERR, "closing with error %u: %s", code, msg);
+    slc_session_log(s, level, "closing with error %u: %s", code, msg);
     n = slc_mysql_err_build(pkt, sizeof(pkt), code, state, msg);
     if (slc_session_send(s, pkt, n) != SLC_OK) {
         slc_session_close(s, SLC_LOG_INFO, "closed after error");
         return;
     }
     slc_session_linger(s);
+}
+
+void
+slc_session_fail(slc_session_t *s, uint16_t code, const char *state,
+    const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    slc_session_vfail(s, code == SLC_ER_ACCESS_DENIED_ERROR ? SLC_LOG_WARN
+        : SLC_LOG_ERR, code, state, fmt, ap);
+    va_end(ap);
+}
+
+void
+slc_session_fail_at(slc_session_t *s, int level, uint16_t code,
+    const char *state, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    slc_session_vfail(s, level, code, state, fmt, ap);
+    va_end(ap);
 }
 
 void
@@ -272,6 +346,7 @@ slc_session_timeout(slc_timer_t *t)
     switch (s->state) {
     case SLC_SS_GREETING:
     case SLC_SS_SWITCH:
+    case SLC_SS_DELAY:
     case SLC_SS_RELAY:
         slc_session_close(s, SLC_LOG_INFO, "client timed out in handshake");
         break;
@@ -314,6 +389,8 @@ slc_session_close(slc_session_t *s, int level, const char *why)
     slc_session_log(s, level, "%s", why);
     s->state = SLC_SS_CLOSED;
     slc_timer_del(slc_loop, &s->timer);
+    slc_timer_del(slc_loop, &s->delay);
+    slc_session_handshake_done(s);
     if (s->backend != NULL) {
         slc_backend_close(s->backend);
         s->backend = NULL;
@@ -391,9 +468,19 @@ slc_session_start_router(slc_session_t *s)
 }
 
 void
+slc_session_handshake_done(slc_session_t *s)
+{
+    if (s->addr != NULL) {
+        slc_peer_release(s->addr);
+        s->addr = NULL;
+    }
+}
+
+void
 slc_session_ready(slc_session_t *s, const uint8_t *ok, size_t ok_len)
 {
     slc_timer_del(slc_loop, &s->timer);
+    slc_session_handshake_done(s);
     s->state = SLC_SS_READY;
     slc_session_arm_idle(s);
     if (slc_session_send(s, ok, ok_len) != SLC_OK) {

@@ -6,6 +6,7 @@
 #include "slc_event.h"
 #include "slc_mysql_conf.h"
 #include "slc_mysql_codec.h"
+#include "slc_mysql_peer.h"
 #include "slc_mysql_track.h"
 #include "slc_mysql_intercept.h"
 
@@ -29,6 +30,7 @@ typedef struct slc_backend_s  slc_backend_t;
 typedef enum {
     SLC_SS_GREETING,       /* greeting sent, awaiting HandshakeResponse */
     SLC_SS_SWITCH,         /* AuthSwitchRequest sent, awaiting the token */
+    SLC_SS_DELAY,          /* verified; the answer waits (auth_failure_*) */
     SLC_SS_BACKEND,        /* router opening the backend */
     SLC_SS_RELAY,          /* passthrough: relaying the auth exchange */
     SLC_SS_READY,          /* authenticated; the router moves the bytes */
@@ -48,6 +50,7 @@ struct slc_session_s {
     slc_timer_t            timer;
     char                   peer[64];     /* address:port, for logs */
     char                   host[48];     /* address only, for messages */
+    slc_peer_t            *addr;      /* held until authenticated/closed */
 
     /* identity, as the client gave it */
     uint8_t                scramble[SLC_MYSQL_SCRAMBLE_LEN];
@@ -62,6 +65,9 @@ struct slc_session_s {
     uint8_t               *attrs;     /* malloc'ed copy or NULL */
     size_t                 attrs_len;
     uint8_t                stage1[20];  /* recovered SHA1(password) */
+    int                    denied;      /* SLC_SS_DELAY: the verdict */
+    int                    with_password;
+    slc_timer_t            delay;       /* SLC_SS_DELAY: its end */
 
     slc_backend_t         *backend;   /* the router's (readconn: only) one */
     int                    quit_sent; /* the client sent COM_QUIT */
@@ -104,12 +110,19 @@ int  slc_session_send(slc_session_t *s, const uint8_t *payload, size_t len);
 /* ERR to the client, then close once written. */
 void slc_session_fail(slc_session_t *s, uint16_t code, const char *state,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* The same, logged at `level` (a refusal logged once per burst). */
+void slc_session_fail_at(slc_session_t *s, int level, uint16_t code,
+    const char *state, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 /* Close once what is queued for the client is written (after an ERR). */
 void slc_session_linger(slc_session_t *s);
 /* Close now: both sides, logged once with `why` at `level`. */
 void slc_session_close(slc_session_t *s, int level, const char *why);
 /* Write what is queued to the client; SLC_ERROR if the client is gone. */
 int  slc_session_flush(slc_session_t *s);
+/* The client is authenticated: it no longer counts toward
+   max_handshakes_per_host.  Idempotent; closing does it too. */
+void slc_session_handshake_done(slc_session_t *s);
 /* Start the idle_timeout clock (authenticated sessions). */
 void slc_session_arm_idle(slc_session_t *s);
 /* Called by the router when the session became idle (for shutdown). */

@@ -91,6 +91,26 @@ slc_upstream_release(slc_upstream_server_t *us)
     __atomic_sub_fetch(&us->stats->active, 1, __ATOMIC_RELAXED);
 }
 
+int
+slc_upstream_handshake_acquire(slc_upstream_server_t *us, uint64_t max)
+{
+    uint64_t cur = __atomic_load_n(&us->stats->handshakes, __ATOMIC_RELAXED);
+
+    do {
+        if (max && cur >= max) {
+            return 0;
+        }
+    } while (!__atomic_compare_exchange_n(&us->stats->handshakes, &cur,
+                 cur + 1, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    return 1;
+}
+
+void
+slc_upstream_handshake_release(slc_upstream_server_t *us)
+{
+    __atomic_sub_fetch(&us->stats->handshakes, 1, __ATOMIC_RELAXED);
+}
+
 void
 slc_upstream_mark_down(slc_upstream_server_t *us)
 {

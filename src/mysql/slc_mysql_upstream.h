@@ -38,6 +38,13 @@ slc_upstream_isset(const uint8_t *set, unsigned i)
 slc_upstream_server_t *slc_upstream_pick(slc_upstream_t *up, unsigned roles,
     const uint8_t *skip, int *full);
 void slc_upstream_release(slc_upstream_server_t *us);
+/*
+ * A handshake slot (auth passthrough: a client not yet authenticated by
+ * the server) on `us`, across workers; 0 when `max` (0: no limit) are
+ * taken.  Released when the session is authenticated or closes.
+ */
+int  slc_upstream_handshake_acquire(slc_upstream_server_t *us, uint64_t max);
+void slc_upstream_handshake_release(slc_upstream_server_t *us);
 void slc_upstream_mark_down(slc_upstream_server_t *us);
 void slc_upstream_count_bytes(slc_upstream_server_t *us, size_t in,
     size_t out);
