@@ -14,6 +14,13 @@
  * helpers when a read or write comes back short or with EAGAIN.  Handlers
  * therefore stop and resume a direction (backpressure) without a syscall.
  *
+ * A peer's hang-up (EPOLLRDHUP, EPOLLHUP) is remembered in `rdhup`: it may
+ * come in the same event as the peer's last bytes, and an edge-triggered
+ * loop gets no second edge for it.  While `rdhup` is set a short read does
+ * not clear `readable`, so the next read finds the EOF; and a handler that
+ * reads nothing for now (a session waiting for its backend) can still see
+ * that its peer is gone.
+ *
  * A connection closed while events for it are still queued in the current
  * batch is only marked closed here; the owner frees its memory from a
  * "release" callback that runs after the batch (see slc_loop_defer).
@@ -30,7 +37,8 @@ struct slc_conn_s {
     int                  fd;
     unsigned             readable:1;
     unsigned             writable:1;
-    unsigned             eof:1;         /* peer closed its side */
+    unsigned             eof:1;         /* a read returned EOF */
+    unsigned             rdhup:1;       /* peer hung up: EOF after the data */
     unsigned             error:1;
     unsigned             closed:1;
     unsigned             listening:1;
