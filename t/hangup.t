@@ -13,13 +13,12 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 
-use Time::HiRes qw(time);
 use Test::More;
 use Sluice::Test;
 use Sluice::FakeBackend;
 use Sluice::Wire qw(read_packet packet send_packet raw_connect parse_greeting
                     native_token handshake_response raw_login err_packet
-                    hang_up);
+                    hang_up wait_eof);
 
 my $t = Sluice::Test->new;
 plan skip_all => 'no readconn' unless $t->has_module('readconn');
@@ -96,7 +95,7 @@ send_packet($s, 0, "\x03SELECT 1");
 $pl = (read_packet($s))[1];
 ok(defined $pl && $pl =~ /^\xff\x87\x07/,
    'a server that sends ERR and FIN in one segment: the client gets the ERR');
-ok(client_eof($s), 'then EOF at once');
+ok(wait_eof($s, 3), 'then EOF at once');
 ok(wait_for(sub { $killer->saw(qr/^closed 1$/) }, what => 'the fake'),
    'the fake backend hung up indeed');
 
@@ -106,7 +105,7 @@ ok($id, 'a session to kill itself');
 send_packet($s, 0, "\x03KILL CONNECTION_ID()");
 $pl = (read_packet($s))[1];
 ok(defined $pl && $pl =~ /^\xff/, 'KILL CONNECTION_ID(): the server\'s ERR');
-ok(client_eof($s), 'then EOF at once');
+ok(wait_eof($s, 3), 'then EOF at once');
 
 $s = login();
 $id = query_value($s, 'SELECT CONNECTION_ID()');
@@ -118,8 +117,8 @@ ok(wait_for(sub {
         undef, $id)
 }, what => 'the query to run'), 'running a long query');
 $root->do("KILL $id");
-# the server may or may not say why before it hangs up
-ok(client_eof($s, 1), 'KILL from another connection: EOF at once');
+# the server may or may not say why before it hangs up: wait_eof drops it
+ok(wait_eof($s, 3), 'KILL from another connection: EOF at once');
 
 # --- half a handshake response, then FIN (auth_timeout is 30 s) ---------------
 
@@ -197,23 +196,6 @@ sub backend_alive {
     my ($tid) = @_;
     return $root->selectrow_array('SELECT COUNT(*) FROM '
         . 'information_schema.PROCESSLIST WHERE ID = ?', undef, $tid);
-}
-
-# Within 3 s the client reads EOF (not a timeout: the socket's receive
-# timeout is longer), without having written anything; with $skip_err
-# after an ERR packet if one comes first.
-sub client_eof {
-    my ($c, $skip_err) = @_;
-    my $t0 = time;
-    my $r = sysread($c, my $buf, 4);
-    if ($skip_err && $r && $buf =~ /^...[\0-\xff]/s) {
-        my $n = unpack('V', $buf) & 0xffffff;
-        $r = sysread($c, $buf, $n) == $n ? sysread($c, $buf, 1) : undef;
-    }
-    my $dt = time - $t0;
-    diag(sprintf 'read returned %s after %.1f s', $r // "undef ($!)", $dt)
-        unless defined $r && $r == 0 && $dt < 3;
-    return defined $r && $r == 0 && $dt < 3;
 }
 
 # A line about the session of client port $port matching $re, within 3 s.

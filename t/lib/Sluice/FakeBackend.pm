@@ -205,6 +205,18 @@ sub _step_expect {
     return 1;
 }
 
+# OK to every command, until COM_QUIT or EOF.
+sub _step_answer_ok {
+    my ($self) = @_;
+    while (1) {
+        my ($seq, $pl) = $self->_read_packet;
+        return $self->_eof unless defined $pl;
+        $self->_event("read $self->{conn}{n} $seq " . unpack 'H*', $pl);
+        return 1 if $pl eq "\x01";
+        send_packet($self->{conn}{sock}, $seq + 1, "\0\0\0\2\0\0\0");
+    }
+}
+
 # Say nothing and read nothing that matters until the peer hangs up.
 sub _step_silent {
     my ($self) = @_;
@@ -296,6 +308,10 @@ Read one packet and log it as C<read N SEQ HEX>.
 
 Read one packet and log C<expect N ok> if its payload matches, else
 C<expect N failed: HEX>.
+
+=item answer_ok
+
+Answer OK to every command (each logged as a read) until COM_QUIT or EOF.
 
 =item silent
 

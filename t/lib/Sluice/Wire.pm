@@ -14,12 +14,13 @@ use Digest::SHA qw(sha1);
 use Exporter qw(import);
 use IO::Select;
 use IO::Socket::INET;
+use Time::HiRes qw(time);
 use Socket qw(IPPROTO_TCP SO_RCVTIMEO TCP_CORK);
 
 our @EXPORT_OK = qw(read_n read_packet packet send_packet raw_connect greeting_of
                     parse_greeting build_greeting native_token
                     handshake_response raw_login read_err err_packet
-                    serve_login accept_login hang_up);
+                    serve_login accept_login hang_up wait_eof);
 
 use constant {
     CONNECT_TIMEOUT => 5,       # s for connect()
@@ -59,6 +60,19 @@ sub hang_up {
     setsockopt($s, IPPROTO_TCP, TCP_CORK, 1);
     syswrite($s, $bytes);
     close $s;
+}
+
+sub wait_eof {
+    my ($s, $secs) = @_;
+    my $deadline = time + $secs;
+    my $sel = IO::Select->new($s);
+    while ((my $left = $deadline - time) > 0) {
+        next unless $sel->can_read($left);
+        my $r = sysread($s, my $buf, 65536);
+        return 1 if defined $r && $r == 0;
+        return 0 unless defined $r || $!{EINTR};
+    }
+    return 0;
 }
 
 sub raw_connect {
@@ -211,6 +225,12 @@ and returns what syswrite returned.
 Writes $bytes and closes, the FIN in the same segment as the bytes
 (TCP_CORK holds them until close() adds the FIN), so that the peer learns
 both from one event.
+
+=item wait_eof($sock, $secs)
+
+True if the peer closes within $secs seconds (a read returns EOF); what
+comes before is read and dropped.  False on a timeout or a read error
+(a reset is not a clean close).
 
 =item raw_connect($port)
 
