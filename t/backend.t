@@ -89,7 +89,7 @@ $t->plan(39);
 
 my @workers = $t->worker_pids;
 
-# --- auth local: the backend fails the login ----------------------------------
+# --- auth local: the backend fails the login ------------------------------
 
 # Log in as app through the listener of fake $name: the ERR, the seconds
 # it took, and whether the session then ended (EOF).
@@ -156,7 +156,7 @@ ok(session_log($cport,
        qr/\[error\].*backend failed: connection closed by peer/),
    'the log says the backend closed');
 
-# --- auth passthrough: the client answers the auth switch with junk ------------
+# --- auth passthrough: the client answers the auth switch with junk --------
 
 # The real server: it switches a caching_sha2_password client to
 # mysql_native_password, gets junk, and refuses.
@@ -195,7 +195,7 @@ ok(wait_for(sub { $fake{switch}->saw(qr/^eof 1$/) }, timeout => 3,
 is_deeply([ $t->worker_pids ], \@workers, 'the worker never died');
 is($t->dbh(port => $t->port(0)) && 1, 1, 'and serves a new client');
 
-# --- a refused server is tried again after its hold-off ------------------------
+# --- a refused server is tried again after its hold-off --------------------
 
 $s = raw_login($t->port(1));
 my $ok = $s && (read_packet($s))[1];
@@ -219,7 +219,7 @@ ok($reached, 'after its hold-off the server is tried again');
 ok($after > HOLD_OFF - 1, 'not before') or diag("after $after s");
 undef $back;
 
-# --- out of file descriptors --------------------------------------------------
+# --- out of file descriptors ----------------------------------------------
 
 $t->stop;
 $t->write_file_expand('sluice.conf', <<'EOF');

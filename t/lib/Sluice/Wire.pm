@@ -17,8 +17,8 @@ use IO::Socket::INET;
 use Time::HiRes qw(time);
 use Socket qw(IPPROTO_TCP SO_RCVTIMEO TCP_CORK);
 
-our @EXPORT_OK = qw(read_n read_packet packet send_packet raw_connect greeting_of
-                    parse_greeting build_greeting native_token
+our @EXPORT_OK = qw(read_n read_packet packet send_packet raw_connect
+                    greeting_of parse_greeting build_greeting native_token
                     handshake_response raw_login read_err err_packet
                     serve_login accept_login hang_up wait_eof);
 
@@ -247,12 +247,13 @@ A protocol-10 greeting as C<< { version, caps, scramble } >>: caps with
 the upper 16 bits joined in, scramble the 20 bytes of both parts.  Undef
 if $payload is not a protocol-10 greeting (an ERR instead, say).
 
-=item build_greeting(version => V, thread_id => N, scramble => S20, caps => C, charset => N, plugin => P)
+=item build_greeting(version => V, thread_id => N, scramble => S, caps => C, ...)
 
 A protocol-10 greeting payload such as a MariaDB server sends, for a
 test that plays the backend: the capabilities of a MariaDB 10.11 without
 TLS or compression, charset 45, autocommit, mysql_native_password, a
-fixed printable scramble, unless given.
+fixed printable scramble (S: 20 bytes), unless given; charset => N and
+plugin => P too.
 
 =item native_token($password, $scramble)
 
