@@ -214,6 +214,7 @@ my $pid = fork // die "fork: $!";
 if ($pid == 0) {
     open STDOUT, '>', $t->testdir . '/cli.out';
     open STDERR, '>&', \*STDOUT;
+    no warnings 'exec';
     exec $cli, '--no-defaults', '-h', '127.0.0.1', '-P', $t->port(0),
         '--protocol=tcp', '-u', 'app', '--password=secret', '-N', '-B',
         '-e', 'SELECT SLEEP(8.9)';

@@ -12,21 +12,21 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 
-use IO::Socket::INET;
-use POSIX ();
 use Test::More;
 use Sluice::Test;
-use Sluice::Wire qw(read_packet send_packet greeting_of raw_login read_err
-                    accept_login);
+use Sluice::FakeBackend;
+use Sluice::Wire qw(greeting_of raw_login read_err);
 
 my $t = Sluice::Test->new;
 plan skip_all => 'no readconn' unless $t->has_module('readconn');
 
 # Port 9 is reserved for this test and nothing listens there: a dead
-# server.  Port 8 is a fake backend this test plays itself.
-my $fake = IO::Socket::INET->new(LocalAddr => '127.0.0.1',
-    LocalPort => $t->port(8), Listen => 4, ReuseAddr => 1)
-    or die "listen on port 8: $!\n";
+# server.  Port 8 is a fake backend: the primary's real greeting, then OK
+# to whatever sluice sends, until COM_QUIT.
+my $fake = Sluice::FakeBackend->new(port => $t->port(8),
+    greeting => greeting_of($t->primary_port)
+                // die("no greeting from the primary\n"),
+    script => [ 'login', 'answer_ok' ]);
 
 my $conf = <<'EOF';
 worker_processes 1;
@@ -106,13 +106,13 @@ is($DBI::errstr, "Unknown database 'nosuchdb_" . $t->name . "'",
 # Connect attributes: the sandbox runs without performance_schema, so the
 # backend here is this test, which reads what sluice sends at login.
 my $mark = "kept-$$";
-my $attrs = fake_login(sub {
-    DBI->connect('DBI:MariaDB:host=127.0.0.1;port=' . $t->port(4)
-        . ';database=test', 'app', 'secret',
-        { PrintError => 0, mariadb_connect_timeout => 5,
-          mariadb_conn_attrs => { sluice_attr => $mark } });
-});
-ok($attrs, 'sluice logged in to the fake backend');
+my $fdbh = $t->dbh(port => $t->port(4),
+    mariadb_conn_attrs => { sluice_attr => $mark });
+ok($fdbh && $fdbh->disconnect
+   && wait_for(sub { $fake->saw(qr/^(?:eof|closed) 1$/) }),
+   'sluice logged in to the fake backend');
+my ($resp) = map { /^read 1 1 (\S+)$/ ? pack('H*', $1) : () } $fake->events;
+my $attrs = defined $resp ? parse_attrs($resp) : undef;
 is($attrs && $attrs->{sluice_attr}, $mark,
    'a connect attribute of the client reaches the backend');
 is($attrs && $attrs->{_client_name}, 'libmariadb',
@@ -206,34 +206,7 @@ ok(wait_for(sub { $t->dbh }, what => 'a free slot'),
    'once one closes, a new client gets in');
 
 
-# --- the fake backend --------------------------------------------------------
-
-# Run $connect in a child while this process plays the backend of port 4:
-# the primary's real greeting, then OK to whatever sluice sends.  Returns
-# the connect attributes of sluice's handshake response, or undef.
-sub fake_login {
-    my ($connect) = @_;
-    my $greeting = greeting_of($t->primary_port)
-        // die "no greeting from the primary\n";
-    my $pid = fork // die "fork: $!\n";
-    if ($pid == 0) {
-        my $d = $connect->();
-        my $ok = $d && $d->disconnect;
-        POSIX::_exit($ok ? 0 : 1);
-    }
-    my $attrs;
-    if (my ($s, $resp) = accept_login($fake, $greeting)) {
-        $attrs = parse_attrs($resp) if defined $resp;
-        # OK to any command the driver sends after login, until COM_QUIT
-        while (my (undef, $cmd) = read_packet($s)) {
-            last if $cmd eq "\x01";
-            send_packet($s, 1, "\0\0\0\2\0\0\0");
-        }
-        close $s;
-    }
-    waitpid($pid, 0);
-    return $? == 0 ? $attrs : undef;
-}
+# --- helpers -----------------------------------------------------------------
 
 # lenenc integer at $$pos of $buf; advances $$pos.
 sub lenenc {

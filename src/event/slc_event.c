@@ -102,8 +102,10 @@ slc_conn_read(slc_conn_t *c, void *buf, size_t len)
 
     if (n > 0) {
         /* A short read drained the socket: no need for a read that would
-           only return EAGAIN; the next edge sets readable again. */
-        if ((size_t) n < len) {
+           only return EAGAIN; the next edge sets readable again.  After
+           the peer's hang-up there is no next edge: the next read is the
+           one that sees the EOF. */
+        if ((size_t) n < len && !c->rdhup) {
             c->readable = 0;
         }
         return n;
@@ -121,30 +123,9 @@ slc_conn_read(slc_conn_t *c, void *buf, size_t len)
 }
 
 int
-slc_conn_hung_up(slc_conn_t *c)
+slc_conn_hung_up(const slc_conn_t *c)
 {
-    char    b;
-    ssize_t n;
-
-    if (c->eof || c->error) {
-        return 1;
-    }
-    if (!c->readable) {
-        return 0;
-    }
-    n = recv(c->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (n == 0) {
-        c->eof = 1;
-        return 1;
-    }
-    if (n < 0 && errno != EAGAIN && errno != EINTR) {
-        c->error = 1;
-        return 1;
-    }
-    if (n < 0) {
-        c->readable = 0;
-    }
-    return 0;
+    return c->rdhup || c->eof || c->error;
 }
 
 ssize_t
@@ -273,6 +254,9 @@ slc_loop_dispatch(struct epoll_event *ev)
     if (c->listening) {
         c->on_read(c);
         return;
+    }
+    if (e & (EPOLLRDHUP | EPOLLHUP)) {
+        c->rdhup = 1;
     }
     if (e & (EPOLLERR | EPOLLHUP)) {
         /* let both handlers find out through their own read/write */

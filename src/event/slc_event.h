@@ -14,6 +14,13 @@
  * helpers when a read or write comes back short or with EAGAIN.  Handlers
  * therefore stop and resume a direction (backpressure) without a syscall.
  *
+ * A peer's hang-up (EPOLLRDHUP, EPOLLHUP) is remembered in `rdhup`: it may
+ * come in the same event as the peer's last bytes, and an edge-triggered
+ * loop gets no second edge for it.  While `rdhup` is set a short read does
+ * not clear `readable`, so the next read finds the EOF; and a handler that
+ * reads nothing for now (a session waiting for its backend) can still see
+ * that its peer is gone.
+ *
  * A connection closed while events for it are still queued in the current
  * batch is only marked closed here; the owner frees its memory from a
  * "release" callback that runs after the batch (see slc_loop_defer).
@@ -30,7 +37,8 @@ struct slc_conn_s {
     int                  fd;
     unsigned             readable:1;
     unsigned             writable:1;
-    unsigned             eof:1;         /* peer closed its side */
+    unsigned             eof:1;         /* a read returned EOF */
+    unsigned             rdhup:1;       /* peer hung up: EOF after the data */
     unsigned             error:1;
     unsigned             closed:1;
     unsigned             listening:1;
@@ -106,11 +114,10 @@ ssize_t slc_conn_read(slc_conn_t *c, void *buf, size_t len);
 ssize_t slc_conn_write(slc_conn_t *c, const void *buf, size_t len);
 /*
  * Whether the peer of a connection that is not being read now has hung up
- * (or the connection failed), without taking any byte it sent; sets
- * c->eof or c->error as a read would.  A hang-up behind unread bytes is
- * not seen.
+ * (or the connection failed), without taking any byte it sent: the loop
+ * remembered EPOLLRDHUP/EPOLLHUP in `rdhup`, so no syscall is needed.
  */
-int     slc_conn_hung_up(slc_conn_t *c);
+int     slc_conn_hung_up(const slc_conn_t *c);
 
 /*
  * Write what *bp holds while `c` takes it; when the buffer drains it goes

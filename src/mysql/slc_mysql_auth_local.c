@@ -190,6 +190,24 @@ slc_session_on_response(slc_session_t *s, uint8_t *p, uint32_t len)
     slc_session_verify(s, r.auth, r.auth_len);
 }
 
+/*
+ * While the backend connects and logs in nothing is read from the client,
+ * so no read would see its EOF: the loop's `rdhup` tells that it hung up,
+ * and the session and its half-open backend are closed at once instead of
+ * after the backend login.  Returns 1 when the session was closed.
+ */
+static int
+slc_session_client_gone(slc_session_t *s)
+{
+    slc_conn_t *c = &s->client;
+
+    if (slc_conn_hung_up(c)) {
+        slc_session_close(s, SLC_LOG_INFO, "client closed");
+        return 1;
+    }
+    return 0;
+}
+
 void
 slc_session_auth_read(slc_conn_t *c)
 {
@@ -204,9 +222,7 @@ slc_session_auth_read(slc_conn_t *c)
         /* Nothing is expected from the client now (backend pending, or
            the answer delayed): leave the bytes in the socket, but notice
            a hang-up. */
-        if (slc_conn_hung_up(c)) {
-            slc_session_close(s, SLC_LOG_INFO, "client closed");
-        }
+        (void) slc_session_client_gone(s);
         return;
     }
     rc = slc_packet_read(c, &s->in, &p, &len, &seq, &why);
@@ -230,5 +246,9 @@ slc_session_auth_read(slc_conn_t *c)
     }
     if (s->in != NULL && s->state != SLC_SS_CLOSED) {
         slc_packet_consume(&s->in, len);
+    }
+    if (s->state == SLC_SS_BACKEND) {
+        /* the hang-up came with the login: no event will tell again */
+        (void) slc_session_client_gone(s);
     }
 }

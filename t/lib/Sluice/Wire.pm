@@ -14,11 +14,13 @@ use Digest::SHA qw(sha1);
 use Exporter qw(import);
 use IO::Select;
 use IO::Socket::INET;
-use Socket qw(SO_RCVTIMEO);
+use Time::HiRes qw(time);
+use Socket qw(IPPROTO_TCP SO_RCVTIMEO TCP_CORK);
 
-our @EXPORT_OK = qw(read_n read_packet send_packet raw_connect greeting_of
-                    parse_greeting native_token handshake_response
-                    raw_login read_err accept_login);
+our @EXPORT_OK = qw(read_n read_packet packet send_packet raw_connect
+                    greeting_of parse_greeting build_greeting native_token
+                    handshake_response raw_login read_err err_packet
+                    serve_login accept_login hang_up wait_eof);
 
 use constant {
     CONNECT_TIMEOUT => 5,       # s for connect()
@@ -43,9 +45,34 @@ sub read_packet {
     return defined $pl ? ($seq, $pl) : ();
 }
 
+sub packet {
+    my ($seq, $pl) = @_;
+    return substr(pack('V', length $pl), 0, 3) . chr($seq) . $pl;
+}
+
 sub send_packet {
     my ($s, $seq, $pl) = @_;
-    syswrite($s, substr(pack('V', length $pl), 0, 3) . chr($seq) . $pl);
+    syswrite($s, packet($seq, $pl));
+}
+
+sub hang_up {
+    my ($s, $bytes) = @_;
+    setsockopt($s, IPPROTO_TCP, TCP_CORK, 1);
+    syswrite($s, $bytes);
+    close $s;
+}
+
+sub wait_eof {
+    my ($s, $secs) = @_;
+    my $deadline = time + $secs;
+    my $sel = IO::Select->new($s);
+    while ((my $left = $deadline - time) > 0) {
+        next unless $sel->can_read($left);
+        my $r = sysread($s, my $buf, 65536);
+        return 1 if defined $r && $r == 0;
+        return 0 unless defined $r || $!{EINTR};
+    }
+    return 0;
 }
 
 sub raw_connect {
@@ -77,6 +104,22 @@ sub parse_greeting {
     my $s2 = length $rest > 11 ? substr($rest, 11, 12) : '';
     return { version => $version, caps => $lower | $upper << 16,
              scramble => $s1 . $s2 };
+}
+
+# What a MariaDB 10.11 offers, less TLS and compression: PROTOCOL_41,
+# SECURE_CONNECTION, PLUGIN_AUTH, CONNECT_ATTRS, DEPRECATE_EOF and the like.
+use constant GREETING_CAPS => 0xf7df | 0x01ff << 16;
+
+sub build_greeting {
+    my (%o) = @_;
+    my $scramble = $o{scramble} // join '', map { chr(0x21 + $_) } 0 .. 19;
+    my $caps = $o{caps} // GREETING_CAPS;
+    return "\x0a" . ($o{version} // '5.5.5-10.11.0-MariaDB-fake') . "\0"
+        . pack('V', $o{thread_id} // 1) . substr($scramble, 0, 8) . "\0"
+        . pack('v C v v C', $caps & 0xffff, $o{charset} // 45, 2,
+               $caps >> 16, 21)
+        . "\0" x 10 . substr($scramble, 8, 12) . "\0"
+        . ($o{plugin} // 'mysql_native_password') . "\0";
 }
 
 sub native_token {
@@ -113,15 +156,25 @@ sub read_err {
     return { code => $code, state => $state, msg => $msg };
 }
 
+sub err_packet {
+    my ($code, $state, $msg) = @_;
+    return pack('C v', 0xff, $code) . "#$state$msg";
+}
+
+sub serve_login {
+    my ($s, $greeting) = @_;
+    send_packet($s, 0, $greeting);
+    my (undef, $resp) = read_packet($s);
+    send_packet($s, 2, "\0\0\0\2\0\0\0");
+    return $resp;
+}
+
 sub accept_login {
     my ($listener, $greeting) = @_;
     return () unless IO::Select->new($listener)->can_read(READ_TIMEOUT);
     my $s = $listener->accept or return ();
     $s->sockopt(SO_RCVTIMEO, pack('l!l!', READ_TIMEOUT, 0));
-    send_packet($s, 0, $greeting);
-    my (undef, $resp) = read_packet($s);
-    send_packet($s, 2, "\0\0\0\2\0\0\0");
-    return ($s, $resp);
+    return ($s, serve_login($s, $greeting));
 }
 
 1;
@@ -158,10 +211,26 @@ One packet: ($seq, $payload), or the empty list at EOF or timeout.  A
 payload of 0xffffff bytes is returned as it is; the caller joins the
 packets of a long message.
 
+=item packet($seq, $payload)
+
+The bytes of one packet: the 3-byte length, $seq, $payload.
+
 =item send_packet($sock, $seq, $payload)
 
 Writes one packet (header and $payload, under 16 MiB) with one syswrite
 and returns what syswrite returned.
+
+=item hang_up($sock, $bytes)
+
+Writes $bytes and closes, the FIN in the same segment as the bytes
+(TCP_CORK holds them until close() adds the FIN), so that the peer learns
+both from one event.
+
+=item wait_eof($sock, $secs)
+
+True if the peer closes within $secs seconds (a read returns EOF); what
+comes before is read and dropped.  False on a timeout or a read error
+(a reset is not a clean close).
 
 =item raw_connect($port)
 
@@ -177,6 +246,14 @@ greeting), or undef.
 A protocol-10 greeting as C<< { version, caps, scramble } >>: caps with
 the upper 16 bits joined in, scramble the 20 bytes of both parts.  Undef
 if $payload is not a protocol-10 greeting (an ERR instead, say).
+
+=item build_greeting(version => V, thread_id => N, scramble => S, caps => C, ...)
+
+A protocol-10 greeting payload such as a MariaDB server sends, for a
+test that plays the backend: the capabilities of a MariaDB 10.11 without
+TLS or compression, charset 45, autocommit, mysql_native_password, a
+fixed printable scramble (S: 20 bytes), unless given; charset => N and
+plugin => P too.
 
 =item native_token($password, $scramble)
 
@@ -202,11 +279,21 @@ came.
 
 Reads a packet; if it is an ERR, C<< { code, state, msg } >>, else undef.
 
+=item err_packet($code, $state, $message)
+
+An ERR payload (with the SQL state marker), for a test that plays the
+backend.
+
+=item serve_login($sock, $greeting)
+
+A backend's side of a login on a connected socket: sends $greeting
+(seq 0), reads the handshake response and answers OK (seq 2) whatever it
+holds.  Returns the response payload, undef if none came.
+
 =item accept_login($listener, $greeting)
 
 Plays a backend's side of a login on a listening socket: waits up to
-10 s for a connection, sends $greeting (seq 0), reads the handshake
-response and answers OK (seq 2) whatever it holds.  Returns ($sock,
+10 s for a connection and plays serve_login on it.  Returns ($sock,
 $response) with $response undef if none came, or the empty list if
 nothing connected.
 
