@@ -64,7 +64,6 @@ struct slc_session_s {
     uint8_t                stage1[20];  /* recovered SHA1(password) */
 
     slc_backend_t         *backend;   /* the router's (readconn: only) one */
-    int                    quit_sent; /* the client sent COM_QUIT */
 
     /* commands the proxy handles itself (slc_mysql_command.c) */
     slc_mysql_scan_t       scan;
