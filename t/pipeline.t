@@ -79,13 +79,21 @@ sub read_result {
     return [ map { substr($_, 1) } @$rows ];            # lenenc < 251
 }
 
-# The only worker's pid, after reloading: the old worker, to watch.
+# The worker serving the session on socket $s, from its "accepted" line.
+sub worker_of {
+    my ($s) = @_;
+    my $peer = '127.0.0.1:' . $s->sockport;
+    my ($line) = $t->grep_log(qr/accepted on .*, client: \Q$peer\E,/);
+    return $line && $line =~ /\] (\d+): \*\d+ accepted on / ? $1 : undef;
+}
+
+# Reload, then the worker holding $s must close it (idle) and exit.
 sub reload_away {
-    my ($what) = @_;
-    my ($old) = $t->worker_pids;
+    my ($what, $s) = @_;
+    my $old = worker_of($s);
     ok($t->reload, "$what: reload");
-    ok(wait_for(sub { !pid_alive($old) }, timeout => DEADLINE,
-                what => "old worker $old to exit"),
+    ok($old && wait_for(sub { !pid_alive($old) }, timeout => DEADLINE,
+                        what => "old worker $old to exit"),
        "$what: the old worker closes the idle session and exits");
 }
 
@@ -107,7 +115,7 @@ for (1 .. DEPTH) {
     $got++ if "@$v" eq '1';
 }
 is($got, DEPTH, DEPTH . ' pipelined SELECT 1 all answered');
-reload_away('deep pipeline');
+reload_away('deep pipeline', $deep);
 ok(closed($deep), 'deep pipeline: the session was closed');
 
 # --- an unknown command --------------------------------------------------
@@ -116,7 +124,7 @@ my $odd = login();
 syswrite($odd, packet(0, "\x7f"));
 my $e = read_err($odd);
 is($e && $e->{code}, 1047, 'unknown command 0x7f: ER_UNKNOWN_COM_ERROR');
-reload_away('unknown command');
+reload_away('unknown command', $odd);
 ok(closed($odd), 'unknown command: the session was closed');
 
 # --- COM_QUIT behind COM_STMT_CLOSE --------------------------------------

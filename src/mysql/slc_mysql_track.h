@@ -119,7 +119,8 @@ typedef struct {
    slc_mysql_track_free(). */
 void slc_mysql_track_init(slc_mysql_track_t *t, uint32_t caps,
     uint16_t status);
-/* Releases what the tracker allocated; it is idle-less (broken) after. */
+/* Releases what the tracker allocated; never idle after, until initialised
+   again.  Safe to call twice. */
 void slc_mysql_track_free(slc_mysql_track_t *t);
 /* The upper 32 bits of MariaDB's capabilities, as negotiated (0 with MySQL:
    only CACHE_METADATA changes what the tracker expects). */
