@@ -782,6 +782,7 @@ slc_mysql_track_feed(slc_mysql_track_t *t, slc_mysql_frame_t *f,
 void
 slc_mysql_track_init(slc_mysql_track_t *t, uint32_t caps, uint16_t status)
 {
+    free(t->runs);                      /* initialised again: a new user */
     memset(t, 0, sizeof(*t));
     t->caps = caps;
     t->status = status;

@@ -115,8 +115,9 @@ typedef struct {
     int         infile;       /* client is sending LOCAL INFILE data */
 } slc_mysql_track_t;
 
-/* t must be fresh (zeroed or never initialised) or released with
-   slc_mysql_track_free(). */
+/* t must be zeroed before its first initialisation (sessions are
+   calloc'ed); initialising it again (after COM_CHANGE_USER) releases what
+   it held.  slc_mysql_track_free() when done with it. */
 void slc_mysql_track_init(slc_mysql_track_t *t, uint32_t caps,
     uint16_t status);
 /* Releases what the tracker allocated; never idle after, until initialised

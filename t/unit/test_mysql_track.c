@@ -442,7 +442,7 @@ slc_test_run_step(slc_mysql_track_t *t, const slc_test_step_t *s,
 static void
 slc_test_run_mode(const slc_test_mode_t *m)
 {
-    slc_mysql_track_t  t;
+    slc_mysql_track_t  t = { 0 };
     int                i;
 
     slc_mysql_track_init(&t, slc_test_sc.caps, slc_test_sc.status);
@@ -1071,7 +1071,7 @@ START_TEST(test_half_received)
     static const uint8_t  ok[] = { 7, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0 };
     uint8_t               okl[4 + 7 + 60] = { 7 + 60, 0, 0, 1,
                                               0, 0, 0, 2, 0, 0, 0 };
-    slc_mysql_track_t     t;
+    slc_mysql_track_t     t = { 0 };
 
     slc_mysql_track_init(&t, SLC_TEST_CAPS, SLC_TEST_AC);
     ck_assert_int_eq(slc_mysql_track_idle(&t), 1);
@@ -1108,7 +1108,7 @@ START_TEST(test_skip_large_payload)
 {
     static uint8_t      zeros[1 << 16];
     uint8_t             hdr[4] = { 0xff, 0xff, 0xff, 0 };
-    slc_mysql_track_t   t;
+    slc_mysql_track_t   t = { 0 };
     size_t              left = SLC_TEST_MAX, n;
 
     slc_mysql_track_init(&t, SLC_TEST_CAPS, SLC_TEST_AC);
@@ -1191,7 +1191,7 @@ START_TEST(test_pipeline_memory)
     static const uint8_t  ping[] = { 1, 0, 0, 0, SLC_COM_PING };
     static const uint8_t  query[] = { 2, 0, 0, 0, SLC_COM_QUERY, '1' };
     static const uint8_t  ok[] = { 7, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0 };
-    slc_mysql_track_t     t;
+    slc_mysql_track_t     t = { 0 };
     uint32_t              i;
 
     slc_mysql_track_init(&t, SLC_TEST_CAPS, SLC_TEST_AC);
@@ -1285,7 +1285,7 @@ START_TEST(test_quit_after_close)
                                      1, 0, 0, 0 };
     static const uint8_t  quit_arg[] = { 2, 0, 0, 0, SLC_COM_QUERY,
                                          SLC_COM_QUIT };
-    slc_mysql_track_t     t;
+    slc_mysql_track_t     t = { 0 };
     size_t                cut;
 
     for (cut = 0; cut <= sizeof(both); cut++) {
@@ -1323,7 +1323,7 @@ START_TEST(test_cannot_follow)
     static const uint8_t  ping[] = { 1, 0, 0, 0, SLC_COM_PING };
     static const uint8_t  ok[] = { 7, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0 };
     static const uint8_t  multi[] = { 1, 0, 0, 0, 0xfe };
-    slc_mysql_track_t     t;
+    slc_mysql_track_t     t = { 0 };
 
     /* COM_BINLOG_DUMP */
     slc_mysql_track_init(&t, SLC_TEST_CAPS, SLC_TEST_AC);
@@ -1393,7 +1393,6 @@ slc_test_fuzz_init(slc_mysql_track_t *t)
 {
     uint64_t  r = slc_test_rand();
 
-    slc_mysql_track_free(t);
     slc_mysql_track_init(t, SLC_TEST_CAPS
                             | ((r & 1) ? SLC_CLIENT_DEPRECATE_EOF : 0),
                          (uint16_t) (r >> 8));
@@ -1405,7 +1404,7 @@ slc_test_fuzz_init(slc_mysql_track_t *t)
 /* Random bytes, copied to a buffer of their exact size for ASan. */
 START_TEST(test_fuzz_random)
 {
-    slc_mysql_track_t  t;
+    slc_mysql_track_t  t = { 0 };
     uint8_t           *p;
     size_t             len, k;
     int                i, j;
@@ -1451,7 +1450,7 @@ slc_test_fuzz_packet(uint8_t *p, int dir)
 
 START_TEST(test_fuzz_packets)
 {
-    slc_mysql_track_t  t;
+    slc_mysql_track_t  t = { 0 };
     uint8_t            buf[64], *p;
     size_t             n;
     int                i, j, dir;
@@ -1481,7 +1480,7 @@ END_TEST
 START_TEST(test_fuzz_mutated)
 {
     slc_test_step_t    st[SLC_TEST_MAXSTEPS];
-    slc_mysql_track_t  t;
+    slc_mysql_track_t  t = { 0 };
     uint8_t           *p;
     int                nst, i, k, m;
 
