@@ -184,8 +184,8 @@ slc_readconn_pump(slc_session_t *s, slc_conn_t *src, slc_buf_t **bufp,
         n = slc_conn_read(src, b->last, slc_buf_room(b));
         if (n < 0 || src->eof) {
             /* after the client's COM_QUIT the server hanging up is normal */
-            slc_session_close(s, s->quit_sent ? SLC_LOG_INFO : SLC_LOG_ERR,
-                "backend closed connection");
+            slc_session_close(s, slc_mysql_track_quit_sent(&s->track)
+                ? SLC_LOG_INFO : SLC_LOG_ERR, "backend closed connection");
             return SLC_ERROR;
         }
         b->last += n;
@@ -248,7 +248,6 @@ slc_readconn_client_in(slc_session_t *s)
     }
     b->last += n;
     s->last_active = slc_loop->now;
-    s->quit_sent |= n == 5 && b->pos[4] == SLC_COM_QUIT;
     slc_upstream_count_bytes(s->backend->server, 0, (size_t) n);
     slc_session_scan(s);
     return SLC_OK;

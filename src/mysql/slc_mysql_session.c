@@ -420,6 +420,7 @@ slc_session_free(void *arg)
         explicit_bzero(s->change_user, sizeof(*s->change_user));
         free(s->change_user);
     }
+    slc_mysql_track_free(&s->track);
     explicit_bzero(s, sizeof(*s));
     free(s);
 }

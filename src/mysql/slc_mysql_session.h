@@ -70,7 +70,6 @@ struct slc_session_s {
     slc_timer_t            delay;       /* SLC_SS_DELAY: its end */
 
     slc_backend_t         *backend;   /* the router's (readconn: only) one */
-    int                    quit_sent; /* the client sent COM_QUIT */
 
     /* commands the proxy handles itself (slc_mysql_command.c) */
     slc_mysql_scan_t       scan;

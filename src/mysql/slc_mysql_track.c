@@ -183,29 +183,88 @@ slc_mysql_track_set_status(slc_mysql_track_t *t, int status)
 
 /* --- pending commands -------------------------------------------------- */
 
+#define SLC_TRACK_RUN_ENTRY(r)  ((uint8_t) ((r) & 0xff))
+#define SLC_TRACK_RUN_LEN(r)    (((r) >> 8) + 1)
+
+/* The pending entry of the oldest command (kind and cursor flag). */
+static uint8_t
+slc_mysql_track_entry(const slc_mysql_track_t *t)
+{
+    return SLC_TRACK_RUN_ENTRY(t->runs[t->rfirst]);
+}
+
 static unsigned
 slc_mysql_track_kind(const slc_mysql_track_t *t)
 {
-    return t->pend[t->pfirst] & SLC_TRACK_KIND_MASK;
+    return slc_mysql_track_entry(t) & SLC_TRACK_KIND_MASK;
+}
+
+/* Room for one more run: the ring doubles, unwrapped into the new one. */
+static int
+slc_mysql_track_grow(slc_mysql_track_t *t)
+{
+    uint32_t  cap = t->rcap ? t->rcap * 2 : SLC_MYSQL_TRACK_RUNS;
+    uint32_t *r, i;
+
+    if (cap > SLC_MYSQL_TRACK_MAXRUNS
+        || (r = reallocarray(NULL, cap, sizeof(*r))) == NULL)
+    {
+        return SLC_ERROR;
+    }
+    for (i = 0; i < t->nruns; i++) {
+        r[i] = t->runs[(t->rfirst + i) & (t->rcap - 1)];
+    }
+    free(t->runs);
+    t->runs = r;
+    t->rcap = cap;
+    t->rfirst = 0;
+    return SLC_OK;
 }
 
 static void
 slc_mysql_track_push(slc_mysql_track_t *t, uint8_t entry)
 {
-    if (t->npend == SLC_MYSQL_TRACK_MAXPEND) {
+    uint32_t  *last;
+
+    if (t->nruns > 0) {
+        last = &t->runs[(t->rfirst + t->nruns - 1) & (t->rcap - 1)];
+        if (SLC_TRACK_RUN_ENTRY(*last) == entry
+            && SLC_TRACK_RUN_LEN(*last) < SLC_MYSQL_TRACK_RUNLEN)
+        {
+            *last += 1u << 8;
+            t->npend++;
+            return;
+        }
+    }
+    if (t->nruns == t->rcap && slc_mysql_track_grow(t) != SLC_OK) {
         t->broken = 1;
         return;
     }
-    t->pend[(t->pfirst + t->npend) % SLC_MYSQL_TRACK_MAXPEND] = entry;
+    t->runs[(t->rfirst + t->nruns) & (t->rcap - 1)] = entry;
+    t->nruns++;
     t->npend++;
 }
 
-/* The response to the oldest pending command is complete. */
+/* The response to the oldest pending command is complete.  A ring that a
+   deep pipeline grew is given back once drained. */
 static void
 slc_mysql_track_done(slc_mysql_track_t *t)
 {
-    t->pfirst = (t->pfirst + 1) % SLC_MYSQL_TRACK_MAXPEND;
+    uint32_t  *first = &t->runs[t->rfirst];
+
+    if (SLC_TRACK_RUN_LEN(*first) > 1) {
+        *first -= 1u << 8;
+    } else {
+        t->rfirst = (t->rfirst + 1) & (t->rcap - 1);
+        t->nruns--;
+    }
     t->npend--;
+    if (t->nruns == 0 && t->rcap > SLC_MYSQL_TRACK_RUNS) {
+        free(t->runs);
+        t->runs = NULL;
+        t->rcap = 0;
+    }
+    t->rfirst = t->nruns == 0 ? 0 : t->rfirst;
     t->rstate = SLC_TRACK_FIRST;
     t->count = 0;
     t->count2 = 0;
@@ -230,8 +289,15 @@ slc_mysql_track_end_result(slc_mysql_track_t *t, int status)
 
 /* --- client side ------------------------------------------------------- */
 
+/* MySQL's COM_BINLOG_DUMP_GTID, COM_CLONE and group replication stream:
+   MariaDB answers ERR to them, MySQL starts a stream. */
+#define SLC_COM_MYSQL_BINLOG_DUMP_GTID  0x1e
+#define SLC_COM_MYSQL_CLONE             0x20
+#define SLC_COM_MYSQL_GR_STREAM         0x21
+#define SLC_COM_MULTI                   0xfe    /* MariaDB 10.2 to 10.5 */
+
 static unsigned
-slc_mysql_track_cmd_kind(uint8_t cmd)
+slc_mysql_track_cmd_kind(const slc_mysql_track_t *t, uint8_t cmd)
 {
     switch (cmd) {
     case SLC_COM_QUIT:
@@ -254,26 +320,19 @@ slc_mysql_track_cmd_kind(uint8_t cmd)
         return SLC_TRACK_STATS;
     case SLC_COM_CHANGE_USER:
         return SLC_TRACK_CHANGE_USER;
-    case SLC_COM_SLEEP:
-    case SLC_COM_INIT_DB:
-    case SLC_COM_CREATE_DB:
-    case SLC_COM_DROP_DB:
-    case SLC_COM_REFRESH:
-    case SLC_COM_SHUTDOWN:
-    case SLC_COM_CONNECT:
-    case SLC_COM_PROCESS_KILL:
-    case SLC_COM_DEBUG:
-    case SLC_COM_PING:
-    case SLC_COM_TIME:
-    case SLC_COM_DELAYED_INSERT:
-    case SLC_COM_REGISTER_SLAVE:
-    case SLC_COM_STMT_RESET:
-    case SLC_COM_SET_OPTION:
-    case SLC_COM_RESET_CONNECTION:
-        return SLC_TRACK_SIMPLE;
+    case SLC_COM_BINLOG_DUMP:
+    case SLC_COM_MYSQL_BINLOG_DUMP_GTID:
+    case SLC_COM_MYSQL_CLONE:
+    case SLC_COM_MYSQL_GR_STREAM:
+        return SLC_TRACK_UNKNOWN;       /* a stream, not a response */
+    case SLC_COM_MULTI:
+        return (t->mariadb_caps & SLC_MARIADB_CLIENT_COM_MULTI)
+               ? SLC_TRACK_UNKNOWN : SLC_TRACK_SIMPLE;
     default:
-        /* binlog dumps, COM_DAEMON, anything newer than this file */
-        return SLC_TRACK_UNKNOWN;
+        /* OK, EOF or ERR: COM_PING, COM_INIT_DB, COM_SET_OPTION...; and a
+           byte the server does not know (any other, COM_SLEEP, COM_TIME,
+           COM_DAEMON...) gets one ERR, ER_UNKNOWN_COM_ERROR */
+        return SLC_TRACK_SIMPLE;
     }
 }
 
@@ -284,10 +343,12 @@ slc_mysql_track_command(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
     uint8_t   entry;
 
     if (f->head_len == 0) {
-        t->broken = 1;
+        /* the server reads an empty command as COM_SLEEP: one ERR */
+        slc_mysql_track_push(t, SLC_TRACK_SIMPLE);
         return;
     }
-    kind = slc_mysql_track_cmd_kind(f->head[0]);
+    t->quit |= (f->head[0] == SLC_COM_QUIT);
+    kind = slc_mysql_track_cmd_kind(t, f->head[0]);
     if (kind == SLC_TRACK_NONE) {
         return;
     }
@@ -313,6 +374,12 @@ slc_mysql_track_command(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 static void
 slc_mysql_track_cli_msg(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 {
+    if (t->broken) {
+        /* framing only: a COM_QUIT still makes the end a normal one */
+        t->quit |= (f->seq == 0 && f->head_len > 0
+                    && f->head[0] == SLC_COM_QUIT);
+        return;
+    }
     if (t->infile) {
         if (f->plen == 0) {
             t->infile = 0;
@@ -341,7 +408,7 @@ slc_mysql_track_defs_next(slc_mysql_track_t *t, int status)
     case SLC_TRACK_COLS:
     case SLC_TRACK_COLS_EOF:
         /* an opened cursor ends the execute; rows come with fetches */
-        if ((t->pend[t->pfirst] & SLC_TRACK_CURSOR) && status >= 0
+        if ((slc_mysql_track_entry(t) & SLC_TRACK_CURSOR) && status >= 0
             && (status & SLC_SERVER_STATUS_CURSOR_EXISTS))
         {
             slc_mysql_track_done(t);
@@ -582,6 +649,9 @@ slc_mysql_track_first(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 static void
 slc_mysql_track_srv_msg(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 {
+    if (t->broken) {
+        return;
+    }
     if (t->npend == 0) {
         t->broken = 1;                  /* nothing was asked */
         return;
@@ -675,6 +745,8 @@ slc_mysql_frame_at_boundary(const slc_mysql_frame_t *f)
 /*
  * Every step consumes at least one byte and there are at most two steps per
  * packet (header, payload) plus one per chunk edge: O(packets) per chunk.
+ * A broken tracker still frames the client side (to see COM_QUIT); the
+ * server side it no longer looks at.
  */
 static void
 slc_mysql_track_feed(slc_mysql_track_t *t, slc_mysql_frame_t *f,
@@ -682,7 +754,10 @@ slc_mysql_track_feed(slc_mysql_track_t *t, slc_mysql_frame_t *f,
 {
     size_t  n;
 
-    while (len > 0 && !t->broken) {
+    if (t->broken && f == &t->srv) {
+        return;
+    }
+    while (len > 0) {
         if (f->hdr_len < SLC_MYSQL_HDR_LEN) {
             n = slc_mysql_frame_header(f, p, len);
         } else {
@@ -707,6 +782,7 @@ slc_mysql_track_feed(slc_mysql_track_t *t, slc_mysql_frame_t *f,
 void
 slc_mysql_track_init(slc_mysql_track_t *t, uint32_t caps, uint16_t status)
 {
+    free(t->runs);                      /* initialised again: a new user */
     memset(t, 0, sizeof(*t));
     t->caps = caps;
     t->status = status;
@@ -717,6 +793,16 @@ slc_mysql_track_init(slc_mysql_track_t *t, uint32_t caps, uint16_t status)
     {
         t->broken = 1;
     }
+}
+
+void
+slc_mysql_track_free(slc_mysql_track_t *t)
+{
+    free(t->runs);
+    t->runs = NULL;
+    t->rcap = t->rfirst = t->nruns = 0;
+    t->npend = 0;
+    t->broken = 1;
 }
 
 void

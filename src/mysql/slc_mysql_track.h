@@ -28,16 +28,45 @@
  * OK/ERR); COM_FIELD_LIST; COM_STATISTICS (one string packet); COM_CHANGE_USER
  * with an auth switch; cursors (SERVER_STATUS_CURSOR_EXISTS after column
  * definitions ends the response) and COM_STMT_FETCH; MariaDB progress
- * reports (ERR with code 0xffff) and CACHE_METADATA.  Anything it cannot
- * follow (e.g. COM_BINLOG_DUMP, a pending-command overflow) makes the session
- * permanently busy: never idle, which is the safe answer.
+ * reports (ERR with code 0xffff) and CACHE_METADATA.  A command byte the
+ * server does not know (or an empty command) gets exactly one ERR
+ * (ER_UNKNOWN_COM_ERROR: the server maps it to COM_END, an empty packet to
+ * COM_SLEEP), so it is followed like COM_PING.
+ *
+ * Pipelines of any depth are followed: pending commands are kept as runs of
+ * one response kind (1000 pipelined queries are one run), in a ring that
+ * starts at SLC_MYSQL_TRACK_RUNS runs, doubles as needed and shrinks back
+ * once drained.  Only a client that keeps more than SLC_MYSQL_TRACK_MAXRUNS
+ * changes of kind unanswered (64 KiB of runs; no driver or pool does that)
+ * exhausts it.
+ *
+ * "Broken" means: the tracker no longer knows where a response ends, so the
+ * session is permanently busy (never idle) and a graceful shutdown or
+ * reload leaves it to the old worker until the client leaves (or TERM).
+ * What still breaks it: a stream that is not request/response
+ * (COM_BINLOG_DUMP and MySQL's GTID dump, clone and replication streams,
+ * a negotiated COM_MULTI), the limits below, a peer breaking the protocol
+ * (a reply nobody asked for, a client packet out of sequence, a packet that
+ * cannot stand where it stands) and the run limit above.  There is no timed
+ * fallback on purpose: at the byte level a session waiting for a slow query
+ * (SELECT SLEEP(600), a long ALTER) looks exactly like an idle one, both
+ * directions quiet at a packet boundary, and cutting it is what graceful
+ * shutdown exists to avoid.  Once broken, the client side is still framed,
+ * only to notice COM_QUIT.
+ *
+ * The tracker also records that the client sent COM_QUIT (it sees every
+ * command, however the reads split them), so the server hanging up
+ * afterwards is a normal end.
  */
 
-#define SLC_MYSQL_TRACK_MAXPEND  16
+#define SLC_MYSQL_TRACK_RUNS     8          /* first ring, in runs */
+#define SLC_MYSQL_TRACK_MAXRUNS  16384      /* a power of two */
+#define SLC_MYSQL_TRACK_RUNLEN   0xffffffu  /* commands per run at most */
 #define SLC_MYSQL_TRACK_HEAD     24   /* OK needs 1 + 9 + 9 + 2 bytes */
 #define SLC_SERVER_STATUS_CURSOR_EXISTS 0x0040u
 /* MariaDB extended capability (bit 36 of 64, bit 4 of the upper word). */
 #define SLC_MARIADB_CLIENT_CACHE_METADATA 0x00000010u
+#define SLC_MARIADB_CLIENT_COM_MULTI      0x00000002u
 
 /*
  * Known limits, where following would be guesswork, the tracker turns
@@ -68,11 +97,16 @@ typedef struct {
     uint32_t    mariadb_caps; /* negotiated MariaDB extended capabilities */
     uint16_t    status;       /* last server status flags */
     int         broken;       /* cannot follow any more: never idle */
+    int         quit;         /* the client sent COM_QUIT */
 
-    /* commands awaiting replies, a ring of kinds starting at pfirst */
-    uint8_t     pend[SLC_MYSQL_TRACK_MAXPEND];
-    unsigned    pfirst;
-    unsigned    npend;
+    /* commands awaiting replies, oldest first: a ring of runs, each the
+       pending entry in bits 0-7 and the number of commands - 1 above;
+       malloc'ed (NULL until the first command), see slc_mysql_track_free */
+    uint32_t   *runs;
+    uint32_t    rcap;         /* runs the ring holds, a power of two */
+    uint32_t    rfirst;
+    uint32_t    nruns;
+    uint64_t    npend;        /* commands in all runs */
 
     /* state of the response to the oldest pending command */
     int         rstate;
@@ -81,8 +115,14 @@ typedef struct {
     int         infile;       /* client is sending LOCAL INFILE data */
 } slc_mysql_track_t;
 
+/* t must be zeroed before its first initialisation (sessions are
+   calloc'ed); initialising it again (after COM_CHANGE_USER) releases what
+   it held.  slc_mysql_track_free() when done with it. */
 void slc_mysql_track_init(slc_mysql_track_t *t, uint32_t caps,
     uint16_t status);
+/* Releases what the tracker allocated; never idle after, until initialised
+   again.  Safe to call twice. */
+void slc_mysql_track_free(slc_mysql_track_t *t);
 /* The upper 32 bits of MariaDB's capabilities, as negotiated (0 with MySQL:
    only CACHE_METADATA changes what the tracker expects). */
 void slc_mysql_track_set_mariadb_caps(slc_mysql_track_t *t, uint32_t caps);
@@ -96,6 +136,13 @@ int  slc_mysql_track_server(slc_mysql_track_t *t, const uint8_t *p,
 
 /* No command in flight and both directions at a packet boundary. */
 int  slc_mysql_track_idle(const slc_mysql_track_t *t);
+/* The client sent COM_QUIT: the server closing is a normal end. */
+static inline int
+slc_mysql_track_quit_sent(const slc_mysql_track_t *t)
+{
+    return t->quit;
+}
+
 static inline int
 slc_mysql_track_in_trans(const slc_mysql_track_t *t)
 {

@@ -442,7 +442,7 @@ slc_test_run_step(slc_mysql_track_t *t, const slc_test_step_t *s,
 static void
 slc_test_run_mode(const slc_test_mode_t *m)
 {
-    slc_mysql_track_t  t;
+    slc_mysql_track_t  t = { 0 };
     int                i;
 
     slc_mysql_track_init(&t, slc_test_sc.caps, slc_test_sc.status);
@@ -451,6 +451,7 @@ slc_test_run_mode(const slc_test_mode_t *m)
     for (i = 0; i < slc_test_sc.nsteps; i++) {
         slc_test_run_step(&t, &slc_test_sc.steps[i], m, i);
     }
+    slc_mysql_track_free(&t);
 }
 
 /* Buffers are trimmed to size first, so ASan sees any read past a chunk
@@ -1070,7 +1071,7 @@ START_TEST(test_half_received)
     static const uint8_t  ok[] = { 7, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0 };
     uint8_t               okl[4 + 7 + 60] = { 7 + 60, 0, 0, 1,
                                               0, 0, 0, 2, 0, 0, 0 };
-    slc_mysql_track_t     t;
+    slc_mysql_track_t     t = { 0 };
 
     slc_mysql_track_init(&t, SLC_TEST_CAPS, SLC_TEST_AC);
     ck_assert_int_eq(slc_mysql_track_idle(&t), 1);
@@ -1098,6 +1099,7 @@ START_TEST(test_half_received)
     ck_assert_int_eq(slc_mysql_track_idle(&t), 0);
     slc_mysql_track_server(&t, okl + 34, sizeof(okl) - 34);
     ck_assert_int_eq(slc_mysql_track_idle(&t), 1);
+    slc_mysql_track_free(&t);
 }
 END_TEST
 
@@ -1106,7 +1108,7 @@ START_TEST(test_skip_large_payload)
 {
     static uint8_t      zeros[1 << 16];
     uint8_t             hdr[4] = { 0xff, 0xff, 0xff, 0 };
-    slc_mysql_track_t   t;
+    slc_mysql_track_t   t = { 0 };
     size_t              left = SLC_TEST_MAX, n;
 
     slc_mysql_track_init(&t, SLC_TEST_CAPS, SLC_TEST_AC);
@@ -1126,6 +1128,191 @@ START_TEST(test_skip_large_payload)
     ck_assert_uint_eq(t.npend, 1);
     slc_mysql_track_server(&t, (const uint8_t *) "\7\0\0\1\0\0\0\2\0\0\0", 11);
     ck_assert_int_eq(slc_mysql_track_idle(&t), 1);
+    slc_mysql_track_free(&t);
+}
+END_TEST
+
+/* Deeper than any fixed queue: one run of a kind, then kinds that change
+   at every command, result sets among them. */
+START_TEST(test_deep_pipeline)
+{
+    int  i;
+
+    slc_test_begin(slc_test_caps(_i), SLC_TEST_AC);
+
+    for (i = 0; i < 1000; i++) {
+        slc_test_query("SELECT 1");
+    }
+    for (i = 0; i < 1000; i++) {
+        slc_test_cmd(SLC_COM_PING, "", 0);
+    }
+    slc_test_expect(0, 0);
+    for (i = 0; i < 1000; i++) {
+        slc_test_meta(1);
+        slc_test_srv(SLC_TEST_BYTES(0x01, '1'));
+        slc_test_term(SLC_TEST_AC);
+    }
+    slc_test_expect(0, 0);
+    for (i = 0; i < 999; i++) {
+        slc_test_ok(SLC_TEST_AC);
+    }
+    slc_test_expect(0, 0);
+    slc_test_ok(SLC_TEST_AC);
+    slc_test_expect(1, 0);
+
+    for (i = 0; i < 1000; i++) {
+        slc_test_query("SELECT 1");
+        slc_test_cmd(SLC_COM_PING, "", 0);
+        slc_test_cmd(SLC_COM_STMT_PREPARE, "SELECT ?", 8);
+        slc_test_execute(0);
+        slc_test_cmd(SLC_COM_STMT_CLOSE, SLC_TEST_BYTES(7, 0, 0, 0));
+    }
+    slc_test_expect(0, 0);
+    for (i = 0; i < 1000; i++) {
+        slc_test_meta(1);
+        slc_test_srv(SLC_TEST_BYTES(0x01, '1'));
+        slc_test_term(SLC_TEST_AC);
+        slc_test_ok(SLC_TEST_AC);
+        slc_test_prepare_ok(1, 1);
+        slc_test_defs_eof(1);
+        slc_test_defs_eof(1);
+        slc_test_meta(1);
+        slc_test_binary_rows(2);
+        slc_test_term(i == 999 ? SLC_TEST_TRANS : SLC_TEST_AC);
+    }
+    slc_test_expect(1, 1);
+    slc_test_run();
+}
+END_TEST
+
+/* The ring grows with the pipeline, is bounded, and shrinks once drained. */
+START_TEST(test_pipeline_memory)
+{
+    static const uint8_t  ping[] = { 1, 0, 0, 0, SLC_COM_PING };
+    static const uint8_t  query[] = { 2, 0, 0, 0, SLC_COM_QUERY, '1' };
+    static const uint8_t  ok[] = { 7, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0 };
+    slc_mysql_track_t     t = { 0 };
+    uint32_t              i;
+
+    slc_mysql_track_init(&t, SLC_TEST_CAPS, SLC_TEST_AC);
+    for (i = 0; i < 100000; i++) {
+        slc_mysql_track_client(&t, ping, sizeof(ping));
+    }
+    ck_assert_uint_eq(t.nruns, 1);
+    ck_assert_uint_eq(t.rcap, SLC_MYSQL_TRACK_RUNS);
+    for (i = 0; i < 100000; i++) {
+        ck_assert_int_eq(slc_mysql_track_idle(&t), 0);
+        slc_mysql_track_server(&t, ok, sizeof(ok));
+    }
+    ck_assert_int_eq(slc_mysql_track_idle(&t), 1);
+
+    /* kinds changing at every command, as deep as the ring allows */
+    for (i = 0; i < SLC_MYSQL_TRACK_MAXRUNS; i++) {
+        slc_mysql_track_client(&t, (i & 1) ? ping : query,
+                               (i & 1) ? sizeof(ping) : sizeof(query));
+    }
+    ck_assert_uint_eq(t.rcap, SLC_MYSQL_TRACK_MAXRUNS);
+    for (i = 0; i < SLC_MYSQL_TRACK_MAXRUNS; i++) {
+        ck_assert_int_eq(slc_mysql_track_idle(&t), 0);
+        slc_mysql_track_server(&t, ok, sizeof(ok));
+    }
+    ck_assert_int_eq(slc_mysql_track_idle(&t), 1);
+    ck_assert_uint_le(t.rcap, SLC_MYSQL_TRACK_RUNS);
+
+    /* one change of kind more than that: given up, never idle */
+    for (i = 0; i <= SLC_MYSQL_TRACK_MAXRUNS; i++) {
+        slc_mysql_track_client(&t, (i & 1) ? ping : query,
+                               (i & 1) ? sizeof(ping) : sizeof(query));
+    }
+    for (i = 0; i <= SLC_MYSQL_TRACK_MAXRUNS; i++) {
+        slc_mysql_track_server(&t, ok, sizeof(ok));
+    }
+    ck_assert_int_eq(slc_mysql_track_idle(&t), 0);
+    ck_assert_uint_le(t.rcap, SLC_MYSQL_TRACK_MAXRUNS);
+    slc_mysql_track_free(&t);
+}
+END_TEST
+
+/* The server answers a command it does not know with one ERR (1047). */
+START_TEST(test_unknown_command)
+{
+    static const uint8_t  unknown[] = { 0x7f, 0x08, 0x19, 0x1d, 0xf9, 0xfe,
+                                        SLC_COM_SLEEP, SLC_COM_TIME };
+    size_t                i;
+
+    slc_test_begin(slc_test_caps(_i), SLC_TEST_AC);
+
+    for (i = 0; i < sizeof(unknown); i++) {
+        if (unknown[i] == 0x08 || unknown[i] == 0x19) {
+            continue;                   /* COM_SHUTDOWN, COM_STMT_CLOSE */
+        }
+        slc_test_cmd(unknown[i], "xyz", i % 4);
+        slc_test_expect(0, 0);
+        slc_test_srv(SLC_TEST_BYTES(0xff, 0x17, 0x04, '#', '0', '8', 'S',
+                                    '0', '1', 'U', 'n', 'k'));
+        slc_test_expect(1, 0);
+    }
+
+    /* an empty command is read as COM_SLEEP */
+    slc_test_cli(0, "", 0);
+    slc_test_expect(0, 0);
+    slc_test_err();
+    slc_test_expect(1, 0);
+
+    /* pipelined with a query, and followed as before afterwards */
+    slc_test_cmd(0x7f, "", 0);
+    slc_test_query("SELECT 1");
+    slc_test_expect(0, 0);
+    slc_test_err();
+    slc_test_expect(0, 0);
+    slc_test_meta(1);
+    slc_test_srv(SLC_TEST_BYTES(0x01, '1'));
+    slc_test_term(SLC_TEST_TRANS);
+    slc_test_expect(1, 1);
+    slc_test_run();
+}
+END_TEST
+
+/* COM_STMT_CLOSE then COM_QUIT in one chunk, as sysbench and JDBC send
+   them: the tracker notices the QUIT however the bytes are split. */
+START_TEST(test_quit_after_close)
+{
+    static const uint8_t  both[] = { 5, 0, 0, 0, SLC_COM_STMT_CLOSE, 1, 0,
+                                     0, 0, 1, 0, 0, 0, SLC_COM_QUIT };
+    static const uint8_t  close[] = { 5, 0, 0, 0, SLC_COM_STMT_CLOSE, 1, 0,
+                                      0, 0 };
+    static const uint8_t  dump[] = { 11, 0, 0, 0, 0x12, 4, 0, 0, 0, 0, 0,
+                                     1, 0, 0, 0 };
+    static const uint8_t  quit_arg[] = { 2, 0, 0, 0, SLC_COM_QUERY,
+                                         SLC_COM_QUIT };
+    slc_mysql_track_t     t = { 0 };
+    size_t                cut;
+
+    for (cut = 0; cut <= sizeof(both); cut++) {
+        slc_mysql_track_init(&t, SLC_TEST_CAPS, SLC_TEST_AC);
+        slc_mysql_track_client(&t, both, cut);
+        ck_assert_int_eq(slc_mysql_track_quit_sent(&t),
+                         cut == sizeof(both));
+        slc_mysql_track_client(&t, both + cut, sizeof(both) - cut);
+        ck_assert_int_eq(slc_mysql_track_quit_sent(&t), 1);
+        ck_assert_int_eq(slc_mysql_track_idle(&t), 1);
+        slc_mysql_track_free(&t);
+    }
+
+    /* a 0x01 that is no command is no QUIT */
+    slc_mysql_track_init(&t, SLC_TEST_CAPS, SLC_TEST_AC);
+    slc_mysql_track_client(&t, close, sizeof(close));
+    slc_mysql_track_client(&t, quit_arg, sizeof(quit_arg));
+    ck_assert_int_eq(slc_mysql_track_quit_sent(&t), 0);
+    slc_mysql_track_free(&t);
+
+    /* a tracker that gave up still sees it */
+    slc_mysql_track_init(&t, SLC_TEST_CAPS, SLC_TEST_AC);
+    slc_mysql_track_client(&t, dump, sizeof(dump));
+    slc_mysql_track_client(&t, both, sizeof(both));
+    ck_assert_int_eq(slc_mysql_track_quit_sent(&t), 1);
+    ck_assert_int_eq(slc_mysql_track_idle(&t), 0);
+    slc_mysql_track_free(&t);
 }
 END_TEST
 
@@ -1135,14 +1322,23 @@ START_TEST(test_cannot_follow)
                                      1, 0, 0, 0 };
     static const uint8_t  ping[] = { 1, 0, 0, 0, SLC_COM_PING };
     static const uint8_t  ok[] = { 7, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0 };
-    slc_mysql_track_t     t;
-    int                   i;
+    static const uint8_t  multi[] = { 1, 0, 0, 0, 0xfe };
+    slc_mysql_track_t     t = { 0 };
 
     /* COM_BINLOG_DUMP */
     slc_mysql_track_init(&t, SLC_TEST_CAPS, SLC_TEST_AC);
     slc_mysql_track_client(&t, dump, sizeof(dump));
     slc_mysql_track_server(&t, ok, sizeof(ok));
     ck_assert_int_eq(slc_mysql_track_idle(&t), 0);
+    slc_mysql_track_free(&t);
+
+    /* COM_MULTI, where negotiated: several responses in one */
+    slc_mysql_track_init(&t, SLC_TEST_CAPS, SLC_TEST_AC);
+    slc_mysql_track_set_mariadb_caps(&t, SLC_MARIADB_CLIENT_COM_MULTI);
+    slc_mysql_track_client(&t, multi, sizeof(multi));
+    slc_mysql_track_server(&t, ok, sizeof(ok));
+    ck_assert_int_eq(slc_mysql_track_idle(&t), 0);
+    slc_mysql_track_free(&t);
 
     /* a reply nobody asked for */
     slc_mysql_track_init(&t, SLC_TEST_CAPS, SLC_TEST_AC);
@@ -1150,29 +1346,13 @@ START_TEST(test_cannot_follow)
     slc_mysql_track_client(&t, ping, sizeof(ping));
     slc_mysql_track_server(&t, ok, sizeof(ok));
     ck_assert_int_eq(slc_mysql_track_idle(&t), 0);
-
-    /* as many pipelined commands as fit, then one more */
-    slc_mysql_track_init(&t, SLC_TEST_CAPS, SLC_TEST_AC);
-    for (i = 0; i < SLC_MYSQL_TRACK_MAXPEND; i++) {
-        slc_mysql_track_client(&t, ping, sizeof(ping));
-    }
-    for (i = 0; i < SLC_MYSQL_TRACK_MAXPEND; i++) {
-        ck_assert_int_eq(slc_mysql_track_idle(&t), 0);
-        slc_mysql_track_server(&t, ok, sizeof(ok));
-    }
-    ck_assert_int_eq(slc_mysql_track_idle(&t), 1);
-    for (i = 0; i <= SLC_MYSQL_TRACK_MAXPEND; i++) {
-        slc_mysql_track_client(&t, ping, sizeof(ping));
-    }
-    for (i = 0; i <= SLC_MYSQL_TRACK_MAXPEND; i++) {
-        slc_mysql_track_server(&t, ok, sizeof(ok));
-    }
-    ck_assert_int_eq(slc_mysql_track_idle(&t), 0);
+    slc_mysql_track_free(&t);
 
     /* a client packet out of sequence */
     slc_mysql_track_init(&t, SLC_TEST_CAPS, SLC_TEST_AC);
     slc_mysql_track_client(&t, (const uint8_t *) "\1\0\0\3\x0e", 5);
     ck_assert_int_eq(slc_mysql_track_idle(&t), 0);
+    slc_mysql_track_free(&t);
 
     /* compressed framing */
     slc_mysql_track_init(&t, SLC_TEST_CAPS | SLC_CLIENT_COMPRESS, 0);
@@ -1199,7 +1379,8 @@ slc_test_fuzz_feed(slc_mysql_track_t *t, int dir, const uint8_t *p,
         }
         p += n;
         len -= n;
-        if (t->npend > SLC_MYSQL_TRACK_MAXPEND
+        if (t->rcap > SLC_MYSQL_TRACK_MAXRUNS || t->nruns > t->rcap
+            || t->nruns > t->npend
             || (slc_mysql_track_idle(t) && t->npend != 0))
         {
             ck_abort_msg("tracker invariant broken");
@@ -1223,11 +1404,12 @@ slc_test_fuzz_init(slc_mysql_track_t *t)
 /* Random bytes, copied to a buffer of their exact size for ASan. */
 START_TEST(test_fuzz_random)
 {
-    slc_mysql_track_t  t;
+    slc_mysql_track_t  t = { 0 };
     uint8_t           *p;
     size_t             len, k;
     int                i, j;
 
+    memset(&t, 0, sizeof(t));
     slc_test_seed(1234);
     for (i = 0; i < 4000; i++) {
         slc_test_fuzz_init(&t);
@@ -1242,6 +1424,7 @@ START_TEST(test_fuzz_random)
             free(p);
         }
     }
+    slc_mysql_track_free(&t);
 }
 END_TEST
 
@@ -1267,11 +1450,12 @@ slc_test_fuzz_packet(uint8_t *p, int dir)
 
 START_TEST(test_fuzz_packets)
 {
-    slc_mysql_track_t  t;
+    slc_mysql_track_t  t = { 0 };
     uint8_t            buf[64], *p;
     size_t             n;
     int                i, j, dir;
 
+    memset(&t, 0, sizeof(t));
     slc_test_seed(99);
     for (i = 0; i < 4000; i++) {
         slc_test_fuzz_init(&t);
@@ -1288,6 +1472,7 @@ START_TEST(test_fuzz_packets)
             free(p);
         }
     }
+    slc_mysql_track_free(&t);
 }
 END_TEST
 
@@ -1295,7 +1480,7 @@ END_TEST
 START_TEST(test_fuzz_mutated)
 {
     slc_test_step_t    st[SLC_TEST_MAXSTEPS];
-    slc_mysql_track_t  t;
+    slc_mysql_track_t  t = { 0 };
     uint8_t           *p;
     int                nst, i, k, m;
 
@@ -1320,6 +1505,7 @@ START_TEST(test_fuzz_mutated)
     nst = slc_test_sc.nsteps;
     memcpy(st, slc_test_sc.steps, sizeof(st));
 
+    memset(&t, 0, sizeof(t));
     slc_test_seed(7);
     for (i = 0; i < 3000; i++) {
         slc_test_fuzz_init(&t);
@@ -1334,6 +1520,7 @@ START_TEST(test_fuzz_mutated)
             free(p);
         }
     }
+    slc_mysql_track_free(&t);
     slc_test_begin(0, 0);
 }
 END_TEST
@@ -1367,6 +1554,10 @@ slc_track_suite(void)
     tcase_add_loop_test(tc, test_progress_report, 0, 2);
     tcase_add_test(tc, test_half_received);
     tcase_add_test(tc, test_skip_large_payload);
+    tcase_add_loop_test(tc, test_deep_pipeline, 0, 2);
+    tcase_add_test(tc, test_pipeline_memory);
+    tcase_add_loop_test(tc, test_unknown_command, 0, 2);
+    tcase_add_test(tc, test_quit_after_close);
     tcase_add_test(tc, test_cannot_follow);
     suite_add_tcase(s, tc);
 
