@@ -15,6 +15,7 @@ use lib "$FindBin::Bin/lib";
 
 use Test::More;
 use Sluice::Test;
+use Sluice::Wire qw(raw_connect read_packet read_err);
 
 my $t = Sluice::Test->new;
 plan skip_all => 'no readconn' unless $t->has_module('readconn');
@@ -31,10 +32,19 @@ mysql {
         router readconn;
         upstream capped;
     }
+    upstream open { server %%PRIMARY%% role=primary; }
+    server {
+        listen 127.0.0.1:%%PORT_1%%;
+        router readconn;
+        upstream open;
+        auth passthrough;
+        max_handshakes 2;
+        auth_timeout 1m;
+    }
 }
 EOF
 $t->run;
-$t->plan(15);
+$t->plan(19);
 
 # two sessions that hold the two slots of max_connections=2
 sub fill {
@@ -64,7 +74,8 @@ my @held = fill('running worker');
 $t->kill_worker;
 gets_in('running worker killed');
 my $taken = qr/\[notice\] \d+: worker process index \d+ held 2 backend /
-            . qr/connection\(s\) of "capped\/127\.0\.0\.1:\d+", released/;
+            . qr/connection\(s\) and 0 handshake\(s\) of /
+            . qr/"capped\/127\.0\.0\.1:\d+", released/;
 like(substr($t->error_log, $off), qr/$taken/,
      'running worker killed: the master logs what it took back');
 @held = ();
@@ -85,3 +96,25 @@ ok($t->reload, 'draining: a reload, the old worker keeps its sessions');
 $t->kill_worker(pid => $old, wait => 0);
 gets_in('draining: the old worker killed');
 @held = ();
+
+# --- handshakes in flight (max_handshakes) ------------------------------------
+
+# Two passthrough clients that say nothing after the relayed greeting hold
+# both handshake slots; their worker killed, the slots come back.
+my @mute = map { raw_connect($t->port(1)) } 1 .. 2;
+ok((grep { my (undef, $g) = read_packet($_); $g && ord $g == 10 } @mute)
+   == 2, 'handshakes: two silent passthrough clients are greeted');
+my $third = raw_connect($t->port(1));
+my $e = read_err($third);
+is($e && $e->{code}, 1040, 'handshakes: a third is refused with ERR 1040');
+$t->kill_worker;
+my $greeted = wait_for(sub {
+    my $c = raw_connect($t->port(1));
+    my (undef, $g) = read_packet($c);
+    $g && ord $g == 10 }, what => 'a greeting after the worker died');
+ok($greeted, 'handshakes: after the worker is killed a new client is '
+   . 'greeted: its handshake slots were given back');
+like(substr($t->error_log, $off),
+     qr/held 2 backend connection\(s\) and 2 handshake\(s\) of "open\//,
+     'handshakes: the master logs them');
+@mute = ();

@@ -410,10 +410,10 @@ slc_mysql_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
     if (mc->stats_zone == NULL) {
         return SLC_ERROR;
     }
-    /* 4096 processes x 1024 servers x 4 bytes: 16 MiB of address space,
-       of which a process touches one 4 KiB row (its own) */
+    /* 4096 processes x 1024 servers x 8 bytes: 32 MiB of address space,
+       of which a process touches one 8 KiB row (its own) */
     mc->held_zone = slc_shm_zone_add(cycle, "mysql_held",
-        (size_t) SLC_PROC_MAX * SLC_STATS_MAX * sizeof(uint32_t),
+        (size_t) SLC_PROC_MAX * SLC_STATS_MAX * sizeof(slc_held_t),
         &slc_mysql_module, err, errlen);
     if (mc->held_zone == NULL) {
         return SLC_ERROR;

@@ -39,6 +39,12 @@ struct slc_mysql_user_s {
     slc_mysql_user_t         *next;
 };
 
+/* One process's share of a server's shared counters (mysql_held zone). */
+typedef struct {
+    uint32_t             active;
+    uint32_t             handshakes;
+} slc_held_t;
+
 /* Counters every worker updates with atomic adds; they live in shm. */
 struct slc_server_stats_s {
     char                 key[160];        /* "upstream/address" */
@@ -60,9 +66,9 @@ struct slc_upstream_server_s {
     unsigned                  max_connections;  /* 0 = unlimited */
     slc_server_stats_t       *stats;      /* shm */
     /* this server's column of the per-process table (shm, mysql_held):
-       the cell of process index p is held[p * SLC_STATS_MAX], the
-       connections of `active` that p opened; only p writes it */
-    uint32_t                 *held;
+       the cell of process index p is held[p * SLC_STATS_MAX], what p
+       added to `active` and `handshakes`; only p writes it */
+    slc_held_t               *held;
     slc_upstream_t           *upstream;
     /* worker-local health: a failed connect keeps it out for a while */
     uint64_t                  down_until;

@@ -5,7 +5,7 @@
 
 /* This process's count of connections to `us`, so that the master can
    take them back if it dies (slc_mysql_stats_reap). */
-static uint32_t *
+static slc_held_t *
 slc_upstream_held(slc_upstream_server_t *us)
 {
     return &us->held[(size_t) slc_worker_proc * SLC_STATS_MAX];
@@ -24,7 +24,7 @@ slc_upstream_try_acquire(slc_upstream_server_t *us)
                  1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
     /* after the shared counter, and before it on release: a worker killed
        in between leaves one too many counted, never one too few */
-    (*slc_upstream_held(us))++;
+    slc_upstream_held(us)->active++;
     __atomic_add_fetch(&us->stats->connections, 1, __ATOMIC_RELAXED);
     return 1;
 }
@@ -87,7 +87,7 @@ slc_upstream_pick(slc_upstream_t *up, unsigned roles, const uint8_t *skip,
 void
 slc_upstream_release(slc_upstream_server_t *us)
 {
-    (*slc_upstream_held(us))--;
+    slc_upstream_held(us)->active--;
     __atomic_sub_fetch(&us->stats->active, 1, __ATOMIC_RELAXED);
 }
 
@@ -102,12 +102,14 @@ slc_upstream_handshake_acquire(slc_upstream_server_t *us, uint64_t max)
         }
     } while (!__atomic_compare_exchange_n(&us->stats->handshakes, &cur,
                  cur + 1, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    slc_upstream_held(us)->handshakes++;    /* ordered as for active */
     return 1;
 }
 
 void
 slc_upstream_handshake_release(slc_upstream_server_t *us)
 {
+    slc_upstream_held(us)->handshakes--;
     __atomic_sub_fetch(&us->stats->handshakes, 1, __ATOMIC_RELAXED);
 }
 

@@ -224,7 +224,7 @@ slc_mysql_stats_bind(slc_cycle_t *cycle, char *err, size_t errlen)
                     "stats zone (%d)", SLC_STATS_MAX);
                 return SLC_ERROR;
             }
-            us->held = (uint32_t *) mc->held_zone->addr
+            us->held = (slc_held_t *) mc->held_zone->addr
                        + (us->stats - (slc_server_stats_t *)
                           mc->stats_zone->addr);
         }
@@ -257,7 +257,7 @@ slc_mysql_stats_reap(slc_cycle_t *cycle, unsigned proc)
 {
     slc_mysql_conf_t   *mc = cycle->mysql;
     slc_server_stats_t *stats;
-    uint32_t           *row;
+    slc_held_t         *row;
 
     if (mc == NULL || mc->held_zone == NULL || mc->held_zone->addr == NULL
         || proc >= SLC_PROC_MAX)
@@ -265,15 +265,16 @@ slc_mysql_stats_reap(slc_cycle_t *cycle, unsigned proc)
         return;
     }
     stats = mc->stats_zone->addr;
-    row = (uint32_t *) mc->held_zone->addr + (size_t) proc * SLC_STATS_MAX;
+    row = (slc_held_t *) mc->held_zone->addr + (size_t) proc * SLC_STATS_MAX;
     for (unsigned i = 0; i < SLC_STATS_MAX; i++) {
-        if (row[i] == 0) {
+        if (row[i].active == 0 && row[i].handshakes == 0) {
             continue;
         }
         slc_log(SLC_LOG_NOTICE, "worker process index %u held %u backend "
-            "connection(s) of \"%s\", released", proc, row[i],
-            stats[i].key);
-        slc_mysql_stats_sub(&stats[i].active, row[i]);
-        row[i] = 0;
+            "connection(s) and %u handshake(s) of \"%s\", released", proc,
+            row[i].active, row[i].handshakes, stats[i].key);
+        slc_mysql_stats_sub(&stats[i].active, row[i].active);
+        slc_mysql_stats_sub(&stats[i].handshakes, row[i].handshakes);
+        row[i].active = row[i].handshakes = 0;
     }
 }
