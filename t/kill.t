@@ -58,10 +58,17 @@ mysql {
         readconn_role replica;
         upstream cluster;
     }
+    server {
+        listen 127.0.0.1:%%PORT_3%%;
+        router readconn;
+        readconn_role replica;
+        upstream cluster;
+        auth passthrough;
+    }
 }
 EOF
 $t->run;
-$t->plan(26);
+$t->plan(32);
 
 # A session whose greeting id we know, running SLEEP(secs) asynchronously.
 sub sleeper {
@@ -194,14 +201,35 @@ ok($killer && $killer->do("KILL QUERY $s->{id}"),
 ($el) = finish($s, 10);
 cmp_ok($el, '<', 5, 'stops the query');
 
-# A session whose backend is on another server cannot carry the KILL.
+# A session whose backend is on another server (the replica) cannot carry
+# the KILL: sluice sends it through a side connection to the target's
+# server, logged in as the requesting user, and closes that at once.
+my $apps = sub { $p->selectrow_array("SELECT COUNT(*) FROM "
+    . "information_schema.processlist WHERE user = 'app'") };
 $s = sleeper(secs => 6.8);
 running(6.8);
 my $r = $t->dbh(port => $t->port(2));
-ok($r && !$r->do("KILL QUERY $s->{id}") && $r->err == 1095
-    && $r->errstr =~ /runs on backend/,
-    'KILL from a session on another server: ERR 1095 that says why')
-    or diag $r && $r->errstr;
+my $n0 = $apps->();
+is($r && $r->selectrow_array('SELECT @@port'), $t->replica_port,
+   'a session on the replica');
+ok($r && $r->do("KILL QUERY $s->{id}"), 'KILL QUERY of a session on the '
+   . 'primary from it: OK') or diag $r && $r->errstr;
+($el) = finish($s, 10);
+cmp_ok($el, '<', 5, 'stops the query on the primary');
+ok($t->grep_log(qr/through a side connection/), 'through a side connection');
+ok(wait_for(sub { $apps->() == $n0 }, what => 'the side connection to go'),
+   'the side connection is closed (as many app sessions on the primary as '
+   . 'before)');
+is($r->selectrow_array('SELECT 5'), 5, 'the requesting session goes on');
+
+# Under auth passthrough sluice cannot log in as the client: it says so.
+$s = sleeper(secs => 6.9);
+running(6.9);
+my $pr = $t->dbh(port => $t->port(3));
+ok($pr && !$pr->do("KILL QUERY $s->{id}") && $pr->err == 1095
+    && $pr->errstr =~ /auth passthrough/,
+    'passthrough, another server: ERR 1095 that says why')
+    or diag $pr && $pr->errstr;
 $b->do("KILL QUERY $s->{id}");
 finish($s, 10);
 

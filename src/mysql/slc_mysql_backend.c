@@ -15,6 +15,7 @@ slc_backend_profile_t  slc_backend_profile;
 static void slc_backend_on_read(slc_conn_t *c);
 static void slc_backend_on_write(slc_conn_t *c);
 static void slc_backend_timeout(slc_timer_t *t);
+static int  slc_backend_connect(slc_backend_t *b);
 void slc_backend_relay_greeting(slc_backend_t *b, uint8_t *p, uint32_t len);
 void slc_backend_relay_start(slc_backend_t *b);
 
@@ -34,6 +35,10 @@ slc_backend_fail(slc_backend_t *b, const char *why, int down)
         slc_upstream_mark_down(b->server);
     }
     slc_session_log(s, SLC_LOG_ERR, "backend failed: %s", why);
+    if (b->ops != NULL) {
+        b->ops->fail(b, why);
+        return;
+    }
     if (down && b->state <= SLC_BS_GREETING
         && s->srv->router->router->retry != NULL
         && (s->state == SLC_SS_BACKEND || s->state == SLC_SS_RELAY))
@@ -83,7 +88,6 @@ int
 slc_backend_open(slc_session_t *s, slc_upstream_server_t *us)
 {
     slc_backend_t *b;
-    int            fd, on = 1;
 
     if (slc_backend_take_handshake(s, us) != SLC_OK) {
         return SLC_ERROR;
@@ -103,15 +107,46 @@ slc_backend_open(slc_session_t *s, slc_upstream_server_t *us)
     }
     b->session = s;
     b->server = us;
+    s->backend = b;
+    b->counted = 1;     /* the caller acquired a slot with the pick */
+    b->handshaking = s->srv->auth == SLC_AUTH_PASSTHROUGH;
+    return slc_backend_connect(b);
+}
+
+slc_backend_t *
+slc_backend_open_aux(slc_session_t *s, slc_upstream_server_t *us,
+    const slc_backend_ops_t *ops, void *data, int *full)
+{
+    slc_backend_t *b;
+
+    *full = !slc_upstream_acquire(us);
+    if (*full) {
+        return NULL;
+    }
+    if ((b = calloc(1, sizeof(*b))) == NULL) {
+        slc_upstream_release(us);
+        return NULL;
+    }
+    b->session = s;
+    b->server = us;
+    b->counted = 1;
+    b->ops = ops;
+    b->data = data;
+    return slc_backend_connect(b) == SLC_OK ? b : NULL;
+}
+
+/* Non-blocking connect; a failure is reported through slc_backend_fail. */
+static int
+slc_backend_connect(slc_backend_t *b)
+{
+    slc_upstream_server_t *us = b->server;
+    int                    fd, on = 1;
+
     b->conn.data = b;
     b->conn.on_read = slc_backend_on_read;
     b->conn.on_write = slc_backend_on_write;
     b->timer.handler = slc_backend_timeout;
     b->timer.data = b;
-    s->backend = b;
-    b->counted = 1;     /* the caller acquired a slot with the pick */
-    b->handshaking = s->srv->auth == SLC_AUTH_PASSTHROUGH;
-
     fd = socket(us->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK
         | SOCK_CLOEXEC, 0);
     b->conn.fd = fd;
@@ -133,7 +168,8 @@ slc_backend_open(slc_session_t *s, slc_upstream_server_t *us)
         return SLC_ERROR;
     }
     b->state = SLC_BS_CONNECTING;
-    slc_timer_add(slc_loop, &b->timer, (uint64_t) s->srv->connect_timeout);
+    slc_timer_add(slc_loop, &b->timer,
+        (uint64_t) b->session->srv->connect_timeout);
     return SLC_OK;
 }
 
@@ -315,6 +351,10 @@ slc_backend_on_greeting(slc_backend_t *b, uint8_t *p, uint32_t len)
         {
             slc_session_log(b->session, SLC_LOG_ERR, "backend refused: "
                 "%u %.*s", code, (int) mlen, msg);
+            if (b->ops != NULL) {
+                b->ops->fail(b, "the server refused the connection");
+                return;
+            }
             slc_session_fail(b->session, code, state, "%.*s", (int) mlen,
                 msg);
             return;
@@ -353,6 +393,10 @@ slc_backend_on_switch(slc_backend_t *b, uint8_t *p, uint32_t len)
         || memcmp(plugin, SLC_MYSQL_NATIVE_PLUGIN, plen) != 0
         || dlen < SLC_MYSQL_SCRAMBLE_LEN)
     {
+        if (b->ops != NULL) {
+            b->ops->fail(b, "unsupported authentication plugin");
+            return;
+        }
         slc_session_fail(b->session, SLC_ER_ACCESS_DENIED_ERROR, "28000",
             "Backend asks for authentication plugin '%.*s', which sluice "
             "does not support with auth local", (int) plen, plugin);
@@ -374,6 +418,16 @@ slc_backend_on_auth_reply(slc_backend_t *b, uint8_t *p, uint32_t len)
 
     if (len == 0) {
         slc_backend_fail(b, "empty packet in handshake", 0);
+        return;
+    }
+    if (b->ops != NULL && p[0] != SLC_MYSQL_AUTH_SWITCH) {
+        slc_timer_del(slc_loop, &b->timer);
+        if (p[0] != SLC_MYSQL_OK) {
+            b->ops->fail(b, "the server refused the login");
+            return;
+        }
+        b->state = SLC_BS_READY;
+        b->ops->ready(b);
         return;
     }
     switch (p[0]) {
@@ -436,12 +490,14 @@ slc_backend_on_read(slc_conn_t *c)
         } else {
             slc_backend_on_auth_reply(b, p, len);
         }
-        if (b->session->backend != b || b->conn.closed) {
+        if (b->conn.closed || (b->ops == NULL && b->session->backend != b)) {
             return;       /* failed: b is on its way out */
         }
         slc_packet_consume(&b->in, len);
     }
-    if (b->state == SLC_BS_READY && b->session->state == SLC_SS_READY) {
+    if (b->state == SLC_BS_READY && b->ops == NULL
+        && b->session->state == SLC_SS_READY)
+    {
         b->session->srv->router->router->ready(b->session);
     }
 }

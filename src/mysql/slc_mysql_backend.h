@@ -13,6 +13,18 @@
  * failure is reported to the client as an ERR and closes the session.
  */
 
+/*
+ * A backend of a session that is not the session's own (s->backend): the
+ * proxy's side connection for a command it serves itself (a KILL through
+ * another server).  It logs in as the session's user like the session's
+ * own would; then it, not the session, hears how that ended.
+ */
+typedef struct {
+    void  (*ready)(slc_backend_t *b);
+    /* why: what failed; the backend is still open, the callee closes it */
+    void  (*fail)(slc_backend_t *b, const char *why);
+} slc_backend_ops_t;
+
 typedef enum {
     SLC_BS_CONNECTING,
     SLC_BS_GREETING,
@@ -39,6 +51,8 @@ struct slc_backend_s {
                                          answers it */
     int                     counted;  /* holds a slot in stats->active */
     int                     handshaking;  /* and one in stats->handshakes */
+    const slc_backend_ops_t *ops;     /* NULL: the session's own */
+    void                   *data;     /* the ops' own */
     slc_defer_t             defer;
 };
 
@@ -48,6 +62,15 @@ struct slc_backend_s {
  */
 int  slc_backend_open(slc_session_t *s, slc_upstream_server_t *us);
 void slc_backend_close(slc_backend_t *b);
+/*
+ * A side connection to `us` as the session's user (auth local): takes a
+ * connection slot itself (NULL with *full set when max_connections is
+ * reached), and reports through `ops`.  NULL also when it failed at once
+ * (ops->fail was not called).
+ */
+slc_backend_t *slc_backend_open_aux(slc_session_t *s,
+    slc_upstream_server_t *us, const slc_backend_ops_t *ops, void *data,
+    int *full);
 /* Queue a packet (sequence id b->seq, then incremented) and write it. */
 int  slc_backend_send(slc_backend_t *b, const uint8_t *payload, size_t len);
 /* The client is authenticated: give back the max_handshakes slot. */
@@ -66,5 +89,7 @@ extern slc_backend_profile_t  slc_backend_profile;
 
 /* Status flags of an OK packet (slc_mysql_status.c). */
 uint16_t slc_mysql_ok_status(const uint8_t *p, size_t len);
+/* Overwrite them in place (nothing if the packet is too short). */
+void     slc_mysql_ok_set_status(uint8_t *p, size_t len, uint16_t status);
 
 #endif /* SLC_MYSQL_BACKEND_H */

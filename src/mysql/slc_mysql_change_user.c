@@ -48,8 +48,7 @@ slc_cu_end(slc_session_t *s)
 {
     slc_cu_free(s);
     slc_timer_del(slc_loop, &s->backend->timer);
-    s->paused = 0;
-    s->srv->router->router->ready(s);
+    slc_command_resume(s);
 }
 
 static void

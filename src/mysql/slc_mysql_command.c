@@ -7,6 +7,7 @@
 #include "slc_mysql_backend.h"
 #include "slc_mysql_codec.h"
 #include "slc_mysql_command.h"
+#include "slc_mysql_router.h"
 
 static unsigned
 slc_session_watch(const slc_session_t *s)
@@ -121,6 +122,13 @@ slc_command_answer_err(slc_session_t *s, uint16_t code, const char *state,
     slc_session_log(s, SLC_LOG_INFO, "answered error %u: %s", code, msg);
     return slc_command_answer(s, pkt,
         slc_mysql_err_build(pkt, sizeof(pkt), code, state, msg));
+}
+
+void
+slc_command_resume(slc_session_t *s)
+{
+    s->paused = 0;
+    s->srv->router->router->ready(s);
 }
 
 int

@@ -38,7 +38,12 @@ int  slc_command_answer_err(slc_session_t *s, uint16_t code,
 /* Drop the held packet (the handler copied what it needs). */
 void slc_command_drop(slc_session_t *s);
 
+/* The exchange of a paused session is over: the router goes on. */
+void slc_command_resume(slc_session_t *s);
+
 int  slc_command_kill(slc_session_t *s, const uint8_t *pl, uint32_t len);
+/* The session closes: drop a KILL's side connection if one is open. */
+void slc_command_kill_cancel(slc_session_t *s);
 int  slc_command_change_user(slc_session_t *s, const uint8_t *pl,
     uint32_t len);
 

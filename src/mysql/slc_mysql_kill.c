@@ -12,13 +12,18 @@
  *
  * An id below the proxy's range is a server's own (a client may have
  * learned it from CONNECTION_ID()): it goes on unchanged.  A target whose
- * backend is on another server than the requester's cannot be reached
- * through the requester's connection: the client is told so (ERR 1095).
+ * backend is on another server than the requester's is reached through a
+ * side connection to that server, logged in as the requesting user (auth
+ * local knows its SHA1(password)); it takes a max_connections slot like
+ * any other and is closed as soon as the server answered.  Under auth
+ * passthrough the proxy cannot log in as the client: the client is told
+ * so (ERR 1095).
  */
 
 #include "slc_core.h"
 #include "slc_log.h"
 #include "slc_mysql_backend.h"
+#include "slc_mysql_codec.h"
 #include "slc_mysql_command.h"
 #include "slc_mysql_registry.h"
 
@@ -74,6 +79,151 @@ slc_kill_parse(const uint8_t *pl, uint32_t len, slc_mysql_kill_t *k)
     return slc_mysql_kill_parse(pl + 1, len - 1, k);
 }
 
+/* The side connection of a KILL across servers. */
+typedef struct {
+    slc_backend_t  *b;
+    uint8_t         q[64];          /* the COM_QUERY payload */
+    size_t          len;
+} slc_kill_aux_t;
+
+static void
+slc_kill_aux_done(slc_session_t *s)
+{
+    slc_kill_aux_t *k = s->kill;
+
+    s->kill = NULL;
+    if (k != NULL) {
+        slc_backend_close(k->b);
+        free(k);
+    }
+    slc_command_resume(s);
+}
+
+static void
+slc_kill_aux_fail(slc_backend_t *b, const char *why)
+{
+    slc_session_t *s = b->session;
+    uint8_t        pkt[300];
+    char           msg[256];
+    size_t         n;
+
+    snprintf(msg, sizeof(msg), "KILL through backend '%s' failed (%s)",
+        b->server->name, why);
+    n = slc_mysql_err_build(pkt, sizeof(pkt), SLC_ER_CONNECT_TO_BACKEND,
+        "HY000", msg);
+    if (slc_session_send(s, pkt, n) != SLC_OK) {
+        slc_session_close(s, SLC_LOG_INFO, "client write failed");
+        return;
+    }
+    slc_kill_aux_done(s);
+}
+
+/* The server's OK or ERR is the client's, with the session's own status
+   flags in an OK (the side connection's say nothing about this one). */
+static void
+slc_kill_aux_read(slc_conn_t *c)
+{
+    slc_backend_t *b = c->data;
+    slc_session_t *s = b->session;
+    uint8_t       *p, seq;
+    uint32_t       len;
+    const char    *why;
+    int            rc = slc_packet_read(c, &b->in, &p, &len, &seq, &why);
+
+    if (rc == SLC_AGAIN) {
+        return;
+    }
+    if (rc == SLC_ERROR || len == 0
+        || (p[0] != SLC_MYSQL_OK && p[0] != SLC_MYSQL_ERR))
+    {
+        slc_kill_aux_fail(b, rc == SLC_ERROR ? why : "unexpected answer");
+        return;
+    }
+    if (p[0] == SLC_MYSQL_OK) {
+        slc_mysql_ok_set_status(p, len, s->track.status);
+    }
+    rc = slc_session_send(s, p, len);
+    slc_packet_consume(&b->in, len);
+    if (rc != SLC_OK) {
+        slc_session_close(s, SLC_LOG_INFO, "client write failed");
+        return;
+    }
+    slc_kill_aux_done(s);
+}
+
+static void
+slc_kill_aux_ready(slc_backend_t *b)
+{
+    slc_kill_aux_t *k = b->data;
+
+    b->conn.on_read = slc_kill_aux_read;
+    b->seq = 0;
+    slc_timer_add(slc_loop, &b->timer,
+        (uint64_t) b->session->srv->connect_timeout);
+    if (slc_backend_send(b, k->q, k->len) != SLC_OK) {
+        slc_kill_aux_fail(b, "write failed");
+    }
+}
+
+static const slc_backend_ops_t slc_kill_aux_ops = {
+    .ready = slc_kill_aux_ready,
+    .fail = slc_kill_aux_fail,
+};
+
+static int
+slc_kill_elsewhere(slc_session_t *s, slc_upstream_server_t *target,
+    const slc_mysql_kill_t *k, uint32_t thread_id)
+{
+    slc_kill_aux_t *a;
+    int             full;
+
+    if (s->srv->auth != SLC_AUTH_LOCAL) {
+        return slc_command_answer_err(s, SLC_ER_KILL_DENIED_ERROR, "HY000",
+            "Thread %llu runs on backend %s and this session on %s: with "
+            "auth passthrough send the KILL through a session on that "
+            "server", (unsigned long long) k->id, target->name,
+            s->backend->server->name);
+    }
+    if ((a = calloc(1, sizeof(*a))) == NULL) {
+        slc_session_close(s, SLC_LOG_ERR, "out of memory");
+        return SLC_ERROR;
+    }
+    a->q[0] = SLC_COM_QUERY;
+    a->len = 1 + (size_t) snprintf((char *) a->q + 1, sizeof(a->q) - 1,
+        "KILL %s%s%u", k->mode, k->query ? "QUERY " : "", thread_id);
+    a->b = slc_backend_open_aux(s, target, &slc_kill_aux_ops, a, &full);
+    if (a->b == NULL) {
+        free(a);
+        return full
+            ? slc_command_answer_err(s, SLC_ER_CON_COUNT_ERROR, "08004",
+                  "Too many connections (backend %s is at max_connections)",
+                  target->name)
+            : slc_command_answer_err(s, SLC_ER_CONNECT_TO_BACKEND, "HY000",
+                  "Can't connect to backend server '%s'", target->name);
+    }
+    slc_session_log(s, SLC_LOG_INFO, "KILL %s%s%llu: thread %u of %s, "
+        "through a side connection", k->mode, k->query ? "QUERY " : "",
+        (unsigned long long) k->id, thread_id, target->name);
+    s->kill = a;
+    slc_command_drop(s);
+    s->paused = 1;
+    s->seq = 1;
+    return SLC_AGAIN;
+}
+
+/* Session closing: a side connection still open goes with it. */
+void
+slc_command_kill_cancel(slc_session_t *s)
+{
+    slc_kill_aux_t *k = s->kill;
+
+    if (k != NULL) {
+        s->kill = NULL;
+        slc_backend_close(k->b);
+        free(k);
+    }
+}
+
 int
 slc_command_kill(slc_session_t *s, const uint8_t *pl, uint32_t len)
 {
@@ -96,11 +246,7 @@ slc_command_kill(slc_session_t *s, const uint8_t *pl, uint32_t len)
             "Unknown thread id: %llu", (unsigned long long) k.id);
     }
     if (!slc_kill_same_server(target, s->backend->server)) {
-        return slc_command_answer_err(s, SLC_ER_KILL_DENIED_ERROR, "HY000",
-            "Thread %llu runs on backend %s and this session on %s: send "
-            "the KILL through a session on that server",
-            (unsigned long long) k.id, target->name,
-            s->backend->server->name);
+        return slc_kill_elsewhere(s, target, &k, e.thread_id);
     }
     slc_session_log(s, SLC_LOG_INFO, "KILL %s%s%llu: thread %u of %s",
         k.mode, k.query ? "QUERY " : "", (unsigned long long) k.id,

@@ -2,6 +2,7 @@
 #include "slc_log.h"
 #include "slc_mysql_backend.h"
 #include "slc_mysql_change_user.h"
+#include "slc_mysql_command.h"
 #include "slc_mysql_registry.h"
 #include "slc_mysql_router.h"
 #include "slc_mysql_session.h"
@@ -391,6 +392,7 @@ slc_session_close(slc_session_t *s, int level, const char *why)
     slc_timer_del(slc_loop, &s->timer);
     slc_timer_del(slc_loop, &s->delay);
     slc_session_handshake_done(s);
+    slc_command_kill_cancel(s);
     if (s->backend != NULL) {
         slc_backend_close(s->backend);
         s->backend = NULL;

@@ -78,6 +78,7 @@ struct slc_session_s {
     unsigned               paused:1;  /* the proxy is answering it */
     unsigned               cu_failures:2;  /* failed COM_CHANGE_USERs */
     struct slc_change_user_s *change_user;  /* one in progress, or NULL */
+    void                  *kill;      /* a KILL's side connection */
     uint64_t               last_active;  /* loop time of the last read */
     slc_mysql_track_t      track;
     void                  *router_data;  /* malloc'ed by the router,

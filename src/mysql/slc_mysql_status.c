@@ -1,9 +1,9 @@
 #include "slc_core.h"
 #include "slc_mysql_codec.h"
 
-/* Status flags of an OK packet (0 when it is too short to hold them). */
-uint16_t
-slc_mysql_ok_status(const uint8_t *p, size_t len)
+/* Where the status flags of an OK packet are, or 0 if it is too short. */
+static size_t
+slc_mysql_ok_status_at(const uint8_t *p, size_t len)
 {
     uint64_t v;
     size_t   off = 1, n;
@@ -15,8 +15,25 @@ slc_mysql_ok_status(const uint8_t *p, size_t len)
         }
         off += n;
     }
-    if (off + 2 > len) {
-        return 0;
+    return off + 2 <= len ? off : 0;
+}
+
+/* Status flags of an OK packet (0 when it is too short to hold them). */
+uint16_t
+slc_mysql_ok_status(const uint8_t *p, size_t len)
+{
+    size_t off = slc_mysql_ok_status_at(p, len);
+
+    return off ? (uint16_t) (p[off] | p[off + 1] << 8) : 0;
+}
+
+void
+slc_mysql_ok_set_status(uint8_t *p, size_t len, uint16_t status)
+{
+    size_t off = slc_mysql_ok_status_at(p, len);
+
+    if (off) {
+        p[off] = (uint8_t) status;
+        p[off + 1] = (uint8_t) (status >> 8);
     }
-    return (uint16_t) (p[off] | p[off + 1] << 8);
 }

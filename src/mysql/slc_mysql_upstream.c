@@ -11,8 +11,8 @@ slc_upstream_held(slc_upstream_server_t *us)
     return &us->held[(size_t) slc_worker_proc * SLC_STATS_MAX];
 }
 
-static int
-slc_upstream_try_acquire(slc_upstream_server_t *us)
+int
+slc_upstream_acquire(slc_upstream_server_t *us)
 {
     uint64_t cur = __atomic_load_n(&us->stats->active, __ATOMIC_RELAXED);
 
@@ -74,7 +74,7 @@ slc_upstream_pick(slc_upstream_t *up, unsigned roles, const uint8_t *skip,
     *full = 0;
     for (int want_up = 1; want_up >= 0; want_up--) {
         while ((us = slc_upstream_best(up, roles, want_up, tried)) != NULL) {
-            if (slc_upstream_try_acquire(us)) {
+            if (slc_upstream_acquire(us)) {
                 return us;
             }
             *full = 1;

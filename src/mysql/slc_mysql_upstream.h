@@ -37,6 +37,8 @@ slc_upstream_isset(const uint8_t *set, unsigned i)
  */
 slc_upstream_server_t *slc_upstream_pick(slc_upstream_t *up, unsigned roles,
     const uint8_t *skip, int *full);
+/* A connection slot on this very server: 0 when it is at max_connections. */
+int  slc_upstream_acquire(slc_upstream_server_t *us);
 void slc_upstream_release(slc_upstream_server_t *us);
 /*
  * A handshake slot (auth passthrough: a client not yet authenticated by
