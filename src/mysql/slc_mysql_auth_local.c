@@ -214,9 +214,6 @@ slc_session_auth_read(slc_conn_t *c)
     slc_session_t *s = c->data;
     uint8_t       *p;
     uint32_t       len;
-    uint8_t        seq;
-    const char    *why;
-    int            rc;
 
     if (s->state != SLC_SS_GREETING && s->state != SLC_SS_SWITCH) {
         /* Nothing is expected from the client now (backend pending, or
@@ -225,20 +222,9 @@ slc_session_auth_read(slc_conn_t *c)
         (void) slc_session_client_gone(s);
         return;
     }
-    rc = slc_packet_read(c, &s->in, &p, &len, &seq, &why);
-    if (rc == SLC_AGAIN) {
+    if (slc_session_read_auth(s, &p, &len) != SLC_OK) {
         return;
     }
-    if (rc == SLC_ERROR) {
-        slc_session_close(s, SLC_LOG_INFO, why);
-        return;
-    }
-    if (seq != s->seq) {
-        slc_session_fail(s, SLC_ER_NET_PACKETS_OUT_OF_ORDER, "08S01",
-            "Got packets out of order");
-        return;
-    }
-    s->seq++;
     if (s->state == SLC_SS_GREETING) {
         slc_session_on_response(s, p, len);
     } else {

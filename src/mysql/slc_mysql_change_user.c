@@ -208,24 +208,12 @@ static void
 slc_cu_client_read(slc_conn_t *c)
 {
     slc_session_t *s = c->data;
-    uint8_t       *p, seq;
+    uint8_t       *p;
     uint32_t       len;
-    const char    *why;
-    int            rc = slc_packet_read(c, &s->in, &p, &len, &seq, &why);
 
-    if (rc == SLC_AGAIN) {
+    if (slc_session_read_auth(s, &p, &len) != SLC_OK) {
         return;
     }
-    if (rc == SLC_ERROR) {
-        slc_session_close(s, SLC_LOG_INFO, why);
-        return;
-    }
-    if (seq != s->seq) {
-        slc_session_fail(s, SLC_ER_NET_PACKETS_OUT_OF_ORDER, "08S01",
-            "Got packets out of order");
-        return;
-    }
-    s->seq++;
     slc_cu_verify(s, p, len);
     if (s->in != NULL && s->state != SLC_SS_CLOSED) {
         slc_packet_consume(&s->in, len);

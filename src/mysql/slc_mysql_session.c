@@ -582,3 +582,25 @@ slc_packet_consume(slc_buf_t **bufp, uint32_t len)
         *bufp = NULL;
     }
 }
+
+int
+slc_session_read_auth(slc_session_t *s, uint8_t **p, uint32_t *len)
+{
+    const char *why;
+    uint8_t     seq;
+    int         rc = slc_packet_read(&s->client, &s->in, p, len, &seq, &why);
+
+    if (rc == SLC_ERROR) {
+        slc_session_close(s, SLC_LOG_INFO, why);
+        return SLC_ERROR;
+    }
+    if (rc == SLC_OK && seq != s->seq) {
+        slc_session_fail(s, SLC_ER_NET_PACKETS_OUT_OF_ORDER, "08S01",
+            "Got packets out of order");
+        return SLC_ERROR;
+    }
+    if (rc == SLC_OK) {
+        s->seq++;
+    }
+    return rc;
+}

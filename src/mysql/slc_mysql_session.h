@@ -161,5 +161,11 @@ void slc_session_ready(slc_session_t *s, const uint8_t *ok, size_t ok_len);
 int  slc_packet_read(slc_conn_t *c, slc_buf_t **bufp, uint8_t **payload,
     uint32_t *len, uint8_t *seq, const char **why);
 void slc_packet_consume(slc_buf_t **bufp, uint32_t len);
+/*
+ * The client's next packet of an authentication exchange, in sequence:
+ * SLC_OK (s->seq moved past it; consume it with slc_packet_consume),
+ * SLC_AGAIN, or SLC_ERROR when the session was closed or failed.
+ */
+int  slc_session_read_auth(slc_session_t *s, uint8_t **p, uint32_t *len);
 
 #endif /* SLC_MYSQL_SESSION_H */
