@@ -465,7 +465,7 @@ START_TEST(test_scan_over_max_held)
 END_TEST
 
 
-/* --- scripted inputs, fed in pieces --------------------------------------- */
+/* --- scripted inputs, fed in pieces ------------------------------------- */
 
 typedef struct {
     const char       *name;
