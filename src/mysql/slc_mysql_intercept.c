@@ -96,10 +96,23 @@ slc_mysql_scan_skip(slc_mysql_scan_t *sc)
 /* --- KILL --------------------------------------------------------------- */
 
 /*
+ * An executable comment (slash, star, '!'; MariaDB's slash, star, 'M!')
+ * holds words the server runs: in KILL, one that holds QUERY kills a
+ * query, not the connection.  A rewrite would drop it, so it is not a
+ * blank but a token, and no KILL holding one parses.
+ */
+static int
+slc_mysql_kill_exec(const uint8_t *q, size_t n, size_t i)
+{
+    return (i + 2 < n && q[i + 2] == '!')
+           || (i + 3 < n && q[i + 2] == 'M' && q[i + 3] == '!');
+}
+
+/*
  * Skip blanks and comments.  Returns the offset of the next token, or n
  * when the text ends (also inside an unterminated comment); sets *open
- * when it ended inside a block comment.  An executable comment ("/" "*!")
- * is skipped as a comment: what it holds is the server's business.
+ * when it ended inside a block comment or on what may start a comment
+ * ("/", "-", "--").
  */
 static size_t
 slc_mysql_kill_blank(const uint8_t *q, size_t n, size_t i, int *open)
@@ -117,6 +130,10 @@ slc_mysql_kill_blank(const uint8_t *q, size_t n, size_t i, int *open)
             }
         } else if (q[i] == '/' && i + 1 < n && q[i + 1] == '*') {
             const uint8_t *e = NULL;
+
+            if (slc_mysql_kill_exec(q, n, i)) {
+                break;
+            }
             for (size_t j = i + 2; j + 1 < n; j++) {
                 if (q[j] == '*' && q[j + 1] == '/') {
                     e = q + j;
@@ -128,7 +145,10 @@ slc_mysql_kill_blank(const uint8_t *q, size_t n, size_t i, int *open)
                 return n;
             }
             i = (size_t) (e - q) + 2;
-        } else if ((q[i] == '/' || q[i] == '-') && i + 1 >= n) {
+        } else if ((q[i] == '/' && i + 1 >= n)
+                   || (q[i] == '-' && i + 2 >= n
+                       && (i + 1 >= n || q[i + 1] == '-')))
+        {
             *open = 1;                  /* a comment may start here */
             return n;
         } else {

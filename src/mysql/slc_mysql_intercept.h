@@ -66,7 +66,8 @@ typedef struct {
 } slc_mysql_kill_t;
 
 /* SLC_OK if q[0..n) is exactly such a statement (blanks, comments and one
-   trailing ';' allowed), else SLC_ERROR: pass it on as it is. */
+   trailing ';' allowed, executable comments not), else SLC_ERROR: pass it
+   on as it is. */
 int    slc_mysql_kill_parse(const uint8_t *q, size_t n, slc_mysql_kill_t *k);
 
 #endif /* SLC_MYSQL_INTERCEPT_H */

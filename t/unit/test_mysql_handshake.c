@@ -163,6 +163,10 @@ slc_test_check_hsresp_ptrs(const uint8_t *buf, size_t len,
               || slc_test_inside(buf, len, r->attrs, r->attrs_len));
 }
 
+/* The client capabilities of slc_test_resp_native (0x00bfa28c): every
+   optional field of a COM_CHANGE_USER. */
+#define SLC_TEST_FUZZ_CAPS  0x00bfa28cu
+
 /* Run every parser on one input; none may crash or fail without a reason. */
 static void
 slc_test_parse_all(const uint8_t *in, size_t len)
@@ -197,6 +201,15 @@ slc_test_parse_all(const uint8_t *in, size_t len)
     {
         ck_assert(slc_test_inside(buf, len, s, n));
         ck_assert(slc_test_inside(buf, len, d, dn));
+    } else {
+        ck_assert_ptr_nonnull(err);
+    }
+
+    err = NULL;
+    if (slc_mysql_change_user_parse(buf, len, SLC_TEST_FUZZ_CAPS, &r, &code,
+                                    &err) == SLC_OK)
+    {
+        slc_test_check_hsresp_ptrs(buf, len, &r);
     } else {
         ck_assert_ptr_nonnull(err);
     }
@@ -687,6 +700,229 @@ START_TEST(test_hsresp_build_limits)
 END_TEST
 
 
+/* --- COM_CHANGE_USER -------------------------------------------------- */
+
+/*
+ * COM_CHANGE_USER written as libmariadb's mthd_my_send_cmd writes it for
+ * mysql_change_user(c, "user", <pw>, "test") over a utf8mb4_unicode_ci
+ * connection: user, 1-byte auth length and 20-byte token, database,
+ * collation 0x00e0, plugin name, connect attributes with their lenenc
+ * total.  Offsets: auth length 6, db 27, collation 32, plugin 34, attrs 56.
+ */
+static const uint8_t  slc_test_chuser[91] = {
+    0x11, 'u', 's', 'e', 'r', 0x00, 0x14,
+    0xa6, 0x10, 0xca, 0x11, 0x91, 0xd9, 0x5a, 0x01, 0x4e, 0xdd,
+    0xff, 0x7d, 0xdf, 0xf7, 0x8a, 0xcd, 0x0f, 0x8c, 0x61, 0xa0,
+    't', 'e', 's', 't', 0x00, 0xe0, 0x00,
+    'm', 'y', 's', 'q', 'l', '_', 'n', 'a', 't', 'i', 'v', 'e', '_',
+    'p', 'a', 's', 's', 'w', 'o', 'r', 'd', 0x00,
+    0x22, 0x03, '_', 'o', 's', 0x05, 'L', 'i', 'n', 'u', 'x',
+    0x0c, '_', 'c', 'l', 'i', 'e', 'n', 't', '_', 'n', 'a', 'm', 'e',
+    0x0a, 'l', 'i', 'b', 'm', 'a', 'r', 'i', 'a', 'd', 'b',
+};
+
+/* The capabilities that client negotiated (slc_test_resp_native). */
+#define SLC_TEST_CHUSER_CAPS  0x00bfa28cu
+
+static void
+slc_test_check_chuser_ptrs(const uint8_t *buf, size_t len,
+    const slc_mysql_hsresp_t *r)
+{
+    slc_test_check_hsresp_ptrs(buf, len, r);
+    ck_assert_ptr_nonnull(r->db);
+}
+
+START_TEST(test_chuser_parse_real)
+{
+    uint8_t            *buf = slc_test_dup(slc_test_chuser,
+                                           sizeof(slc_test_chuser));
+    slc_mysql_hsresp_t  r;
+    uint16_t            coll = 1;
+    const char         *err = NULL;
+
+    ck_assert_int_eq(slc_mysql_change_user_parse(buf, sizeof(slc_test_chuser),
+                         SLC_TEST_CHUSER_CAPS, &r, &coll, &err), SLC_OK);
+    slc_test_check_chuser_ptrs(buf, sizeof(slc_test_chuser), &r);
+    ck_assert_uint_eq(r.user_len, 4);
+    ck_assert_mem_eq(r.user, "user", 4);
+    ck_assert_uint_eq(r.auth_len, 20);
+    ck_assert_ptr_eq(r.auth, buf + 7);
+    ck_assert_uint_eq(r.db_len, 4);
+    ck_assert_mem_eq(r.db, "test", 4);
+    ck_assert_uint_eq(coll, 0x00e0);
+    ck_assert_uint_eq(r.plugin_len, strlen(SLC_TEST_NATIVE));
+    ck_assert_mem_eq(r.plugin, SLC_TEST_NATIVE, r.plugin_len);
+    ck_assert_ptr_eq(r.attrs, buf + 57);
+    ck_assert_uint_eq(r.attrs_len, 0x22);
+    ck_assert_uint_eq(r.capabilities
+                      & SLC_CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA, 0);
+    free(buf);
+}
+END_TEST
+
+/* A client from before 4.1.1: user, auth, database and nothing more. */
+START_TEST(test_chuser_parse_old)
+{
+    static const uint8_t  old[] = "\x11" "bob\0" "scrmbl\0" "\0";
+    slc_mysql_hsresp_t    r;
+    uint16_t              coll = 7;
+    const char           *err = NULL;
+    uint8_t              *buf = slc_test_dup(slc_test_chuser, 32);
+
+    ck_assert_int_eq(slc_mysql_change_user_parse(buf, 32,
+                         SLC_TEST_CHUSER_CAPS, &r, &coll, &err), SLC_OK);
+    ck_assert_uint_eq(coll, 0);
+    ck_assert_uint_eq(r.auth_len, 20);
+    ck_assert_mem_eq(r.db, "test", 4);
+    ck_assert_ptr_null(r.plugin);
+    ck_assert_ptr_null(r.attrs);
+    free(buf);
+
+    /* no SECURE_CONNECTION: the auth data is NUL-terminated */
+    buf = slc_test_dup(old, sizeof(old) - 1);
+    ck_assert_int_eq(slc_mysql_change_user_parse(buf, sizeof(old) - 1,
+                         SLC_CLIENT_PROTOCOL_41, &r, &coll, &err), SLC_OK);
+    ck_assert_uint_eq(r.user_len, 3);
+    ck_assert_uint_eq(r.auth_len, 6);
+    ck_assert_mem_eq(r.auth, "scrmbl", 6);
+    ck_assert_uint_eq(r.db_len, 0);
+    ck_assert_ptr_nonnull(r.db);
+    ck_assert_uint_eq(coll, 0);
+    free(buf);
+}
+END_TEST
+
+/* Only prefixes that end between the optional fields are whole. */
+START_TEST(test_chuser_truncated)
+{
+    slc_mysql_hsresp_t  r;
+    uint16_t            coll;
+    const char         *err;
+    uint8_t            *buf;
+    size_t              n;
+    int                 rc;
+
+    for (n = 0; n < sizeof(slc_test_chuser); n++) {
+        buf = slc_test_dup(slc_test_chuser, n);
+        err = NULL;
+        rc = slc_mysql_change_user_parse(buf, n, SLC_TEST_CHUSER_CAPS, &r,
+                                         &coll, &err);
+        if (n == 32 || n == 34 || n == 56) {
+            ck_assert_msg(rc == SLC_OK, "prefix of %zu bytes: %s", n, err);
+            ck_assert_uint_eq(coll, n == 32 ? 0 : 0xe0);
+            ck_assert(n == 56 || r.plugin == NULL);
+            ck_assert_ptr_null(r.attrs);
+            slc_test_check_chuser_ptrs(buf, n, &r);
+        } else {
+            ck_assert_msg(rc == SLC_ERROR, "prefix of %zu bytes parsed", n);
+            ck_assert_ptr_nonnull(err);
+        }
+        free(buf);
+    }
+}
+END_TEST
+
+START_TEST(test_chuser_bad)
+{
+    static const uint8_t  lens[] = { 0xff, 0x80, 0x55 };
+    uint8_t               buf[sizeof(slc_test_chuser)];
+    slc_mysql_hsresp_t    r;
+    uint16_t              coll;
+    const char           *err;
+    size_t                i;
+
+    /* auth lengths past the end of the packet */
+    for (i = 0; i < slc_nelems(lens); i++) {
+        memcpy(buf, slc_test_chuser, sizeof(buf));
+        buf[6] = lens[i];
+        err = NULL;
+        ck_assert_int_eq(slc_mysql_change_user_parse(buf, sizeof(buf),
+                             SLC_TEST_CHUSER_CAPS, &r, &coll, &err),
+                         SLC_ERROR);
+        ck_assert_str_eq(err, "handshake response auth data truncated");
+    }
+
+    /* a user name without its NUL */
+    ck_assert_int_eq(slc_mysql_change_user_parse(slc_test_chuser, 5,
+                         SLC_TEST_CHUSER_CAPS, &r, &coll, &err), SLC_ERROR);
+    ck_assert_str_eq(err, "COM_CHANGE_USER user name not NUL-terminated");
+
+    /* an attribute block longer than the packet */
+    memcpy(buf, slc_test_chuser, sizeof(buf));
+    buf[56] = 0x23;
+    ck_assert_int_eq(slc_mysql_change_user_parse(buf, sizeof(buf),
+                         SLC_TEST_CHUSER_CAPS, &r, &coll, &err), SLC_ERROR);
+}
+END_TEST
+
+/* The golden packet is exactly what the builder writes for its fields. */
+START_TEST(test_chuser_build_real)
+{
+    slc_mysql_hsresp_t  r;
+    uint16_t            coll;
+    const char         *err;
+    uint8_t             out[128];
+
+    ck_assert_int_eq(slc_mysql_change_user_parse(slc_test_chuser,
+                         sizeof(slc_test_chuser), SLC_TEST_CHUSER_CAPS, &r,
+                         &coll, &err), SLC_OK);
+    r.capabilities = SLC_TEST_CHUSER_CAPS;
+    ck_assert_uint_eq(slc_mysql_change_user_build(out, sizeof(out), &r, coll),
+                      sizeof(slc_test_chuser));
+    ck_assert_mem_eq(out, slc_test_chuser, sizeof(slc_test_chuser));
+    /* one byte short of room: nothing */
+    ck_assert_uint_eq(slc_mysql_change_user_build(out,
+                          sizeof(slc_test_chuser) - 1, &r, coll), 0);
+}
+END_TEST
+
+/* Every layout (as for the response) built and parsed back. */
+START_TEST(test_chuser_round_trip)
+{
+    slc_mysql_hsresp_t  r, p;
+    uint32_t            caps = 0;
+    uint16_t            coll = 0;
+    const char         *err = NULL;
+    uint8_t             out[256], *buf;
+    size_t              n, i;
+
+    for (i = 0; i < slc_nelems(slc_test_layout_caps); i++) {
+        if (_i & (1 << i)) {
+            caps |= slc_test_layout_caps[i];
+        }
+    }
+    slc_test_hsresp_fill(&r, caps);
+    n = slc_mysql_change_user_build(out, sizeof(out), &r, 0x00e0);
+    ck_assert_uint_gt(n, 0);
+    ck_assert_uint_eq(out[0], SLC_COM_CHANGE_USER);
+    buf = slc_test_dup(out, n);
+    ck_assert_msg(slc_mysql_change_user_parse(buf, n, r.capabilities, &p,
+                      &coll, &err) == SLC_OK, "caps %x: %s", caps, err);
+    slc_test_check_chuser_ptrs(buf, n, &p);
+    ck_assert_uint_eq(coll, 0x00e0);
+    ck_assert_uint_eq(p.user_len, 3);
+    ck_assert_mem_eq(p.user, "app", 3);
+    ck_assert_uint_eq(p.auth_len, r.auth_len);
+    ck_assert_mem_eq(p.auth, r.auth, r.auth_len);
+    ck_assert_uint_eq(p.db_len, 4);
+    ck_assert_mem_eq(p.db, "shop", 4);
+    if (caps & SLC_CLIENT_PLUGIN_AUTH) {
+        ck_assert_uint_eq(p.plugin_len, r.plugin_len);
+        ck_assert_mem_eq(p.plugin, r.plugin, r.plugin_len);
+    } else {
+        ck_assert_ptr_null(p.plugin);
+    }
+    if (caps & SLC_CLIENT_CONNECT_ATTRS) {
+        ck_assert_uint_eq(p.attrs_len, r.attrs_len);
+        ck_assert_mem_eq(p.attrs, r.attrs, r.attrs_len);
+    } else {
+        ck_assert_ptr_null(p.attrs);
+    }
+    free(buf);
+}
+END_TEST
+
+
 /* --- auth switch, OK, ERR --------------------------------------------- */
 
 START_TEST(test_authswitch_real)
@@ -875,6 +1111,7 @@ START_TEST(test_fuzz_mutate)
         { slc_test_resp_sha2, sizeof(slc_test_resp_sha2) },
         { slc_test_authswitch, sizeof(slc_test_authswitch) },
         { slc_test_err, sizeof(slc_test_err) },
+        { slc_test_chuser, sizeof(slc_test_chuser) },
     };
     uint32_t  seed = 0x9e3779b9u + (uint32_t) _i;
     uint8_t   buf[256];
@@ -902,6 +1139,7 @@ slc_handshake_suite(void)
     Suite  *s = suite_create("mysql_handshake");
     TCase  *tg = tcase_create("greeting");
     TCase  *tr = tcase_create("hsresp");
+    TCase  *tc = tcase_create("change_user");
     TCase  *tx = tcase_create("generic");
     TCase  *tf = tcase_create("hostile");
 
@@ -924,6 +1162,15 @@ slc_handshake_suite(void)
     tcase_add_test(tr, test_hsresp_plugin_absent);
     tcase_add_test(tr, test_hsresp_build_limits);
     suite_add_tcase(s, tr);
+
+    tcase_add_test(tc, test_chuser_parse_real);
+    tcase_add_test(tc, test_chuser_parse_old);
+    tcase_add_test(tc, test_chuser_truncated);
+    tcase_add_test(tc, test_chuser_bad);
+    tcase_add_test(tc, test_chuser_build_real);
+    tcase_add_loop_test(tc, test_chuser_round_trip, 0,
+                        1 << slc_nelems(slc_test_layout_caps));
+    suite_add_tcase(s, tc);
 
     tcase_add_test(tx, test_authswitch_real);
     tcase_add_test(tx, test_authswitch_bad);
