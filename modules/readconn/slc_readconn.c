@@ -262,14 +262,20 @@ slc_readconn_to_backend(slc_session_t *s)
         if (slc_readconn_send_ready(s, dst) != SLC_OK) {
             return;
         }
-        if (s->held) {
-            int rc = slc_command_run(s);
-            if (rc != SLC_OK) {
-                return;                 /* waits, or the session is gone */
+        if (s->held || s->paused) {
+            int rc = s->held ? slc_command_run(s) : SLC_AGAIN;
+            if (rc == SLC_OK) {
+                continue;
             }
-            continue;
+            /* it waits, and nothing is read from the client meanwhile:
+               a hang-up must still end the session, or a client could
+               leave a command that never completes holding a backend */
+            if (rc == SLC_AGAIN && slc_conn_hung_up(&s->client)) {
+                slc_session_close(s, SLC_LOG_INFO, "client closed");
+            }
+            return;
         }
-        if (s->paused || !s->client.readable) {
+        if (!s->client.readable) {
             break;
         }
         if (s->in != NULL && slc_buf_len(s->in) == slc_buf_size()) {

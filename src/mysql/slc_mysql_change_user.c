@@ -51,10 +51,16 @@ slc_cu_end(slc_session_t *s)
     slc_command_resume(s);
 }
 
+/* Nothing is read from the client while the backend answers; a hang-up
+   ends the session (the backend's answer would go nowhere). */
 static void
 slc_cu_ignore(slc_conn_t *c)
 {
-    (void) c;       /* nothing is read from the client meanwhile */
+    slc_session_t *s = c->data;
+
+    if (slc_conn_hung_up(c)) {
+        slc_session_close(s, SLC_LOG_INFO, "client closed");
+    }
 }
 
 static void

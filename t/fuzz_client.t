@@ -1,0 +1,119 @@
+#!/usr/bin/perl
+
+# Hostile bytes from logged-in clients: packets of random lengths and
+# sequence ids, cut at random places, with the command bytes the proxy
+# looks at (COM_QUERY "KILL ...", COM_PROCESS_KILL, COM_CHANGE_USER)
+# over-represented, through auth local and auth passthrough.  Whatever
+# they send, the worker survives (same pid), other sessions are served,
+# and the sanitizer build reports nothing.  The seed is fixed: a failure
+# replays.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+
+use Test::More;
+use Sluice::Test;
+use Sluice::Wire qw(read_packet send_packet raw_login raw_connect
+                    parse_greeting native_token handshake_response);
+
+my $t = Sluice::Test->new;
+plan skip_all => 'no readconn' unless $t->has_module('readconn');
+
+$t->write_file_expand('sluice.conf', <<'EOF');
+worker_processes 1;
+events { worker_connections 256; }
+mysql {
+    user app { password "secret"; }
+    upstream cluster {
+        server %%PRIMARY%% role=primary;
+        server %%REPLICA%% role=replica;
+    }
+    server {
+        listen 127.0.0.1:%%PORT_0%%;
+        router readconn;
+        upstream cluster;
+        connect_timeout 2s;
+    }
+    server {
+        listen 127.0.0.1:%%PORT_1%%;
+        router readconn;
+        upstream cluster;
+        auth passthrough;
+        connect_timeout 2s;
+    }
+}
+EOF
+$t->run;
+$t->plan(6);
+
+srand(1);
+my ($worker) = $t->worker_pids;
+
+sub rnd_bytes { join '', map { chr int rand 256 } 1 .. $_[0] }
+
+# A payload the proxy will look at more closely than most.
+sub interesting {
+    my $k = int rand 8;
+    return "\x03KILL " . (int rand 2 ? 'QUERY ' : '')
+        . (0x80000000 + int rand 64)                      if $k == 0;
+    return "\x03 /*x*/ kill " . rnd_bytes(int rand 12)     if $k == 1;
+    return "\x0c" . pack('V', 0x80000000 + int rand 64)  if $k == 2;
+    return "\x0c" . rnd_bytes(int rand 6)                  if $k == 3;
+    return "\x11app\0\x14" . rnd_bytes(20) . "test\0" . rnd_bytes(int rand 30)
+                                                           if $k == 4;
+    return "\x11" . rnd_bytes(int rand 64)                 if $k == 5;
+    return "\x03SELECT " . int rand 1000                   if $k == 6;
+    return chr(int rand 256) . rnd_bytes(int rand 40);
+}
+
+sub passthrough_login {
+    my $s = raw_connect($t->port(1));
+    my (undef, $pl) = read_packet($s);
+    my $g = parse_greeting($pl) or return $s;
+    send_packet($s, 1, handshake_response(user => 'app',
+        token => native_token('secret', $g->{scramble})));
+    return $s;
+}
+
+my $sessions = 0;
+for my $i (1 .. 600) {
+    my $s = $i % 3 ? raw_login($t->port(0)) : passthrough_login();
+    next unless $s;
+    read_packet($s);                            # the login's OK
+    $sessions++;
+    for (1 .. 1 + int rand 6) {
+        my $pl = interesting();
+        my $seq = int rand 4 ? 0 : int rand 256;
+        my $pkt = substr(pack('V', length $pl), 0, 3) . chr($seq) . $pl;
+        # sometimes a lie about the length, sometimes cut short
+        substr($pkt, 0, 3) = substr(pack('V', int rand 300), 0, 3)
+            if rand() < 0.15;
+        $pkt = substr($pkt, 0, int rand length $pkt) if rand() < 0.15;
+        syswrite($s, $pkt);
+    }
+    # read what comes within a moment, then hang up
+    $s->blocking(0);
+    my $buf;
+    sysread($s, $buf, 65536);
+    close $s;
+}
+cmp_ok($sessions, '>=', 580, 'hostile sessions logged in and sent garbage');
+
+my ($now) = $t->worker_pids;
+is($now, $worker, 'the worker survived (same pid)');
+my $d = $t->dbh;
+is($d && $d->selectrow_array('SELECT 41 + 1'), 42,
+   'a normal session is served afterwards');
+my $pd = $t->dbh(port => $t->port(1));
+is($pd && $pd->selectrow_array('SELECT 43'), 43,
+   'and through passthrough');
+ok(wait_for(sub { !$t->grep_log(qr/\[(?:alert|crit)\]/) }, timeout => 1),
+   'no alert or crit line');
+ok(wait_for(sub {
+    my $n = $t->primary_dbh->selectrow_array("SELECT COUNT(*) FROM "
+        . "information_schema.processlist WHERE user = 'app'");
+    $n <= 2 }, timeout => 20, what => 'backend sessions to close'),
+   'the hostile sessions left no backend connection behind');
