@@ -374,17 +374,18 @@ slc_slab_alloc_locked(slc_slab_pool_t *pool, size_t size)
         pool->stats.fails += (p == NULL);
         return p;
     }
-    size_t   n = (size + SLC_SLAB_PAGE_SIZE - 1) >> SLC_SLAB_PAGE_SHIFT;
     uint32_t i = SLC_SLAB_NIL;
 
-    if (size <= pool->size && n <= pool->npages) {
-        i = slc_slab_run_alloc(pool, (uint32_t) n);
+    if (size <= (size_t) pool->npages << SLC_SLAB_PAGE_SHIFT) {
+        /* no overflow below: size is at most the pool's pages */
+        i = slc_slab_run_alloc(pool, (uint32_t) ((size + SLC_SLAB_PAGE_SIZE
+                                   - 1) >> SLC_SLAB_PAGE_SHIFT));
     }
     if (i == SLC_SLAB_NIL) {
         pool->stats.fails++;
         return NULL;
     }
-    pool->stats.pages_large += n;
+    pool->stats.pages_large += slc_slab_desc(pool, i)->npages;
     return slc_slab_page_addr(pool, i);
 }
 
