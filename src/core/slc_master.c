@@ -108,6 +108,22 @@ slc_master_log_exit(pid_t pid, int status)
         WCOREDUMP(status) ? " (core dumped)" : "");
 }
 
+void
+slc_master_reap_process(slc_cycle_t *cycle, pid_t pid, unsigned proc)
+{
+    /* locks first: a module's hook may need one the dead process held */
+    for (slc_shm_zone_t *z = cycle->zones; z != NULL; z = z->next) {
+        unsigned n = slc_shm_zone_unlock(z, pid);
+
+        if (n > 0) {
+            slc_log(SLC_LOG_ERR, "process %d died holding %u lock(s) of "
+                "shared memory zone \"%s\": released", (int) pid, n,
+                z->name);
+        }
+    }
+    slc_module_reap_process(cycle, proc);
+}
+
 static void
 slc_master_reap(void)
 {
@@ -124,7 +140,7 @@ slc_master_reap(void)
             slc_master_log_exit(pid, status);
             /* whatever it held in shared memory goes back before its
                index can be given to the replacement */
-            slc_module_reap_process(slc_master_cycle, c.proc);
+            slc_master_reap_process(slc_master_cycle, pid, c.proc);
             slc_proc_free[slc_proc_nfree++] = c.proc;
             int fatal = WIFEXITED(status) && WEXITSTATUS(status) == 2;
             if (!c.exiting && !fatal && !slc_sig_quit && !slc_sig_terminate

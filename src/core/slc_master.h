@@ -14,4 +14,11 @@ void slc_master_run(slc_cycle_t *cycle, int argc, char **argv);
 /* master_process off: serve in this process; never returns. */
 void slc_single_run(slc_cycle_t *cycle);
 
+/*
+ * Take back what a reaped child held in shared memory, before its process
+ * index goes to another child: the locks of the cycle's zones that `pid`
+ * holds, then every module's reap_process hook for `proc`.
+ */
+void slc_master_reap_process(slc_cycle_t *cycle, pid_t pid, unsigned proc);
+
 #endif /* SLC_MASTER_H */

@@ -1,6 +1,7 @@
 #include "slc_core.h"
 #include "slc_cycle.h"
 #include "slc_shm.h"
+#include "slc_shmtx.h"
 
 #include <sys/mman.h>
 
@@ -61,6 +62,9 @@ slc_shm_zones_map(slc_cycle_t *cycle, slc_cycle_t *old, char *err,
         if (o != NULL && o->size == z->size) {
             z->addr = o->addr;
             z->reused = 1;
+            /* same memory, same locks: init is not called again */
+            memcpy(z->locks, o->locks, sizeof(z->locks));
+            z->nlocks = o->nlocks;
             continue;
         }
         z->addr = mmap(NULL, z->size, PROT_READ | PROT_WRITE,
@@ -76,6 +80,27 @@ slc_shm_zones_map(slc_cycle_t *cycle, slc_cycle_t *old, char *err,
         }
     }
     return SLC_OK;
+}
+
+int
+slc_shm_zone_lock_add(slc_shm_zone_t *z, slc_shmtx_t *mtx)
+{
+    if (z->nlocks == SLC_SHM_ZONE_LOCKS) {
+        return SLC_ERROR;
+    }
+    z->locks[z->nlocks++] = mtx;
+    return SLC_OK;
+}
+
+unsigned
+slc_shm_zone_unlock(slc_shm_zone_t *z, pid_t pid)
+{
+    unsigned n = 0;
+
+    for (unsigned i = 0; i < z->nlocks; i++) {
+        n += (unsigned) slc_shmtx_force_unlock(z->locks[i], pid);
+    }
+    return n;
 }
 
 void

@@ -12,6 +12,11 @@
  */
 
 typedef struct slc_shm_zone_s  slc_shm_zone_t;
+typedef struct slc_shmtx_s     slc_shmtx_t;
+
+/* Locks a zone may register (slc_shmtx_create): a fixed table, so that
+   registering cannot fail for want of memory in the middle of a reload. */
+#define SLC_SHM_ZONE_LOCKS  16
 
 struct slc_shm_zone_s {
     const char       *name;
@@ -26,6 +31,13 @@ struct slc_shm_zone_s {
      * is copied from there.
      */
     void            (*init)(slc_shm_zone_t *z, const void *prev);
+    /*
+     * The locks inside the zone (slc_shmtx_create), which the master
+     * releases when it reaps a process that died holding one.  Carried
+     * over with the zone on reload.
+     */
+    slc_shmtx_t      *locks[SLC_SHM_ZONE_LOCKS];
+    unsigned          nlocks;
     slc_shm_zone_t   *next;
 };
 
@@ -37,6 +49,10 @@ slc_shm_zone_t *slc_shm_zone_add(slc_cycle_t *cycle, const char *name,
 /* Map the zones of `cycle`, reusing those of `old` (may be NULL). */
 int  slc_shm_zones_map(slc_cycle_t *cycle, slc_cycle_t *old, char *err,
     size_t errlen);
+/* Register a lock inside the zone; SLC_ERROR if the table is full. */
+int  slc_shm_zone_lock_add(slc_shm_zone_t *z, slc_shmtx_t *mtx);
+/* Release the zone's locks that `pid` holds (it is dead); how many. */
+unsigned slc_shm_zone_unlock(slc_shm_zone_t *z, pid_t pid);
 /* Unmap zones of `old` that `cycle` did not take over. */
 void slc_shm_zones_release(slc_cycle_t *old, slc_cycle_t *cycle);
 

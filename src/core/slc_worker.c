@@ -3,6 +3,7 @@
 #include "slc_event.h"
 #include "slc_log.h"
 #include "slc_mysql_session.h"
+#include "slc_shmtx.h"
 #include "slc_signal.h"
 #include "slc_worker.h"
 
@@ -186,6 +187,7 @@ slc_worker_sched(slc_cycle_t *cycle)
 void
 slc_worker_run(slc_cycle_t *cycle, unsigned slot, unsigned proc)
 {
+    slc_pid = getpid();
     slc_worker_slot = slot;
     slc_worker_proc = proc;
     slc_worker_cycle = cycle;
