@@ -434,8 +434,7 @@ slc_backend_on_auth_reply(slc_backend_t *b, uint8_t *p, uint32_t len)
     case SLC_MYSQL_OK:
         slc_timer_del(slc_loop, &b->timer);
         b->state = SLC_BS_READY;
-        slc_mysql_track_init(&s->track, b->caps, slc_mysql_ok_status(p, len));
-        slc_mysql_track_set_mariadb_caps(&s->track, b->mariadb_caps);
+        slc_session_track_start(s, b->caps, b->mariadb_caps, p, len);
         slc_session_ready(s, p, len);     /* the router starts later */
         return;
     case SLC_MYSQL_ERR:

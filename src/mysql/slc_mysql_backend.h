@@ -87,9 +87,4 @@ typedef struct {
 
 extern slc_backend_profile_t  slc_backend_profile;
 
-/* Status flags of an OK packet (slc_mysql_status.c). */
-uint16_t slc_mysql_ok_status(const uint8_t *p, size_t len);
-/* Overwrite them in place (nothing if the packet is too short). */
-void     slc_mysql_ok_set_status(uint8_t *p, size_t len, uint16_t status);
-
 #endif /* SLC_MYSQL_BACKEND_H */

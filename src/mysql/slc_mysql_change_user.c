@@ -286,8 +286,7 @@ slc_cu_apply(slc_session_t *s, const uint8_t *ok, uint32_t len)
     s->attrs = cu->attrs;
     s->attrs_len = cu->attrs_len;
     cu->attrs = NULL;
-    slc_mysql_track_init(&s->track, b->caps, slc_mysql_ok_status(ok, len));
-    slc_mysql_track_set_mariadb_caps(&s->track, b->mariadb_caps);
+    slc_session_track_start(s, b->caps, b->mariadb_caps, ok, len);
 }
 
 static void

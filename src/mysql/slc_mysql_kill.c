@@ -72,8 +72,7 @@ slc_kill_parse(const uint8_t *pl, uint32_t len, slc_mysql_kill_t *k)
         }
         memset(k, 0, sizeof(*k));
         k->mode = "";
-        k->id = (uint32_t) pl[1] | (uint32_t) pl[2] << 8
-                | (uint32_t) pl[3] << 16 | (uint32_t) pl[4] << 24;
+        k->id = (uint32_t) slc_mysql_le_get(pl + 1, 4);
         return SLC_OK;
     }
     return slc_mysql_kill_parse(pl + 1, len - 1, k);

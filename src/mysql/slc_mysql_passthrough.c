@@ -136,8 +136,9 @@ slc_relay_client_read(slc_conn_t *c)
     }
 }
 
+/* The server said OK; the tracker was started from that OK already. */
 static void
-slc_relay_done(slc_session_t *s, slc_backend_t *b, uint16_t status)
+slc_relay_done(slc_session_t *s, slc_backend_t *b)
 {
     slc_timer_del(slc_loop, &b->timer);
     slc_timer_del(slc_loop, &s->timer);
@@ -145,8 +146,6 @@ slc_relay_done(slc_session_t *s, slc_backend_t *b, uint16_t status)
     slc_backend_handshake_done(b);
     slc_session_handshake_done(s);
     b->caps = s->caps;
-    slc_mysql_track_init(&s->track, s->caps, status);
-    slc_mysql_track_set_mariadb_caps(&s->track, s->mariadb_caps);
     s->state = SLC_SS_READY;
     slc_session_arm_idle(s);
     slc_session_log(s, SLC_LOG_INFO, "authenticated by the backend");
@@ -181,9 +180,9 @@ slc_backend_relay_start(slc_backend_t *b)
             return;
         }
         if (len > 0 && p[0] == SLC_MYSQL_OK) {
-            uint16_t status = slc_mysql_ok_status(p, len);
+            slc_session_track_start(s, s->caps, s->mariadb_caps, p, len);
             slc_packet_consume(&b->in, len);
-            slc_relay_done(s, b, status);
+            slc_relay_done(s, b);
             return;
         }
         slc_packet_consume(&b->in, len);

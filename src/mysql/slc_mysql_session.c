@@ -534,6 +534,16 @@ slc_sessions_close_idle(void)
     }
 }
 
+void
+slc_session_track_start(slc_session_t *s, uint32_t caps,
+    uint32_t mariadb_caps, const uint8_t *ok, size_t len)
+{
+    int  status = slc_mysql_ok_status(ok, len);
+
+    slc_mysql_track_init(&s->track, caps, status < 0 ? 0 : (uint16_t) status);
+    slc_mysql_track_set_mariadb_caps(&s->track, mariadb_caps);
+}
+
 int
 slc_packet_read(slc_conn_t *c, slc_buf_t **bufp, uint8_t **payload,
     uint32_t *len, uint8_t *seq, const char **why)
@@ -550,7 +560,7 @@ slc_packet_read(slc_conn_t *c, slc_buf_t **bufp, uint8_t **payload,
             return SLC_OK;
         }
         if (slc_buf_len(b) >= 4
-            && (size_t) (b->pos[0] | b->pos[1] << 8 | b->pos[2] << 16) + 4
+            && slc_mysql_le_get(b->pos, 3) + 4
                > slc_buf_size())
         {
             *why = "handshake packet larger than buffer_size";

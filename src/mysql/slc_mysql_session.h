@@ -150,6 +150,13 @@ void slc_session_auth_read(slc_conn_t *c);
 
 /* The router's start(), once the client is authenticated. */
 void slc_session_start_router(slc_session_t *s);
+/*
+ * Start following the session's traffic from the server's OK that ended a
+ * login or COM_CHANGE_USER, with the capabilities the backend connection
+ * negotiated (the OK's status flags; 0 if it has none).
+ */
+void slc_session_track_start(slc_session_t *s, uint32_t caps,
+    uint32_t mariadb_caps, const uint8_t *ok, size_t len);
 /* Backend is ready (auth local): send the client its OK and go. */
 void slc_session_ready(slc_session_t *s, const uint8_t *ok, size_t ok_len);
 
