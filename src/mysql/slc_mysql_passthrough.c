@@ -88,13 +88,8 @@ static int
 slc_relay_identity(slc_session_t *s, uint8_t *p, uint32_t len)
 {
     slc_mysql_hsresp_t r;
-    const char        *err;
 
-    err = NULL;
-    if (slc_mysql_hsresp_parse(p, len, &r, &err) != SLC_OK
-        || slc_session_take_identity(s, &r, 0, &err) != SLC_OK)
-    {
-        slc_session_log(s, SLC_LOG_INFO, "bad handshake response: %s", err);
+    if (slc_session_handshake_response(s, p, len, 0, &r) != SLC_OK) {
         return SLC_ERROR;
     }
     for (int i = 0; i < 4; i++) {       /* the client's 4-byte caps */

@@ -427,7 +427,7 @@ slc_session_free(void *arg)
     free(s);
 }
 
-int
+static int
 slc_session_take_identity(slc_session_t *s, const slc_mysql_hsresp_t *r,
     int keep_attrs, const char **err)
 {
@@ -460,6 +460,24 @@ slc_session_take_identity(slc_session_t *s, const slc_mysql_hsresp_t *r,
         s->attrs_len = r->attrs_len;
     }
     return SLC_OK;
+}
+
+int
+slc_session_handshake_response(slc_session_t *s, const uint8_t *p,
+    uint32_t len, int keep_attrs, slc_mysql_hsresp_t *r)
+{
+    const char *err = NULL;
+
+    if (slc_mysql_hsresp_parse(p, len, r, &err) == SLC_OK
+        && slc_session_take_identity(s, r, keep_attrs, &err) == SLC_OK)
+    {
+        return SLC_OK;
+    }
+    if (len == 32) {
+        err = "client asked for TLS, which this listener does not offer";
+    }
+    slc_session_log(s, SLC_LOG_INFO, "bad handshake response: %s", err);
+    return SLC_ERROR;
 }
 
 void

@@ -135,14 +135,16 @@ void slc_session_log(slc_session_t *s, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /*
- * Copy what outlives the client's HandshakeResponse41: user, default
- * database, charset and capabilities (less SLC_CAPS_NEVER), and with
- * keep_attrs a malloc'ed copy of the connect attributes (to log in to the
- * backend with them).  SLC_ERROR with *err set when a field is too long
- * or no memory.
+ * The client's HandshakeResponse41, for auth local and passthrough alike:
+ * parse it into *r (pointing into `p`) and copy what outlives it into the
+ * session: user, default database, charset and capabilities (less
+ * SLC_CAPS_NEVER), and with keep_attrs a malloc'ed copy of the connect
+ * attributes (to log in to the backend with them).  SLC_ERROR when it is
+ * malformed, asks for TLS, has a field too long or there is no memory:
+ * logged here; the caller answers the client.
  */
-int  slc_session_take_identity(slc_session_t *s, const slc_mysql_hsresp_t *r,
-    int keep_attrs, const char **err);
+int  slc_session_handshake_response(slc_session_t *s, const uint8_t *p,
+    uint32_t len, int keep_attrs, slc_mysql_hsresp_t *r);
 
 /* Local authentication (auth local): slc_mysql_auth_local.c */
 int  slc_session_greet(slc_session_t *s);
