@@ -454,14 +454,31 @@ slc_backend_on_auth_reply(slc_backend_t *b, uint8_t *p, uint32_t len)
     }
 }
 
+/* A packet of the greeting or the login exchange (slc_packet_loop). */
+static int
+slc_backend_on_packet(void *data, uint8_t *p, uint32_t len, uint8_t seq)
+{
+    slc_backend_t *b = data;
+
+    b->seq = seq + 1;
+    if (b->state == SLC_BS_GREETING) {
+        slc_backend_on_greeting(b, p, len);
+    } else {
+        slc_backend_on_auth_reply(b, p, len);
+    }
+    if (b->conn.closed || (b->ops == NULL && b->session->backend != b)) {
+        return SLC_ERROR;       /* failed: b is on its way out */
+    }
+    return b->state == SLC_BS_GREETING || b->state == SLC_BS_AUTH
+           ? SLC_OK : SLC_DONE;
+}
+
 static void
 slc_backend_on_read(slc_conn_t *c)
 {
     slc_backend_t *b = c->data;
-    uint8_t       *p;
-    uint32_t       len;
-    uint8_t        seq;
     const char    *why;
+    int            rc;
 
     if (b->state == SLC_BS_CONNECTING) {
         slc_backend_on_write(c);
@@ -473,26 +490,14 @@ slc_backend_on_read(slc_conn_t *c)
         slc_backend_relay_start(b);
         return;
     }
-    while (b->state == SLC_BS_GREETING || b->state == SLC_BS_AUTH) {
-        int rc = slc_packet_read(c, &b->in, &p, &len, &seq, &why);
-        if (rc == SLC_AGAIN) {
-            return;
-        }
-        if (rc == SLC_ERROR) {
+    if (b->state == SLC_BS_GREETING || b->state == SLC_BS_AUTH) {
+        rc = slc_packet_loop(c, &b->in, slc_backend_on_packet, b, &why);
+        if (rc == SLC_ERROR && why != NULL) {
             slc_backend_fail(b, why, 1);
+        }
+        if (rc != SLC_DONE) {
             return;
         }
-        b->seq = seq + 1;
-        slc_backend_state_t was = b->state;
-        if (was == SLC_BS_GREETING) {
-            slc_backend_on_greeting(b, p, len);
-        } else {
-            slc_backend_on_auth_reply(b, p, len);
-        }
-        if (b->conn.closed || (b->ops == NULL && b->session->backend != b)) {
-            return;       /* failed: b is on its way out */
-        }
-        slc_packet_consume(&b->in, len);
     }
     if (b->state == SLC_BS_READY && b->ops == NULL
         && b->session->state == SLC_SS_READY)

@@ -612,6 +612,31 @@ slc_packet_consume(slc_buf_t **bufp, uint32_t len)
 }
 
 int
+slc_packet_loop(slc_conn_t *c, slc_buf_t **bufp, slc_packet_handler_pt h,
+    void *data, const char **why)
+{
+    uint8_t   *p, seq;
+    uint32_t   len;
+    int        rc;
+
+    for ( ;; ) {
+        rc = slc_packet_read(c, bufp, &p, &len, &seq, why);
+        if (rc != SLC_OK) {
+            return rc;
+        }
+        rc = h(data, p, len, seq);
+        if (rc == SLC_ERROR) {
+            *why = NULL;
+            return SLC_ERROR;
+        }
+        slc_packet_consume(bufp, len);
+        if (rc == SLC_DONE) {
+            return SLC_DONE;
+        }
+    }
+}
+
+int
 slc_session_read_auth(slc_session_t *s, uint8_t **p, uint32_t *len)
 {
     const char *why;
