@@ -16,8 +16,6 @@ static void slc_backend_on_read(slc_conn_t *c);
 static void slc_backend_on_write(slc_conn_t *c);
 static void slc_backend_timeout(slc_timer_t *t);
 static int  slc_backend_connect(slc_backend_t *b);
-void slc_backend_relay_greeting(slc_backend_t *b, uint8_t *p, uint32_t len);
-void slc_backend_relay_start(slc_backend_t *b);
 
 /* Fail the session because of this backend: ERR to the client. */
 static void

@@ -12,9 +12,6 @@
  * and takes over when the server says OK.
  */
 
-void slc_backend_relay_greeting(slc_backend_t *b, uint8_t *p, uint32_t len);
-void slc_backend_relay_start(slc_backend_t *b);
-
 static void slc_relay_client_read(slc_conn_t *c);
 
 /*
