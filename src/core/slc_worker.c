@@ -122,6 +122,7 @@ slc_worker_exit(int code)
         unlink(pid_path);
     }
     slc_log(SLC_LOG_NOTICE, "exiting");
+    slc_loop_done(slc_loop);
     exit(code);
 }
 

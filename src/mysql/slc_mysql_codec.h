@@ -82,7 +82,6 @@ uint8_t *slc_mysql_lenenc_int_put(uint8_t *p, uint64_t v);  /* returns end */
 /* A length-encoded string: returns bytes consumed or 0 as above. */
 size_t   slc_mysql_lenenc_str_get(const uint8_t *p, size_t len,
     const uint8_t **s, uint64_t *slen);
-uint8_t *slc_mysql_lenenc_str_put(uint8_t *p, const void *s, size_t n);
 
 /* --- initial handshake (server greeting, protocol 10) ------------------ */
 

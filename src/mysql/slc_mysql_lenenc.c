@@ -90,13 +90,3 @@ slc_mysql_lenenc_str_get(const uint8_t *p, size_t len, const uint8_t **s,
     *slen = n;
     return hl + (size_t) n;
 }
-
-uint8_t *
-slc_mysql_lenenc_str_put(uint8_t *p, const void *s, size_t n)
-{
-    p = slc_mysql_lenenc_int_put(p, n);
-    if (n > 0) {
-        memcpy(p, s, n);
-    }
-    return p + n;
-}
