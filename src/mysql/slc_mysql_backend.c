@@ -208,7 +208,7 @@ slc_backend_timeout(slc_timer_t *t)
 int
 slc_backend_send(slc_backend_t *b, const uint8_t *payload, size_t len)
 {
-    if (slc_buf_append_packet(&b->out, payload, len, b->seq) != SLC_OK) {
+    if (slc_packet_append(&b->out, payload, len, b->seq) != SLC_OK) {
         return SLC_ERROR;
     }
     b->seq++;

@@ -153,7 +153,7 @@ slc_session_over_host_limit(int fd, slc_listen_t *l, slc_peer_t *p,
 }
 
 static slc_session_t *
-slc_session_new(int fd, slc_listen_t *l, struct sockaddr_storage *ss,
+slc_session_new(int fd, slc_listen_t *l, const struct sockaddr_storage *ss,
     slc_peer_t *p)
 {
     slc_session_t *s = calloc(1, sizeof(*s));
@@ -204,50 +204,33 @@ slc_session_init_conn(slc_session_t *s, slc_listen_t *l)
 }
 
 void
-slc_session_accept(slc_conn_t *lc)
+slc_session_accept(int fd, slc_listen_t *l, const struct sockaddr_storage *ss)
 {
-    slc_listen_t            *l = lc->data;
-    struct sockaddr_storage  ss;
-    socklen_t                sl;
+    slc_peer_t    *p;
+    slc_session_t *s;
 
-    for (int i = 0; i < 64; i++) {
-        sl = sizeof(ss);
-        int fd = accept4(lc->fd, (struct sockaddr *) &ss, &sl,
-            SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd == -1) {
-            if (errno == EMFILE || errno == ENFILE) {
-                slc_worker_accept_pause();
-                slc_log_errno(SLC_LOG_CRIT, errno, "accept4() failed, "
-                    "pausing accept for 1s");
-            } else if (errno != EAGAIN && errno != EINTR
-                       && errno != ECONNABORTED) {
-                slc_log_errno(SLC_LOG_ERR, errno, "accept4() failed");
-            }
-            return;
-        }
-        if (slc_sessions.count >= slc_worker_cycle->worker_connections) {
-            slc_log(SLC_LOG_WARN, "%u worker_connections are not enough, "
-                "refusing a client on %s", slc_sessions.count, l->text);
-            slc_session_refuse(fd, "Too many connections");
-            continue;
-        }
-        slc_peer_t *p = slc_peer_hold(&ss);
-        if (p != NULL && slc_session_over_host_limit(fd, l, p, &ss)) {
-            slc_peer_release(p);
-            continue;
-        }
-        slc_session_t *s = p != NULL ? slc_session_new(fd, l, &ss, p) : NULL;
-        if (s == NULL) {
-            slc_log(SLC_LOG_ERR, "out of memory accepting on %s", l->text);
-            if (p != NULL) {
-                slc_peer_release(p);
-            }
-            close(fd);
-            return;
-        }
-        slc_session_log(s, SLC_LOG_INFO, "accepted on %s", l->text);
-        slc_session_init_conn(s, l);
+    if (slc_sessions.count >= slc_worker_cycle->worker_connections) {
+        slc_log(SLC_LOG_WARN, "%u worker_connections are not enough, "
+            "refusing a client on %s", slc_sessions.count, l->text);
+        slc_session_refuse(fd, "Too many connections");
+        return;
     }
+    p = slc_peer_hold(ss);
+    if (p != NULL && slc_session_over_host_limit(fd, l, p, ss)) {
+        slc_peer_release(p);
+        return;
+    }
+    s = p != NULL ? slc_session_new(fd, l, ss, p) : NULL;
+    if (s == NULL) {
+        slc_log(SLC_LOG_ERR, "out of memory accepting on %s", l->text);
+        if (p != NULL) {
+            slc_peer_release(p);
+        }
+        close(fd);
+        return;
+    }
+    slc_session_log(s, SLC_LOG_INFO, "accepted on %s", l->text);
+    slc_session_init_conn(s, l);
 }
 
 int
@@ -259,7 +242,7 @@ slc_session_flush(slc_session_t *s)
 int
 slc_session_send(slc_session_t *s, const uint8_t *payload, size_t len)
 {
-    if (slc_buf_append_packet(&s->out, payload, len, s->seq) != SLC_OK) {
+    if (slc_packet_append(&s->out, payload, len, s->seq) != SLC_OK) {
         return SLC_ERROR;
     }
     s->seq++;
@@ -534,11 +517,18 @@ slc_session_idle_check(slc_session_t *s)
     }
 }
 
+unsigned
+slc_sessions_count(void)
+{
+    return slc_sessions.count;
+}
+
 void
 slc_sessions_close_idle(void)
 {
     slc_session_t *s, *next;
 
+    slc_sessions.closing = 1;       /* and the others once they are idle */
     for (s = TAILQ_FIRST(&slc_sessions.sessions); s != NULL; s = next) {
         next = TAILQ_NEXT(s, link);
         if (s->state != SLC_SS_READY && s->state != SLC_SS_CLOSED
@@ -560,6 +550,23 @@ slc_session_track_start(slc_session_t *s, uint32_t caps,
 
     slc_mysql_track_init(&s->track, caps, status < 0 ? 0 : (uint16_t) status);
     slc_mysql_track_set_mariadb_caps(&s->track, mariadb_caps);
+}
+
+int
+slc_packet_append(slc_buf_t **bp, const void *payload, size_t len,
+    uint8_t seq)
+{
+    if (len > SLC_MYSQL_MAX_PAYLOAD - 1
+        || slc_buf_reserve(bp, len + SLC_MYSQL_HDR_LEN) != SLC_OK)
+    {
+        return SLC_ERROR;
+    }
+    slc_mysql_hdr_write((*bp)->last, (uint32_t) len, seq);
+    if (len > 0) {
+        memcpy((*bp)->last + SLC_MYSQL_HDR_LEN, payload, len);
+    }
+    (*bp)->last += len + SLC_MYSQL_HDR_LEN;
+    return SLC_OK;
 }
 
 int

@@ -94,13 +94,14 @@ TAILQ_HEAD(slc_session_list, slc_session_s);
 typedef struct {
     struct slc_session_list  sessions;
     unsigned                 count;
-    int                      quitting;   /* no new sessions */
     int                      closing;    /* close sessions once idle */
 } slc_sessions_t;
 
 extern slc_sessions_t  slc_sessions;
 
-void slc_session_accept(slc_conn_t *lc);
+/* The handler of every mysql `listen` (slc_listen_t.handler). */
+void slc_session_accept(int fd, slc_listen_t *l,
+    const struct sockaddr_storage *ss);
 
 /*
  * Queue a packet for the client with the session's next sequence id and
@@ -127,8 +128,13 @@ void slc_session_handshake_done(slc_session_t *s);
 void slc_session_arm_idle(slc_session_t *s);
 /* Called by the router when the session became idle (for shutdown). */
 void slc_session_idle_check(slc_session_t *s);
-/* Graceful shutdown: stop and close sessions that are idle now. */
-void slc_sessions_close_idle(void);
+/*
+ * The mysql module's worker hooks (slc_module_t): the sessions open, and
+ * worker_shutdown_timeout passed: close the sessions that are idle now,
+ * and from now on each one once it becomes idle.
+ */
+unsigned slc_sessions_count(void);
+void     slc_sessions_close_idle(void);
 
 /* Log with the session's context: "*ID client=..., user=...: msg". */
 void slc_session_log(slc_session_t *s, int level, const char *fmt, ...)
@@ -162,6 +168,13 @@ void slc_session_track_start(slc_session_t *s, uint32_t caps,
 /* Backend is ready (auth local): send the client its OK and go. */
 void slc_session_ready(slc_session_t *s, const uint8_t *ok, size_t ok_len);
 
+/*
+ * Append a packet (4-byte header with `seq`, then the payload) to *bp,
+ * taking a buffer when *bp is NULL.  SLC_ERROR when it does not fit in one
+ * buffer (or no memory): *bp is then unchanged in content.
+ */
+int  slc_packet_append(slc_buf_t **bp, const void *payload, size_t len,
+    uint8_t seq);
 /*
  * Read one whole packet from `c` into *bufp (taken on demand).  SLC_OK with
  * payload/len/seq set, SLC_AGAIN if incomplete, SLC_ERROR with *why.
