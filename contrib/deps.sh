@@ -4,7 +4,7 @@
 # own).  Idempotent; uses sudo when not run as root.
 set -eu
 
-PKGS="gcc make pkg-config libbsd-dev libpcre2-dev libmariadb-dev \
+PKGS="gcc make pkg-config libbsd-dev libmd-dev libpcre2-dev libmariadb-dev \
 check libhiredis-dev \
 mariadb-server mariadb-client redis-server \
 perl libdbi-perl libdbd-mariadb-perl procps iproute2 \

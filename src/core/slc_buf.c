@@ -1,6 +1,5 @@
 #include "slc_core.h"
 #include "slc_buf.h"
-#include "slc_mysql_codec.h"
 
 static size_t      slc_buf_bytes = 16384;
 static unsigned    slc_buf_keep = 64;
@@ -62,7 +61,7 @@ slc_buf_put(slc_buf_t *b)
     slc_buf_nfree++;
 }
 
-static int
+int
 slc_buf_reserve(slc_buf_t **bp, size_t n)
 {
     if (*bp == NULL && (*bp = slc_buf_get()) == NULL) {
@@ -82,22 +81,5 @@ slc_buf_append(slc_buf_t **bp, const void *data, size_t n)
     }
     memcpy((*bp)->last, data, n);
     (*bp)->last += n;
-    return SLC_OK;
-}
-
-int
-slc_buf_append_packet(slc_buf_t **bp, const void *payload, size_t len,
-    uint8_t seq)
-{
-    if (len > SLC_MYSQL_MAX_PAYLOAD - 1
-        || slc_buf_reserve(bp, len + SLC_MYSQL_HDR_LEN) != SLC_OK)
-    {
-        return SLC_ERROR;
-    }
-    slc_mysql_hdr_write((*bp)->last, (uint32_t) len, seq);
-    if (len > 0) {
-        memcpy((*bp)->last + SLC_MYSQL_HDR_LEN, payload, len);
-    }
-    (*bp)->last += len + SLC_MYSQL_HDR_LEN;
     return SLC_OK;
 }

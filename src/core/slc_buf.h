@@ -35,13 +35,17 @@ static inline size_t slc_buf_room(const slc_buf_t *b)
 }
 
 /*
- * Append bytes, or a packet (4-byte header with `seq`, then the payload),
- * to *bp, taking a buffer when *bp is NULL.  SLC_ERROR when they do not fit
- * in one buffer (or no memory): *bp is then unchanged in content.
+ * Room for `n` more bytes at the tail of *bp (compacting it, or taking a
+ * buffer when *bp is NULL); SLC_ERROR when they do not fit in one buffer
+ * or there is no memory.
+ */
+int slc_buf_reserve(slc_buf_t **bp, size_t n);
+/*
+ * Append bytes to *bp, taking a buffer when *bp is NULL.  SLC_ERROR when
+ * they do not fit in one buffer (or no memory): *bp is then unchanged in
+ * content.
  */
 int slc_buf_append(slc_buf_t **bp, const void *data, size_t n);
-int slc_buf_append_packet(slc_buf_t **bp, const void *payload, size_t len,
-    uint8_t seq);
 
 /* Move unread bytes to the start so the tail has room again. */
 static inline void slc_buf_compact(slc_buf_t *b)

@@ -45,7 +45,6 @@ struct slc_cycle_s {
 };
 
 extern slc_module_t  slc_core_module;
-extern slc_module_t  slc_mysql_module;
 
 /* Parse `conf_file` into a new cycle; NULL with err = "file:line: msg". */
 slc_cycle_t *slc_cycle_parse(const char *prefix, const char *conf_file,

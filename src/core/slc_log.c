@@ -7,7 +7,6 @@
 int slc_log_level = SLC_LOG_NOTICE;
 
 static int          slc_log_fd = -1;
-static int          slc_log_tee;
 static char         slc_log_path[4096];
 
 static const char  *slc_log_names[] = {
@@ -58,12 +57,6 @@ slc_log_reopen(void)
         return SLC_ERROR;
     }
     return SLC_OK;
-}
-
-void
-slc_log_stderr(int on)
-{
-    slc_log_tee = on;
 }
 
 size_t
@@ -142,7 +135,7 @@ slc_log_write(int level, int err, const char *fmt, va_list ap)
     if (slc_log_fd != -1) {
         (void) !write(slc_log_fd, line, n);
     }
-    if (slc_log_fd == -1 || slc_log_tee) {
+    if (slc_log_fd == -1) {
         (void) !write(STDERR_FILENO, line, n);
     }
 }

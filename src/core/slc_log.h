@@ -26,8 +26,6 @@ int  slc_log_level_parse(const char *name);    /* -1 if unknown */
 /* Open (or re-open) `path`; the old descriptor is replaced atomically. */
 int  slc_log_open(const char *path, char *err, size_t errlen);
 int  slc_log_reopen(void);
-/* Also copy lines to stderr (sluice -t, master_process off). */
-void slc_log_stderr(int on);
 
 void slc_log(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -2,7 +2,6 @@
 #include "slc_cycle.h"
 #include "slc_log.h"
 #include "slc_master.h"
-#include "slc_mysql_conf.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -184,7 +183,7 @@ slc_start(slc_cycle_t *cycle)
             ? (unsigned) cycle->worker_processes : 1, err, sizeof(err))
         != SLC_OK
         || slc_shm_zones_map(cycle, NULL, err, sizeof(err)) != SLC_OK
-        || slc_mysql_stats_bind(cycle, err, sizeof(err)) != SLC_OK)
+        || slc_module_init_zones(cycle, err, sizeof(err)) != SLC_OK)
     {
         slc_log(SLC_LOG_EMERG, "%s", err);
         fprintf(stderr, "sluice: [emerg] %s\n", err);

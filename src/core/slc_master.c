@@ -1,7 +1,6 @@
 #include "slc_core.h"
 #include "slc_log.h"
 #include "slc_master.h"
-#include "slc_mysql_conf.h"
 #include "slc_signal.h"
 #include "slc_worker.h"
 
@@ -161,7 +160,7 @@ slc_master_prepare(slc_cycle_t *cycle, slc_cycle_t *old, char *err,
                             (unsigned) cycle->worker_processes, err, errlen)
         != SLC_OK
         || slc_shm_zones_map(cycle, old, err, errlen) != SLC_OK
-        || slc_mysql_stats_bind(cycle, err, errlen) != SLC_OK)
+        || slc_module_init_zones(cycle, err, errlen) != SLC_OK)
     {
         return SLC_ERROR;
     }

@@ -38,3 +38,49 @@ slc_module_reap_process(slc_cycle_t *cycle, unsigned proc)
         }
     }
 }
+
+int
+slc_module_init_zones(slc_cycle_t *cycle, char *err, size_t errlen)
+{
+    for (int i = 0; slc_modules[i] != NULL; i++) {
+        if (slc_modules[i]->init_zones != NULL
+            && slc_modules[i]->init_zones(cycle, err, errlen) != SLC_OK)
+        {
+            return SLC_ERROR;
+        }
+    }
+    return SLC_OK;
+}
+
+void
+slc_module_init_process(slc_cycle_t *cycle)
+{
+    for (int i = 0; slc_modules[i] != NULL; i++) {
+        if (slc_modules[i]->init_process != NULL) {
+            slc_modules[i]->init_process(cycle);
+        }
+    }
+}
+
+unsigned
+slc_module_conn_count(void)
+{
+    unsigned n = 0;
+
+    for (int i = 0; slc_modules[i] != NULL; i++) {
+        if (slc_modules[i]->conn_count != NULL) {
+            n += slc_modules[i]->conn_count();
+        }
+    }
+    return n;
+}
+
+void
+slc_module_close_idle(void)
+{
+    for (int i = 0; slc_modules[i] != NULL; i++) {
+        if (slc_modules[i]->close_idle != NULL) {
+            slc_modules[i]->close_idle();
+        }
+    }
+}

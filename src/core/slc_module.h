@@ -14,7 +14,6 @@
 typedef struct slc_command_s  slc_command_t;
 typedef struct slc_module_s   slc_module_t;
 typedef struct slc_cycle_s    slc_cycle_t;
-typedef struct slc_session_s  slc_session_t;
 
 #define SLC_MODULE_CORE    1
 #define SLC_MODULE_ROUTER  2
@@ -44,10 +43,37 @@ struct slc_module_s {
      * over on reload is the same memory).
      */
     void                  (*reap_process)(slc_cycle_t *cycle, unsigned proc);
+
+    /*
+     * Called where a cycle's shared zones have been mapped (the master
+     * before it forks, or the single process): bind what the module keeps
+     * in them.  On error writes a message into err.
+     */
+    int                   (*init_zones)(slc_cycle_t *cycle, char *err,
+                                        size_t errlen);
+
+    /* Called in a worker once, before it listens. */
+    void                  (*init_process)(slc_cycle_t *cycle);
+
+    /*
+     * A module that owns client connections tells the worker about them,
+     * so that the worker knows no protocol.  conn_count: how many it holds
+     * (after QUIT the worker stops accepting, and exits once every module
+     * says 0).  close_idle: worker_shutdown_timeout has passed; close each
+     * connection once it is idle, those idle now and the others later.
+     */
+    unsigned              (*conn_count)(void);
+    void                  (*close_idle)(void);
 };
 
 /* Call every module's reap_process hook (master, after waitpid). */
 void slc_module_reap_process(slc_cycle_t *cycle, unsigned proc);
+/* Every module's init_zones hook; SLC_ERROR at the first that fails. */
+int  slc_module_init_zones(slc_cycle_t *cycle, char *err, size_t errlen);
+void slc_module_init_process(slc_cycle_t *cycle);
+/* The client connections all modules hold (the sum of conn_count). */
+unsigned slc_module_conn_count(void);
+void slc_module_close_idle(void);
 
 typedef struct {
     const char  *directive;

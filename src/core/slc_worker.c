@@ -2,13 +2,14 @@
 #include "slc_buf.h"
 #include "slc_event.h"
 #include "slc_log.h"
-#include "slc_mysql_session.h"
+#include "slc_module.h"
 #include "slc_shmtx.h"
 #include "slc_signal.h"
 #include "slc_worker.h"
 
 #include <sched.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 
 unsigned      slc_worker_slot;
 unsigned      slc_worker_proc;
@@ -20,6 +21,7 @@ static slc_conn_t   *slc_worker_listeners;
 static unsigned      slc_worker_nlisteners;
 static slc_timer_t   slc_worker_accept_timer;
 static slc_timer_t   slc_worker_shutdown_timer;
+static int           slc_worker_quitting;     /* QUIT: accept no more */
 
 static void
 slc_worker_listen_on(int on)
@@ -39,12 +41,13 @@ static void
 slc_worker_accept_resume(slc_timer_t *t)
 {
     (void) t;
-    if (!slc_sessions.quitting) {
+    if (!slc_worker_quitting) {
         slc_worker_listen_on(1);
     }
 }
 
-void
+/* Out of descriptors: stop accepting for a second. */
+static void
 slc_worker_accept_pause(void)
 {
     if (slc_worker_accept_timer.armed) {
@@ -53,6 +56,37 @@ slc_worker_accept_pause(void)
     slc_worker_listen_on(0);
     slc_worker_accept_timer.handler = slc_worker_accept_resume;
     slc_timer_add(slc_loop, &slc_worker_accept_timer, 1000);
+}
+
+/*
+ * Accept what is queued (64 at most, so one busy listener does not hold up
+ * the loop) and give each connection to the listener's handler.
+ */
+static void
+slc_worker_accept(slc_conn_t *lc)
+{
+    slc_listen_t            *l = lc->data;
+    struct sockaddr_storage  ss;
+    socklen_t                sl;
+    int                      fd;
+
+    for (int i = 0; i < 64; i++) {
+        sl = sizeof(ss);
+        fd = accept4(lc->fd, (struct sockaddr *) &ss, &sl,
+            SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd == -1) {
+            if (errno == EMFILE || errno == ENFILE) {
+                slc_worker_accept_pause();
+                slc_log_errno(SLC_LOG_CRIT, errno, "accept4() failed, "
+                    "pausing accept for 1s");
+            } else if (errno != EAGAIN && errno != EINTR
+                       && errno != ECONNABORTED) {
+                slc_log_errno(SLC_LOG_ERR, errno, "accept4() failed");
+            }
+            return;
+        }
+        l->handler(fd, l, &ss);
+    }
 }
 
 static int
@@ -71,7 +105,7 @@ slc_worker_init_listeners(slc_cycle_t *cycle, unsigned slot)
         slc_conn_t *c = &slc_worker_listeners[slc_worker_nlisteners++];
         c->fd = l->is_unix ? l->fds[0] : l->fds[slot];
         c->data = l;
-        c->on_read = slc_session_accept;
+        c->on_read = slc_worker_accept;
     }
     slc_worker_listen_on(1);
     return SLC_OK;
@@ -92,19 +126,18 @@ static void
 slc_worker_shutdown_expired(slc_timer_t *t)
 {
     (void) t;
-    slc_sessions.closing = 1;
     slc_log(SLC_LOG_NOTICE, "worker_shutdown_timeout passed, closing %u "
-        "session(s) as they become idle", slc_sessions.count);
-    slc_sessions_close_idle();
+        "session(s) as they become idle", slc_module_conn_count());
+    slc_module_close_idle();
 }
 
 static void
 slc_worker_quit(void)
 {
-    slc_sessions.quitting = 1;
+    slc_worker_quitting = 1;
     slc_worker_stop_listening();
     slc_log(SLC_LOG_NOTICE, "gracefully shutting down, %u session(s) open",
-        slc_sessions.count);
+        slc_module_conn_count());
     slc_worker_shutdown_timer.handler = slc_worker_shutdown_expired;
     slc_timer_add(slc_loop, &slc_worker_shutdown_timer,
         (uint64_t) slc_worker_cycle->shutdown_timeout);
@@ -123,6 +156,7 @@ slc_worker_exit(int code)
         unlink(pid_path);
     }
     slc_log(SLC_LOG_NOTICE, "exiting");
+    slc_loop_done(slc_loop);
     exit(code);
 }
 
@@ -132,7 +166,7 @@ slc_worker_signals(void)
     if (slc_sig_terminate) {
         slc_worker_exit(0);
     }
-    if (slc_sig_quit && !slc_sessions.quitting) {
+    if (slc_sig_quit && !slc_worker_quitting) {
         slc_worker_quit();
     }
     if (slc_sig_reopen) {
@@ -204,7 +238,7 @@ slc_worker_run(slc_cycle_t *cycle, unsigned slot, unsigned proc)
     slc_worker_sched(cycle);
     slc_loop->sigmask = &slc_worker_waitmask;
     slc_listen_keep_slot(cycle->listens, slot);
-    slc_buf_setup(cycle->mysql ? cycle->mysql->buffer_size : 16384, 256);
+    slc_module_init_process(cycle);
     if (slc_worker_init_listeners(cycle, slot) != SLC_OK) {
         slc_log(SLC_LOG_ALERT, "worker init failed: out of memory");
         exit(2);
@@ -213,7 +247,7 @@ slc_worker_run(slc_cycle_t *cycle, unsigned slot, unsigned proc)
 
     for ( ;; ) {
         slc_worker_signals();
-        if (slc_sessions.quitting && slc_sessions.count == 0) {
+        if (slc_worker_quitting && slc_module_conn_count() == 0) {
             slc_worker_exit(0);
         }
         slc_loop_once(slc_loop, -1);

@@ -27,7 +27,5 @@ extern slc_cycle_t  *slc_worker_cycle;
 
 /* Never returns. */
 void slc_worker_run(slc_cycle_t *cycle, unsigned slot, unsigned proc);
-/* Out of descriptors: stop accepting for a second. */
-void slc_worker_accept_pause(void);
 
 #endif /* SLC_WORKER_H */

@@ -35,6 +35,7 @@ slc_loop_init(slc_loop_t *loop)
 {
     memset(loop, 0, sizeof(*loop));
     RB_INIT(&loop->timers);
+    TAILQ_INIT(&loop->posted);
     loop->epfd = epoll_create1(EPOLL_CLOEXEC);
     if (loop->epfd == -1) {
         return SLC_ERROR;
@@ -198,6 +199,46 @@ slc_loop_defer(slc_loop_t *loop, slc_defer_t *d, void (*fn)(void *),
     return SLC_OK;
 }
 
+void
+slc_post(slc_loop_t *loop, slc_posted_t *ev, void (*fn)(void *), void *arg)
+{
+    if (ev->posted) {
+        return;
+    }
+    ev->fn = fn;
+    ev->arg = arg;
+    ev->round = loop->post_round;
+    ev->posted = 1;
+    TAILQ_INSERT_TAIL(&loop->posted, ev, link);
+}
+
+void
+slc_post_cancel(slc_loop_t *loop, slc_posted_t *ev)
+{
+    if (ev->posted) {
+        TAILQ_REMOVE(&loop->posted, ev, link);
+        ev->posted = 0;
+    }
+}
+
+/*
+ * One round: what was posted before it started.  Work posted from here on
+ * carries the new round number and, the queue being FIFO, sits behind all
+ * of the older work, so the round stops at the first such entry.
+ */
+static void
+slc_loop_run_posted(slc_loop_t *loop)
+{
+    slc_posted_t *ev;
+    uint64_t      round = ++loop->post_round;
+
+    while ((ev = TAILQ_FIRST(&loop->posted)) != NULL && ev->round != round) {
+        TAILQ_REMOVE(&loop->posted, ev, link);
+        ev->posted = 0;
+        ev->fn(ev->arg);
+    }
+}
+
 static void
 slc_loop_expire_timers(slc_loop_t *loop)
 {
@@ -227,6 +268,9 @@ slc_loop_timeout(slc_loop_t *loop, int max_wait)
 {
     slc_timer_t *t = RB_MIN(slc_timer_tree, &loop->timers);
 
+    if (!TAILQ_EMPTY(&loop->posted)) {
+        return 0;                   /* posted work runs after a poll */
+    }
     if (t == NULL) {
         return max_wait;
     }
@@ -291,5 +335,6 @@ slc_loop_once(slc_loop_t *loop, int max_wait)
     }
     slc_loop_run_deferred(loop);
     slc_loop_expire_timers(loop);
+    slc_loop_run_posted(loop);
     slc_loop_run_deferred(loop);
 }

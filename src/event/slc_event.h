@@ -3,6 +3,7 @@
 
 #include "slc_core.h"
 #include "slc_buf.h"
+#include <sys/queue.h>
 #include <sys/tree.h>
 
 /*
@@ -24,6 +25,15 @@
  * A connection closed while events for it are still queued in the current
  * batch is only marked closed here; the owner frees its memory from a
  * "release" callback that runs after the batch (see slc_loop_defer).
+ *
+ * One iteration of the loop:
+ *
+ *     wait (epoll; timeout 0 while work is posted)
+ *     dispatch the batch of I/O events
+ *     release what the batch closed (slc_loop_defer)
+ *     expire timers
+ *     run posted work (slc_post), FIFO, what was posted before this step
+ *     release what timers and posted work closed
  */
 
 typedef struct slc_conn_s   slc_conn_t;
@@ -59,6 +69,25 @@ struct slc_timer_s {
 RB_HEAD(slc_timer_tree, slc_timer_s);
 RB_PROTOTYPE(slc_timer_tree, slc_timer_s, entry, slc_timer_cmp)
 
+/*
+ * Work posted to run before the next wait (slc_post): a library with a
+ * callback API (hiredis, Connector/C's non-blocking calls) or a handler
+ * that must not re-enter another one posts the rest of its work instead of
+ * calling it from where it is.  The owner embeds it, and cancels it before
+ * the memory goes (slc_post_cancel).
+ */
+typedef struct slc_posted_s  slc_posted_t;
+
+struct slc_posted_s {
+    TAILQ_ENTRY(slc_posted_s)  link;
+    void                     (*fn)(void *);
+    void                      *arg;
+    uint64_t                   round;    /* the loop's round when posted */
+    unsigned                   posted:1;
+};
+
+TAILQ_HEAD(slc_posted_queue, slc_posted_s);
+
 typedef struct slc_defer_s {
     void                 (*fn)(void *);
     void                  *arg;
@@ -72,6 +101,8 @@ struct slc_loop_s {
     uint64_t               timer_seq;
     struct slc_timer_tree  timers;
     slc_defer_t           *deferred;
+    struct slc_posted_queue posted;
+    uint64_t               post_round;  /* rounds of posted work run */
     const void            *sigmask;      /* sigset_t during epoll_pwait */
 };
 
@@ -85,8 +116,9 @@ int   slc_loop_init(slc_loop_t *loop);
 void  slc_loop_done(slc_loop_t *loop);
 /* One iteration: wait (at most until the next timer or `max_wait` ms). */
 void  slc_loop_once(slc_loop_t *loop, int max_wait);
-/* The epoll timeout of the next wait: until the next timer, at most
-   `max_wait` ms (-1: no limit) and at most SLC_EVENT_MAX_WAIT. */
+/* The epoll timeout of the next wait: 0 while work is posted, else until
+   the next timer, at most `max_wait` ms (-1: no limit) and at most
+   SLC_EVENT_MAX_WAIT. */
 int   slc_loop_timeout(slc_loop_t *loop, int max_wait);
 uint64_t slc_time_ms(void);
 
@@ -97,6 +129,26 @@ int   slc_conn_register_listen(slc_loop_t *loop, slc_conn_t *c, int excl);
 void  slc_conn_unregister(slc_loop_t *loop, slc_conn_t *c);
 /* close(2) the fd and mark closed; memory stays with the owner. */
 void  slc_conn_close(slc_conn_t *c);
+
+/*
+ * Queue fn(arg) to run after the current batch of events and the timers
+ * that are due, before the loop waits again; while anything is posted the
+ * next wait is a poll (timeout 0).  Posted work runs in the order it was
+ * posted.  Posting an event that is already posted does nothing (it keeps
+ * its place, fn and arg).  Work posted while posted work runs (an event
+ * posting itself again included) runs in the next round, after one more
+ * poll for I/O: a handler that keeps posting cannot starve the sockets.
+ */
+void  slc_post(slc_loop_t *loop, slc_posted_t *ev, void (*fn)(void *),
+    void *arg);
+/* Take a posted event off the queue; nothing if it is not posted. */
+void  slc_post_cancel(slc_loop_t *loop, slc_posted_t *ev);
+/* Whether `ev` is posted and has not run yet. */
+static inline int
+slc_post_pending(const slc_posted_t *ev)
+{
+    return ev->posted;
+}
 
 /* Run fn(arg) after the current batch of events (to free memory safely). */
 int   slc_loop_defer(slc_loop_t *loop, slc_defer_t *d, void (*fn)(void *),

@@ -15,6 +15,15 @@
 
 typedef struct slc_listen_s  slc_listen_t;
 
+/*
+ * Takes over a connection accepted on `l` (non-blocking, close-on-exec):
+ * from then on the handler owns `fd`.  The protocol layer that parses a
+ * `listen` sets it, as nginx's ls->handler, so the worker accepts without
+ * knowing what is spoken on the socket.
+ */
+typedef void (*slc_listen_handler_pt)(int fd, slc_listen_t *l,
+    const struct sockaddr_storage *ss);
+
 struct slc_listen_s {
     struct sockaddr_storage  addr;
     socklen_t                addrlen;
@@ -24,6 +33,7 @@ struct slc_listen_s {
     int                      backlog;
     int                     *fds;         /* one per worker slot (TCP) */
     unsigned                 nfds;
+    slc_listen_handler_pt    handler;
     void                    *srv;         /* the server {} block */
     const char              *file;        /* where it was configured */
     unsigned                 line;

@@ -116,25 +116,6 @@ slc_mysql_native_token(const uint8_t scramble[20],
 }
 
 /*
- * An empty password yields 20 zero bytes here, but what goes on the wire
- * for it is an empty auth response: the caller checks len == 0 first.
- */
-void
-slc_mysql_native_token_pw(const uint8_t scramble[20], const char *password,
-    size_t len, uint8_t token[SLC_SHA1_LEN])
-{
-    uint8_t  stage1[SLC_SHA1_LEN];
-
-    if (len == 0) {
-        memset(token, 0, SLC_SHA1_LEN);
-        return;
-    }
-    slc_sha1(password, len, stage1);
-    slc_mysql_native_token(scramble, stage1, token);
-    explicit_bzero(stage1, sizeof(stage1));
-}
-
-/*
  * token = stage1 XOR SHA1(scramble + stage2), so XORing the mask off again
  * gives a candidate stage1, which is right exactly when SHA1 of it is the
  * stored stage2.

@@ -29,9 +29,6 @@ int  slc_mysql_native_hash_parse(const char *s, size_t len,
 /* Client side: token for `scramble` from stage1. */
 void slc_mysql_native_token(const uint8_t scramble[20],
     const uint8_t stage1[SLC_SHA1_LEN], uint8_t token[SLC_SHA1_LEN]);
-/* Client side from plaintext (tests, monitor). */
-void slc_mysql_native_token_pw(const uint8_t scramble[20],
-    const char *password, size_t len, uint8_t token[SLC_SHA1_LEN]);
 /*
  * Server side: SLC_OK when `token` proves knowledge of the password, and
  * then stage1 is recovered into `stage1` (zeroed when the hash is empty).

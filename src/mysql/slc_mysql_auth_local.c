@@ -167,15 +167,8 @@ static void
 slc_session_on_response(slc_session_t *s, uint8_t *p, uint32_t len)
 {
     slc_mysql_hsresp_t r;
-    const char        *err = NULL;
 
-    if (slc_mysql_hsresp_parse(p, len, &r, &err) != SLC_OK
-        || slc_session_take_identity(s, &r, 1, &err) != SLC_OK)
-    {
-        if (len == 32) {
-            err = "client asked for TLS, which this listener does not offer";
-        }
-        slc_session_log(s, SLC_LOG_INFO, "bad handshake response: %s", err);
+    if (slc_session_handshake_response(s, p, len, 1, &r) != SLC_OK) {
         slc_session_fail(s, SLC_ER_HANDSHAKE_ERROR, "08S01",
             "Bad handshake");
         return;

@@ -16,8 +16,6 @@ static void slc_backend_on_read(slc_conn_t *c);
 static void slc_backend_on_write(slc_conn_t *c);
 static void slc_backend_timeout(slc_timer_t *t);
 static int  slc_backend_connect(slc_backend_t *b);
-void slc_backend_relay_greeting(slc_backend_t *b, uint8_t *p, uint32_t len);
-void slc_backend_relay_start(slc_backend_t *b);
 
 /* Fail the session because of this backend: ERR to the client. */
 static void
@@ -210,7 +208,7 @@ slc_backend_timeout(slc_timer_t *t)
 int
 slc_backend_send(slc_backend_t *b, const uint8_t *payload, size_t len)
 {
-    if (slc_buf_append_packet(&b->out, payload, len, b->seq) != SLC_OK) {
+    if (slc_packet_append(&b->out, payload, len, b->seq) != SLC_OK) {
         return SLC_ERROR;
     }
     b->seq++;
@@ -434,8 +432,7 @@ slc_backend_on_auth_reply(slc_backend_t *b, uint8_t *p, uint32_t len)
     case SLC_MYSQL_OK:
         slc_timer_del(slc_loop, &b->timer);
         b->state = SLC_BS_READY;
-        slc_mysql_track_init(&s->track, b->caps, slc_mysql_ok_status(p, len));
-        slc_mysql_track_set_mariadb_caps(&s->track, b->mariadb_caps);
+        slc_session_track_start(s, b->caps, b->mariadb_caps, p, len);
         slc_session_ready(s, p, len);     /* the router starts later */
         return;
     case SLC_MYSQL_ERR:
@@ -455,14 +452,31 @@ slc_backend_on_auth_reply(slc_backend_t *b, uint8_t *p, uint32_t len)
     }
 }
 
+/* A packet of the greeting or the login exchange (slc_packet_loop). */
+static int
+slc_backend_on_packet(void *data, uint8_t *p, uint32_t len, uint8_t seq)
+{
+    slc_backend_t *b = data;
+
+    b->seq = seq + 1;
+    if (b->state == SLC_BS_GREETING) {
+        slc_backend_on_greeting(b, p, len);
+    } else {
+        slc_backend_on_auth_reply(b, p, len);
+    }
+    if (b->conn.closed || (b->ops == NULL && b->session->backend != b)) {
+        return SLC_ERROR;       /* failed: b is on its way out */
+    }
+    return b->state == SLC_BS_GREETING || b->state == SLC_BS_AUTH
+           ? SLC_OK : SLC_DONE;
+}
+
 static void
 slc_backend_on_read(slc_conn_t *c)
 {
     slc_backend_t *b = c->data;
-    uint8_t       *p;
-    uint32_t       len;
-    uint8_t        seq;
     const char    *why;
+    int            rc;
 
     if (b->state == SLC_BS_CONNECTING) {
         slc_backend_on_write(c);
@@ -474,26 +488,14 @@ slc_backend_on_read(slc_conn_t *c)
         slc_backend_relay_start(b);
         return;
     }
-    while (b->state == SLC_BS_GREETING || b->state == SLC_BS_AUTH) {
-        int rc = slc_packet_read(c, &b->in, &p, &len, &seq, &why);
-        if (rc == SLC_AGAIN) {
-            return;
-        }
-        if (rc == SLC_ERROR) {
+    if (b->state == SLC_BS_GREETING || b->state == SLC_BS_AUTH) {
+        rc = slc_packet_loop(c, &b->in, slc_backend_on_packet, b, &why);
+        if (rc == SLC_ERROR && why != NULL) {
             slc_backend_fail(b, why, 1);
+        }
+        if (rc != SLC_DONE) {
             return;
         }
-        b->seq = seq + 1;
-        slc_backend_state_t was = b->state;
-        if (was == SLC_BS_GREETING) {
-            slc_backend_on_greeting(b, p, len);
-        } else {
-            slc_backend_on_auth_reply(b, p, len);
-        }
-        if (b->conn.closed || (b->ops == NULL && b->session->backend != b)) {
-            return;       /* failed: b is on its way out */
-        }
-        slc_packet_consume(&b->in, len);
     }
     if (b->state == SLC_BS_READY && b->ops == NULL
         && b->session->state == SLC_SS_READY)

@@ -76,6 +76,15 @@ int  slc_backend_send(slc_backend_t *b, const uint8_t *payload, size_t len);
 /* The client is authenticated: give back the max_handshakes slot. */
 void slc_backend_handshake_done(slc_backend_t *b);
 
+/*
+ * auth passthrough (slc_mysql_passthrough.c): relay the server's greeting
+ * (patched in place: TLS and compression cleared, the session's id as the
+ * thread id) to the client, then the exchange both ways until the server's
+ * OK or ERR.  relay_start runs on every read of the backend meanwhile.
+ */
+void slc_backend_relay_greeting(slc_backend_t *b, uint8_t *p, uint32_t len);
+void slc_backend_relay_start(slc_backend_t *b);
+
 /* Greeting the worker learned from a backend, mirrored to clients. */
 typedef struct {
     int       known;
@@ -86,10 +95,5 @@ typedef struct {
 } slc_backend_profile_t;
 
 extern slc_backend_profile_t  slc_backend_profile;
-
-/* Status flags of an OK packet (slc_mysql_status.c). */
-uint16_t slc_mysql_ok_status(const uint8_t *p, size_t len);
-/* Overwrite them in place (nothing if the packet is too short). */
-void     slc_mysql_ok_set_status(uint8_t *p, size_t len, uint16_t status);
 
 #endif /* SLC_MYSQL_BACKEND_H */

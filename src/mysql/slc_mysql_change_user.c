@@ -292,8 +292,7 @@ slc_cu_apply(slc_session_t *s, const uint8_t *ok, uint32_t len)
     s->attrs = cu->attrs;
     s->attrs_len = cu->attrs_len;
     cu->attrs = NULL;
-    slc_mysql_track_init(&s->track, b->caps, slc_mysql_ok_status(ok, len));
-    slc_mysql_track_set_mariadb_caps(&s->track, b->mariadb_caps);
+    slc_session_track_start(s, b->caps, b->mariadb_caps, ok, len);
 }
 
 static void
@@ -328,10 +327,12 @@ slc_cu_backend_switch(slc_backend_t *b, const uint8_t *p, uint32_t len)
 
 /* One packet of the backend's answer; SLC_OK while the exchange goes on. */
 static int
-slc_cu_backend_packet(slc_backend_t *b, uint8_t *p, uint32_t len)
+slc_cu_backend_packet(void *data, uint8_t *p, uint32_t len, uint8_t seq)
 {
+    slc_backend_t *b = data;
     slc_session_t *s = b->session;
 
+    b->seq = seq + 1;
     switch (len > 0 ? p[0] : -1) {
     case SLC_MYSQL_OK:
         slc_cu_apply(s, p, len);
@@ -365,28 +366,13 @@ slc_cu_backend_read(slc_conn_t *c)
 {
     slc_backend_t *b = c->data;
     slc_session_t *s = b->session;
-    uint8_t       *p, seq;
-    uint32_t       len;
     const char    *why;
+    int            rc;
 
-    for ( ;; ) {
-        int rc = slc_packet_read(c, &b->in, &p, &len, &seq, &why);
-        if (rc == SLC_AGAIN) {
-            return;
-        }
-        if (rc == SLC_ERROR) {
-            slc_session_close(s, SLC_LOG_ERR, why);
-            return;
-        }
-        b->seq = seq + 1;
-        rc = slc_cu_backend_packet(b, p, len);
-        if (rc == SLC_ERROR) {
-            return;
-        }
-        slc_packet_consume(&b->in, len);
-        if (rc == SLC_DONE) {
-            slc_cu_end(s);
-            return;
-        }
+    rc = slc_packet_loop(c, &b->in, slc_cu_backend_packet, b, &why);
+    if (rc == SLC_DONE) {
+        slc_cu_end(s);
+    } else if (rc == SLC_ERROR && why != NULL) {
+        slc_session_close(s, SLC_LOG_ERR, why);
     }
 }

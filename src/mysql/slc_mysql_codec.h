@@ -12,6 +12,35 @@
  * into the caller's buffer and are valid as long as it is.
  */
 
+/* --- integers --------------------------------------------------------- */
+
+/*
+ * A little-endian unsigned integer of `n` bytes (at most 8) at `p`; the
+ * caller checked they are there.  Inline: the tracker reads status flags
+ * and counts with it on the forwarding path.
+ */
+static inline uint64_t
+slc_mysql_le_get(const uint8_t *p, size_t n)
+{
+    uint64_t  v = 0;
+
+    while (n-- > 0) {
+        v = v << 8 | p[n];
+    }
+    return v;
+}
+
+/* Write the low `n` bytes of `v` little-endian; returns the end. */
+static inline uint8_t *
+slc_mysql_le_put(uint8_t *p, uint64_t v, size_t n)
+{
+    while (n-- > 0) {
+        *p++ = (uint8_t) v;
+        v >>= 8;
+    }
+    return p;
+}
+
 /* --- framing ---------------------------------------------------------- */
 
 /* Write a 4-byte header (3-byte little-endian length, sequence id). */
@@ -53,7 +82,6 @@ uint8_t *slc_mysql_lenenc_int_put(uint8_t *p, uint64_t v);  /* returns end */
 /* A length-encoded string: returns bytes consumed or 0 as above. */
 size_t   slc_mysql_lenenc_str_get(const uint8_t *p, size_t len,
     const uint8_t **s, uint64_t *slen);
-uint8_t *slc_mysql_lenenc_str_put(uint8_t *p, const void *s, size_t n);
 
 /* --- initial handshake (server greeting, protocol 10) ------------------ */
 
@@ -131,6 +159,14 @@ int    slc_mysql_authswitch_parse(const uint8_t *payload, size_t len,
 
 size_t slc_mysql_ok_build(uint8_t *payload, size_t cap, uint64_t affected,
     uint64_t insert_id, uint16_t status, uint16_t warnings);
+/*
+ * The status flags of an OK packet (0x00 or 0xfe header) of which `len`
+ * bytes are at `p`, or -1 when they end before the flags (a packet cut
+ * short, or only its head).
+ */
+int    slc_mysql_ok_status(const uint8_t *p, size_t len);
+/* Overwrite them in place (nothing if the packet is too short). */
+void   slc_mysql_ok_set_status(uint8_t *p, size_t len, uint16_t status);
 
 /* ERR with SQLSTATE marker (PROTOCOL_41). */
 size_t slc_mysql_err_build(uint8_t *payload, size_t cap, uint16_t code,

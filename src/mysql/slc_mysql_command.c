@@ -37,7 +37,7 @@ slc_command_len(const slc_session_t *s)
 {
     const uint8_t *p = s->in->pos;
 
-    return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16;
+    return (uint32_t) slc_mysql_le_get(p, 3);
 }
 
 /* Everything before the command was answered and forwarded. */

@@ -3,6 +3,7 @@
 #include "slc_mysql_conf.h"
 #include "slc_mysql_registry.h"
 #include "slc_mysql_router.h"
+#include "slc_mysql_session.h"
 #include "slc_worker.h"
 
 #include <netdb.h>
@@ -27,6 +28,7 @@ static const char *slc_mysql_buffer_size(slc_conf_t *cf,
 static int slc_mysql_init_conf(slc_cycle_t *cycle, char *err, size_t errlen);
 static void slc_mysql_registry_zone_init(slc_shm_zone_t *z, const void *prev);
 static void slc_mysql_reap_process(slc_cycle_t *cycle, unsigned proc);
+static void slc_mysql_init_process(slc_cycle_t *cycle);
 
 static const slc_conf_enum_t slc_mysql_auth_kinds[] = {
     { "local", SLC_AUTH_LOCAL },
@@ -100,7 +102,19 @@ slc_module_t slc_mysql_module = {
     .commands = slc_mysql_commands,
     .init_conf = slc_mysql_init_conf,
     .reap_process = slc_mysql_reap_process,
+    .init_zones = slc_mysql_stats_bind,
+    .init_process = slc_mysql_init_process,
+    .conn_count = slc_sessions_count,
+    .close_idle = slc_sessions_close_idle,
 };
+
+/* A worker's buffers are buffer_size bytes, 256 kept on the free list. */
+static void
+slc_mysql_init_process(slc_cycle_t *cycle)
+{
+    slc_buf_setup(cycle->mysql != NULL ? cycle->mysql->buffer_size : 16384,
+        256);
+}
 
 void *
 slc_mysql_srv_conf(slc_conf_t *cf, slc_mysql_srv_t *srv,
@@ -302,6 +316,7 @@ slc_mysql_listen(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
                 "%s:%u)", l->text, o->file, o->line);
         }
     }
+    l->handler = slc_session_accept;
     l->srv = srv;
     l->file = cf->filename;
     l->line = cf->line;

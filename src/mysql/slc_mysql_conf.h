@@ -29,6 +29,7 @@ typedef struct slc_upstream_s        slc_upstream_t;
 typedef struct slc_upstream_server_s slc_upstream_server_t;
 typedef struct slc_mysql_srv_s       slc_mysql_srv_t;
 typedef struct slc_server_stats_s    slc_server_stats_t;
+typedef struct slc_session_s         slc_session_t;
 
 struct slc_mysql_user_s {
     slc_str_t                 name;
@@ -140,7 +141,10 @@ slc_mysql_stats_index(const slc_mysql_conf_t *mc,
 /* The server of this cycle whose stats slot is `index`, or NULL. */
 slc_upstream_server_t *slc_mysql_stats_server(const slc_mysql_conf_t *mc,
     uint32_t index);
-/* After the zones are mapped (master, before fork): bind stats slots. */
+extern slc_module_t  slc_mysql_module;
+
+/* The module's init_zones hook (the zones are mapped, before the fork):
+   bind every upstream server to its stats slot. */
 int  slc_mysql_stats_bind(slc_cycle_t *cycle, char *err, size_t errlen);
 /* The module's reap_process hook: subtract what the dead process `proc`
    still held from the shared `active` counters, and clear its row. */

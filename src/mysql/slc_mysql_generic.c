@@ -9,15 +9,6 @@
 #define SLC_MYSQL_SQLSTATE_LEN     5
 #define SLC_MYSQL_SQLSTATE_MARKER  '#'
 #define SLC_MYSQL_SQLSTATE_DEFAULT "HY000"
-#define SLC_MYSQL_ERR_PROGRESS     0xffff  /* MariaDB progress report */
-
-static uint8_t *
-slc_mysql_le16_put(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t) v;
-    p[1] = (uint8_t) (v >> 8);
-    return p + 2;
-}
 
 /*
  * The plugin data is written as given: for mysql_native_password pass the
@@ -89,9 +80,51 @@ slc_mysql_ok_build(uint8_t *payload, size_t cap, uint64_t affected,
     *p++ = SLC_MYSQL_OK;
     p = slc_mysql_lenenc_int_put(p, affected);
     p = slc_mysql_lenenc_int_put(p, insert_id);
-    p = slc_mysql_le16_put(p, status);
-    slc_mysql_le16_put(p, warnings);
+    p = slc_mysql_le_put(p, status, 2);
+    slc_mysql_le_put(p, warnings, 2);
     return need;
+}
+
+/*
+ * Where the status flags of an OK packet (0x00 or 0xfe header) are, or 0
+ * when the `len` bytes at `p` end before them: the tracker passes the head
+ * it kept of a packet, which may stop short of the flags.
+ */
+static size_t
+slc_mysql_ok_status_at(const uint8_t *p, size_t len)
+{
+    uint64_t  v;
+    size_t    off = 1, n;
+
+    if (len < 1) {
+        return 0;
+    }
+    for (int i = 0; i < 2; i++) {       /* affected rows, last insert id */
+        n = slc_mysql_lenenc_int_get(p + off, len - off, &v);
+        if (n == 0) {
+            return 0;
+        }
+        off += n;
+    }
+    return len - off >= 2 ? off : 0;
+}
+
+int
+slc_mysql_ok_status(const uint8_t *p, size_t len)
+{
+    size_t  off = slc_mysql_ok_status_at(p, len);
+
+    return off ? (int) slc_mysql_le_get(p + off, 2) : -1;
+}
+
+void
+slc_mysql_ok_set_status(uint8_t *p, size_t len, uint16_t status)
+{
+    size_t  off = slc_mysql_ok_status_at(p, len);
+
+    if (off) {
+        slc_mysql_le_put(p + off, status, 2);
+    }
 }
 
 /* A sqlstate that is not 5 characters becomes HY000 (general error). */
@@ -110,7 +143,7 @@ slc_mysql_err_build(uint8_t *payload, size_t cap, uint16_t code,
         sqlstate = SLC_MYSQL_SQLSTATE_DEFAULT;
     }
     *p++ = SLC_MYSQL_ERR;
-    p = slc_mysql_le16_put(p, code);
+    p = slc_mysql_le_put(p, code, 2);
     *p++ = SLC_MYSQL_SQLSTATE_MARKER;
     memcpy(p, sqlstate, SLC_MYSQL_SQLSTATE_LEN);
     memcpy(p + SLC_MYSQL_SQLSTATE_LEN, msg, mlen);
@@ -147,7 +180,7 @@ slc_mysql_err_parse(const uint8_t *payload, size_t len, uint16_t *code,
         *err = "not an ERR packet";
         return SLC_ERROR;
     }
-    *code = (uint16_t) (payload[1] | payload[2] << 8);
+    *code = (uint16_t) slc_mysql_le_get(payload + 1, 2);
     if (*code == SLC_MYSQL_ERR_PROGRESS) {
         *err = "progress report in an ERR packet";
         return SLC_ERROR;

@@ -49,17 +49,6 @@ slc_mysql_rd_take(slc_mysql_rd_t *rd, size_t n)
     return s;
 }
 
-static uint32_t
-slc_mysql_le_get(const uint8_t *p, size_t n)
-{
-    uint32_t  v = 0;
-
-    while (n-- > 0) {
-        v = v << 8 | p[n];
-    }
-    return v;
-}
-
 /* A NUL-terminated string; *n excludes the NUL. */
 static int
 slc_mysql_rd_nulstr(slc_mysql_rd_t *rd, const char **s, size_t *n)
@@ -108,12 +97,8 @@ static void
 slc_mysql_wr_le(slc_mysql_wr_t *w, uint32_t v, size_t n)
 {
     uint8_t  b[4];
-    size_t   i;
 
-    for (i = 0; i < n; i++) {
-        b[i] = (uint8_t) (v >> (8 * i));
-    }
-    slc_mysql_wr_bytes(w, b, n);
+    slc_mysql_wr_bytes(w, b, (size_t) (slc_mysql_le_put(b, v, n) - b));
 }
 
 /* Write s, n bytes, and a NUL; a NUL inside s could not be read back. */
@@ -179,7 +164,7 @@ slc_mysql_greeting_head(slc_mysql_rd_t *rd, slc_mysql_greeting_t *g,
         *err = "greeting truncated before the capabilities";
         return SLC_ERROR;
     }
-    g->thread_id = slc_mysql_le_get(f, 4);
+    g->thread_id = (uint32_t) slc_mysql_le_get(f, 4);
     memcpy(g->scramble, f + 4, SLC_MYSQL_SCRAMBLE1_LEN);
     g->capabilities = slc_mysql_le_get(f + 4 + SLC_MYSQL_SCRAMBLE1_LEN + 1, 2);
     return SLC_OK;
@@ -340,12 +325,12 @@ slc_mysql_hsresp_fixed(slc_mysql_rd_t *rd, slc_mysql_hsresp_t *r,
         *err = "handshake response truncated";
         return SLC_ERROR;
     }
-    r->capabilities = slc_mysql_le_get(f, 4);
+    r->capabilities = (uint32_t) slc_mysql_le_get(f, 4);
     if (!(r->capabilities & SLC_CLIENT_PROTOCOL_41)) {
         *err = "pre-4.1 handshake response";
         return SLC_ERROR;
     }
-    r->max_packet = slc_mysql_le_get(f + 4, 4);
+    r->max_packet = (uint32_t) slc_mysql_le_get(f + 4, 4);
     r->charset = f[8];
     if (!(r->capabilities & SLC_CLIENT_LONG_PASSWORD)) {
         r->mariadb_caps = slc_mysql_le_get(f + 9 + SLC_MYSQL_FILLER_LEN - 4,

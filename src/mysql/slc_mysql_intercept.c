@@ -4,6 +4,7 @@
  */
 
 #include "slc_core.h"
+#include "slc_mysql_codec.h"
 #include "slc_mysql_intercept.h"
 #include "slc_mysql_proto.h"
 
@@ -47,8 +48,7 @@ slc_mysql_scan_client(slc_mysql_scan_t *sc, int infile, unsigned watch,
             *stop = SLC_SCAN_MORE;      /* a header cut short */
             return off;
         }
-        plen = (uint32_t) p[off] | (uint32_t) p[off + 1] << 8
-               | (uint32_t) p[off + 2] << 16;
+        plen = (uint32_t) slc_mysql_le_get(p + off, 3);
         int command = !sc->more && !infile && p[off + 3] == 0 && plen > 0;
         if (command && len - off == SLC_MYSQL_HDR_LEN) {
             *stop = SLC_SCAN_MORE;      /* the command byte is to come */

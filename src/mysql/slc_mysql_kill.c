@@ -72,8 +72,7 @@ slc_kill_parse(const uint8_t *pl, uint32_t len, slc_mysql_kill_t *k)
         }
         memset(k, 0, sizeof(*k));
         k->mode = "";
-        k->id = (uint32_t) pl[1] | (uint32_t) pl[2] << 8
-                | (uint32_t) pl[3] << 16 | (uint32_t) pl[4] << 24;
+        k->id = (uint32_t) slc_mysql_le_get(pl + 1, 4);
         return SLC_OK;
     }
     return slc_mysql_kill_parse(pl + 1, len - 1, k);
@@ -120,35 +119,40 @@ slc_kill_aux_fail(slc_backend_t *b, const char *why)
 
 /* The server's OK or ERR is the client's, with the session's own status
    flags in an OK (the side connection's say nothing about this one). */
-static void
-slc_kill_aux_read(slc_conn_t *c)
+static int
+slc_kill_aux_packet(void *data, uint8_t *p, uint32_t len, uint8_t seq)
 {
-    slc_backend_t *b = c->data;
+    slc_backend_t *b = data;
     slc_session_t *s = b->session;
-    uint8_t       *p, seq;
-    uint32_t       len;
-    const char    *why;
-    int            rc = slc_packet_read(c, &b->in, &p, &len, &seq, &why);
 
-    if (rc == SLC_AGAIN) {
-        return;
-    }
-    if (rc == SLC_ERROR || len == 0
-        || (p[0] != SLC_MYSQL_OK && p[0] != SLC_MYSQL_ERR))
-    {
-        slc_kill_aux_fail(b, rc == SLC_ERROR ? why : "unexpected answer");
-        return;
+    (void) seq;
+    if (len == 0 || (p[0] != SLC_MYSQL_OK && p[0] != SLC_MYSQL_ERR)) {
+        slc_kill_aux_fail(b, "unexpected answer");
+        return SLC_ERROR;
     }
     if (p[0] == SLC_MYSQL_OK) {
         slc_mysql_ok_set_status(p, len, s->track.status);
     }
-    rc = slc_session_send(s, p, len);
-    slc_packet_consume(&b->in, len);
-    if (rc != SLC_OK) {
+    if (slc_session_send(s, p, len) != SLC_OK) {
         slc_session_close(s, SLC_LOG_INFO, "client write failed");
-        return;
+        return SLC_ERROR;
     }
-    slc_kill_aux_done(s);
+    return SLC_DONE;
+}
+
+static void
+slc_kill_aux_read(slc_conn_t *c)
+{
+    slc_backend_t *b = c->data;
+    const char    *why;
+    int            rc;
+
+    rc = slc_packet_loop(c, &b->in, slc_kill_aux_packet, b, &why);
+    if (rc == SLC_DONE) {
+        slc_kill_aux_done(b->session);
+    } else if (rc == SLC_ERROR && why != NULL) {
+        slc_kill_aux_fail(b, why);
+    }
 }
 
 static void

@@ -9,27 +9,6 @@
 #include "slc_core.h"
 #include "slc_mysql_codec.h"
 
-static uint64_t
-slc_mysql_le_get(const uint8_t *p, size_t n)
-{
-    uint64_t  v = 0;
-
-    while (n-- > 0) {
-        v = v << 8 | p[n];
-    }
-    return v;
-}
-
-static uint8_t *
-slc_mysql_le_put(uint8_t *p, uint64_t v, size_t n)
-{
-    while (n-- > 0) {
-        *p++ = (uint8_t) v;
-        v >>= 8;
-    }
-    return p;
-}
-
 size_t
 slc_mysql_lenenc_int_get(const uint8_t *p, size_t len, uint64_t *v)
 {
@@ -110,14 +89,4 @@ slc_mysql_lenenc_str_get(const uint8_t *p, size_t len, const uint8_t **s,
     *s = p + hl;
     *slen = n;
     return hl + (size_t) n;
-}
-
-uint8_t *
-slc_mysql_lenenc_str_put(uint8_t *p, const void *s, size_t n)
-{
-    p = slc_mysql_lenenc_int_put(p, n);
-    if (n > 0) {
-        memcpy(p, s, n);
-    }
-    return p + n;
 }

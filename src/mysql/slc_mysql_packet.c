@@ -11,17 +11,14 @@
 void
 slc_mysql_hdr_write(uint8_t *p, uint32_t payload_len, uint8_t seq)
 {
-    p[0] = (uint8_t) payload_len;
-    p[1] = (uint8_t) (payload_len >> 8);
-    p[2] = (uint8_t) (payload_len >> 16);
-    p[3] = seq;
+    p = slc_mysql_le_put(p, payload_len, 3);
+    p[0] = seq;
 }
 
 void
 slc_mysql_hdr_read(const uint8_t *p, uint32_t *payload_len, uint8_t *seq)
 {
-    *payload_len = (uint32_t) p[0] | (uint32_t) p[1] << 8
-                   | (uint32_t) p[2] << 16;
+    *payload_len = (uint32_t) slc_mysql_le_get(p, 3);
     *seq = p[3];
 }
 

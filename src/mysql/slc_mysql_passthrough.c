@@ -12,9 +12,6 @@
  * and takes over when the server says OK.
  */
 
-void slc_backend_relay_greeting(slc_backend_t *b, uint8_t *p, uint32_t len);
-void slc_backend_relay_start(slc_backend_t *b);
-
 static void slc_relay_client_read(slc_conn_t *c);
 
 /*
@@ -88,13 +85,8 @@ static int
 slc_relay_identity(slc_session_t *s, uint8_t *p, uint32_t len)
 {
     slc_mysql_hsresp_t r;
-    const char        *err;
 
-    err = NULL;
-    if (slc_mysql_hsresp_parse(p, len, &r, &err) != SLC_OK
-        || slc_session_take_identity(s, &r, 0, &err) != SLC_OK)
-    {
-        slc_session_log(s, SLC_LOG_INFO, "bad handshake response: %s", err);
+    if (slc_session_handshake_response(s, p, len, 0, &r) != SLC_OK) {
         return SLC_ERROR;
     }
     for (int i = 0; i < 4; i++) {       /* the client's 4-byte caps */
@@ -103,41 +95,46 @@ slc_relay_identity(slc_session_t *s, uint8_t *p, uint32_t len)
     return SLC_OK;
 }
 
+/* A client packet of the exchange, on its way to the server. */
+static int
+slc_relay_client_packet(void *data, uint8_t *p, uint32_t len, uint8_t seq)
+{
+    slc_session_t *s = data;
+    slc_backend_t *b = s->backend;
+
+    if (seq == 1 && s->user[0] == '\0'
+        && slc_relay_identity(s, p, len) != SLC_OK)
+    {
+        slc_session_fail(s, SLC_ER_HANDSHAKE_ERROR, "08S01",
+            "Bad handshake");
+        return SLC_ERROR;
+    }
+    if (slc_relay_queue(&b->conn, &b->out, p - 4, len + 4) != SLC_OK) {
+        slc_session_close(s, SLC_LOG_ERR, "backend write failed");
+        return SLC_ERROR;
+    }
+    return SLC_OK;
+}
+
 static void
 slc_relay_client_read(slc_conn_t *c)
 {
     slc_session_t *s = c->data;
-    slc_backend_t *b = s->backend;
-    uint8_t       *p, seq;
-    uint32_t       len;
     const char    *why;
 
-    while (s->state == SLC_SS_RELAY && b != NULL) {
-        int rc = slc_packet_read(c, &s->in, &p, &len, &seq, &why);
-        if (rc == SLC_AGAIN) {
-            return;
-        }
-        if (rc == SLC_ERROR) {
-            slc_session_close(s, SLC_LOG_INFO, why);
-            return;
-        }
-        if (seq == 1 && s->user[0] == '\0'
-            && slc_relay_identity(s, p, len) != SLC_OK)
-        {
-            slc_session_fail(s, SLC_ER_HANDSHAKE_ERROR, "08S01",
-                "Bad handshake");
-            return;
-        }
-        if (slc_relay_queue(&b->conn, &b->out, p - 4, len + 4) != SLC_OK) {
-            slc_session_close(s, SLC_LOG_ERR, "backend write failed");
-            return;
-        }
-        slc_packet_consume(&s->in, len);
+    if (s->state != SLC_SS_RELAY || s->backend == NULL) {
+        return;
+    }
+    if (slc_packet_loop(c, &s->in, slc_relay_client_packet, s, &why)
+        == SLC_ERROR && why != NULL)
+    {
+        slc_session_close(s, SLC_LOG_INFO, why);
     }
 }
 
+/* The server said OK; the tracker was started from that OK already. */
 static void
-slc_relay_done(slc_session_t *s, slc_backend_t *b, uint16_t status)
+slc_relay_done(slc_session_t *s, slc_backend_t *b)
 {
     slc_timer_del(slc_loop, &b->timer);
     slc_timer_del(slc_loop, &s->timer);
@@ -145,47 +142,51 @@ slc_relay_done(slc_session_t *s, slc_backend_t *b, uint16_t status)
     slc_backend_handshake_done(b);
     slc_session_handshake_done(s);
     b->caps = s->caps;
-    slc_mysql_track_init(&s->track, s->caps, status);
-    slc_mysql_track_set_mariadb_caps(&s->track, s->mariadb_caps);
     s->state = SLC_SS_READY;
     slc_session_arm_idle(s);
     slc_session_log(s, SLC_LOG_INFO, "authenticated by the backend");
     s->srv->router->router->ready(s);
 }
 
+/* A server packet of the exchange, on its way to the client: SLC_DONE
+   after the OK that ends it. */
+static int
+slc_relay_backend_packet(void *data, uint8_t *p, uint32_t len, uint8_t seq)
+{
+    slc_backend_t *b = data;
+    slc_session_t *s = b->session;
+
+    (void) seq;
+    if (slc_relay_queue(&s->client, &s->out, p - 4, len + 4) != SLC_OK) {
+        slc_session_close(s, SLC_LOG_INFO, "client write failed");
+        return SLC_ERROR;
+    }
+    if (len > 0 && p[0] == SLC_MYSQL_ERR) {
+        slc_session_log(s, SLC_LOG_WARN, "backend refused the login");
+        slc_session_linger(s);
+        return SLC_ERROR;
+    }
+    if (len > 0 && p[0] == SLC_MYSQL_OK) {
+        slc_session_track_start(s, s->caps, s->mariadb_caps, p, len);
+        return SLC_DONE;
+    }
+    return SLC_OK;
+}
+
 void
 slc_backend_relay_start(slc_backend_t *b)
 {
     slc_session_t *s = b->session;
-    uint8_t       *p, seq;
-    uint32_t       len;
     const char    *why;
+    int            rc;
 
-    while (b->state == SLC_BS_RELAY) {
-        int rc = slc_packet_read(&b->conn, &b->in, &p, &len, &seq, &why);
-        if (rc == SLC_AGAIN) {
-            return;
-        }
-        if (rc == SLC_ERROR) {
-            slc_session_close(s, SLC_LOG_ERR, why);
-            return;
-        }
-        if (slc_relay_queue(&s->client, &s->out, p - 4, len + 4) != SLC_OK) {
-            slc_session_close(s, SLC_LOG_INFO, "client write failed");
-            return;
-        }
-        if (len > 0 && p[0] == SLC_MYSQL_ERR) {
-            slc_packet_consume(&b->in, len);
-            slc_session_log(s, SLC_LOG_WARN, "backend refused the login");
-            slc_session_linger(s);
-            return;
-        }
-        if (len > 0 && p[0] == SLC_MYSQL_OK) {
-            uint16_t status = slc_mysql_ok_status(p, len);
-            slc_packet_consume(&b->in, len);
-            slc_relay_done(s, b, status);
-            return;
-        }
-        slc_packet_consume(&b->in, len);
+    if (b->state != SLC_BS_RELAY) {
+        return;
+    }
+    rc = slc_packet_loop(&b->conn, &b->in, slc_relay_backend_packet, b, &why);
+    if (rc == SLC_DONE) {
+        slc_relay_done(s, b);       /* the OK was consumed: hand over */
+    } else if (rc == SLC_ERROR && why != NULL) {
+        slc_session_close(s, SLC_LOG_ERR, why);
     }
 }

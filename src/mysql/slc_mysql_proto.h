@@ -79,6 +79,9 @@
 #define SLC_MYSQL_AUTH_SWITCH       0xfe
 #define SLC_MYSQL_AUTH_MORE_DATA    0x01
 #define SLC_MYSQL_ERR               0xff
+/* The error code of a MariaDB progress report: an ERR-headed packet that
+   comes before the real response and ends nothing. */
+#define SLC_MYSQL_ERR_PROGRESS      0xffff
 
 #define SLC_MYSQL_SCRAMBLE_LEN      20
 #define SLC_MYSQL_NATIVE_PLUGIN     "mysql_native_password"

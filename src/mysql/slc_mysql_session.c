@@ -153,7 +153,7 @@ slc_session_over_host_limit(int fd, slc_listen_t *l, slc_peer_t *p,
 }
 
 static slc_session_t *
-slc_session_new(int fd, slc_listen_t *l, struct sockaddr_storage *ss,
+slc_session_new(int fd, slc_listen_t *l, const struct sockaddr_storage *ss,
     slc_peer_t *p)
 {
     slc_session_t *s = calloc(1, sizeof(*s));
@@ -204,50 +204,33 @@ slc_session_init_conn(slc_session_t *s, slc_listen_t *l)
 }
 
 void
-slc_session_accept(slc_conn_t *lc)
+slc_session_accept(int fd, slc_listen_t *l, const struct sockaddr_storage *ss)
 {
-    slc_listen_t            *l = lc->data;
-    struct sockaddr_storage  ss;
-    socklen_t                sl;
+    slc_peer_t    *p;
+    slc_session_t *s;
 
-    for (int i = 0; i < 64; i++) {
-        sl = sizeof(ss);
-        int fd = accept4(lc->fd, (struct sockaddr *) &ss, &sl,
-            SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd == -1) {
-            if (errno == EMFILE || errno == ENFILE) {
-                slc_worker_accept_pause();
-                slc_log_errno(SLC_LOG_CRIT, errno, "accept4() failed, "
-                    "pausing accept for 1s");
-            } else if (errno != EAGAIN && errno != EINTR
-                       && errno != ECONNABORTED) {
-                slc_log_errno(SLC_LOG_ERR, errno, "accept4() failed");
-            }
-            return;
-        }
-        if (slc_sessions.count >= slc_worker_cycle->worker_connections) {
-            slc_log(SLC_LOG_WARN, "%u worker_connections are not enough, "
-                "refusing a client on %s", slc_sessions.count, l->text);
-            slc_session_refuse(fd, "Too many connections");
-            continue;
-        }
-        slc_peer_t *p = slc_peer_hold(&ss);
-        if (p != NULL && slc_session_over_host_limit(fd, l, p, &ss)) {
-            slc_peer_release(p);
-            continue;
-        }
-        slc_session_t *s = p != NULL ? slc_session_new(fd, l, &ss, p) : NULL;
-        if (s == NULL) {
-            slc_log(SLC_LOG_ERR, "out of memory accepting on %s", l->text);
-            if (p != NULL) {
-                slc_peer_release(p);
-            }
-            close(fd);
-            return;
-        }
-        slc_session_log(s, SLC_LOG_INFO, "accepted on %s", l->text);
-        slc_session_init_conn(s, l);
+    if (slc_sessions.count >= slc_worker_cycle->worker_connections) {
+        slc_log(SLC_LOG_WARN, "%u worker_connections are not enough, "
+            "refusing a client on %s", slc_sessions.count, l->text);
+        slc_session_refuse(fd, "Too many connections");
+        return;
     }
+    p = slc_peer_hold(ss);
+    if (p != NULL && slc_session_over_host_limit(fd, l, p, ss)) {
+        slc_peer_release(p);
+        return;
+    }
+    s = p != NULL ? slc_session_new(fd, l, ss, p) : NULL;
+    if (s == NULL) {
+        slc_log(SLC_LOG_ERR, "out of memory accepting on %s", l->text);
+        if (p != NULL) {
+            slc_peer_release(p);
+        }
+        close(fd);
+        return;
+    }
+    slc_session_log(s, SLC_LOG_INFO, "accepted on %s", l->text);
+    slc_session_init_conn(s, l);
 }
 
 int
@@ -259,7 +242,7 @@ slc_session_flush(slc_session_t *s)
 int
 slc_session_send(slc_session_t *s, const uint8_t *payload, size_t len)
 {
-    if (slc_buf_append_packet(&s->out, payload, len, s->seq) != SLC_OK) {
+    if (slc_packet_append(&s->out, payload, len, s->seq) != SLC_OK) {
         return SLC_ERROR;
     }
     s->seq++;
@@ -427,7 +410,7 @@ slc_session_free(void *arg)
     free(s);
 }
 
-int
+static int
 slc_session_take_identity(slc_session_t *s, const slc_mysql_hsresp_t *r,
     int keep_attrs, const char **err)
 {
@@ -460,6 +443,24 @@ slc_session_take_identity(slc_session_t *s, const slc_mysql_hsresp_t *r,
         s->attrs_len = r->attrs_len;
     }
     return SLC_OK;
+}
+
+int
+slc_session_handshake_response(slc_session_t *s, const uint8_t *p,
+    uint32_t len, int keep_attrs, slc_mysql_hsresp_t *r)
+{
+    const char *err = NULL;
+
+    if (slc_mysql_hsresp_parse(p, len, r, &err) == SLC_OK
+        && slc_session_take_identity(s, r, keep_attrs, &err) == SLC_OK)
+    {
+        return SLC_OK;
+    }
+    if (len == 32) {
+        err = "client asked for TLS, which this listener does not offer";
+    }
+    slc_session_log(s, SLC_LOG_INFO, "bad handshake response: %s", err);
+    return SLC_ERROR;
 }
 
 void
@@ -516,11 +517,18 @@ slc_session_idle_check(slc_session_t *s)
     }
 }
 
+unsigned
+slc_sessions_count(void)
+{
+    return slc_sessions.count;
+}
+
 void
 slc_sessions_close_idle(void)
 {
     slc_session_t *s, *next;
 
+    slc_sessions.closing = 1;       /* and the others once they are idle */
     for (s = TAILQ_FIRST(&slc_sessions.sessions); s != NULL; s = next) {
         next = TAILQ_NEXT(s, link);
         if (s->state != SLC_SS_READY && s->state != SLC_SS_CLOSED
@@ -532,6 +540,33 @@ slc_sessions_close_idle(void)
         }
         slc_session_idle_check(s);
     }
+}
+
+void
+slc_session_track_start(slc_session_t *s, uint32_t caps,
+    uint32_t mariadb_caps, const uint8_t *ok, size_t len)
+{
+    int  status = slc_mysql_ok_status(ok, len);
+
+    slc_mysql_track_init(&s->track, caps, status < 0 ? 0 : (uint16_t) status);
+    slc_mysql_track_set_mariadb_caps(&s->track, mariadb_caps);
+}
+
+int
+slc_packet_append(slc_buf_t **bp, const void *payload, size_t len,
+    uint8_t seq)
+{
+    if (len > SLC_MYSQL_MAX_PAYLOAD - 1
+        || slc_buf_reserve(bp, len + SLC_MYSQL_HDR_LEN) != SLC_OK)
+    {
+        return SLC_ERROR;
+    }
+    slc_mysql_hdr_write((*bp)->last, (uint32_t) len, seq);
+    if (len > 0) {
+        memcpy((*bp)->last + SLC_MYSQL_HDR_LEN, payload, len);
+    }
+    (*bp)->last += len + SLC_MYSQL_HDR_LEN;
+    return SLC_OK;
 }
 
 int
@@ -550,7 +585,7 @@ slc_packet_read(slc_conn_t *c, slc_buf_t **bufp, uint8_t **payload,
             return SLC_OK;
         }
         if (slc_buf_len(b) >= 4
-            && (size_t) (b->pos[0] | b->pos[1] << 8 | b->pos[2] << 16) + 4
+            && slc_mysql_le_get(b->pos, 3) + 4
                > slc_buf_size())
         {
             *why = "handshake packet larger than buffer_size";
@@ -580,6 +615,31 @@ slc_packet_consume(slc_buf_t **bufp, uint32_t len)
     if (slc_buf_len(b) == 0) {
         slc_buf_put(b);
         *bufp = NULL;
+    }
+}
+
+int
+slc_packet_loop(slc_conn_t *c, slc_buf_t **bufp, slc_packet_handler_pt h,
+    void *data, const char **why)
+{
+    uint8_t   *p, seq;
+    uint32_t   len;
+    int        rc;
+
+    for ( ;; ) {
+        rc = slc_packet_read(c, bufp, &p, &len, &seq, why);
+        if (rc != SLC_OK) {
+            return rc;
+        }
+        rc = h(data, p, len, seq);
+        if (rc == SLC_ERROR) {
+            *why = NULL;
+            return SLC_ERROR;
+        }
+        slc_packet_consume(bufp, len);
+        if (rc == SLC_DONE) {
+            return SLC_DONE;
+        }
     }
 }
 

@@ -94,13 +94,14 @@ TAILQ_HEAD(slc_session_list, slc_session_s);
 typedef struct {
     struct slc_session_list  sessions;
     unsigned                 count;
-    int                      quitting;   /* no new sessions */
     int                      closing;    /* close sessions once idle */
 } slc_sessions_t;
 
 extern slc_sessions_t  slc_sessions;
 
-void slc_session_accept(slc_conn_t *lc);
+/* The handler of every mysql `listen` (slc_listen_t.handler). */
+void slc_session_accept(int fd, slc_listen_t *l,
+    const struct sockaddr_storage *ss);
 
 /*
  * Queue a packet for the client with the session's next sequence id and
@@ -127,22 +128,29 @@ void slc_session_handshake_done(slc_session_t *s);
 void slc_session_arm_idle(slc_session_t *s);
 /* Called by the router when the session became idle (for shutdown). */
 void slc_session_idle_check(slc_session_t *s);
-/* Graceful shutdown: stop and close sessions that are idle now. */
-void slc_sessions_close_idle(void);
+/*
+ * The mysql module's worker hooks (slc_module_t): the sessions open, and
+ * worker_shutdown_timeout passed: close the sessions that are idle now,
+ * and from now on each one once it becomes idle.
+ */
+unsigned slc_sessions_count(void);
+void     slc_sessions_close_idle(void);
 
 /* Log with the session's context: "*ID client=..., user=...: msg". */
 void slc_session_log(slc_session_t *s, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /*
- * Copy what outlives the client's HandshakeResponse41: user, default
- * database, charset and capabilities (less SLC_CAPS_NEVER), and with
- * keep_attrs a malloc'ed copy of the connect attributes (to log in to the
- * backend with them).  SLC_ERROR with *err set when a field is too long
- * or no memory.
+ * The client's HandshakeResponse41, for auth local and passthrough alike:
+ * parse it into *r (pointing into `p`) and copy what outlives it into the
+ * session: user, default database, charset and capabilities (less
+ * SLC_CAPS_NEVER), and with keep_attrs a malloc'ed copy of the connect
+ * attributes (to log in to the backend with them).  SLC_ERROR when it is
+ * malformed, asks for TLS, has a field too long or there is no memory:
+ * logged here; the caller answers the client.
  */
-int  slc_session_take_identity(slc_session_t *s, const slc_mysql_hsresp_t *r,
-    int keep_attrs, const char **err);
+int  slc_session_handshake_response(slc_session_t *s, const uint8_t *p,
+    uint32_t len, int keep_attrs, slc_mysql_hsresp_t *r);
 
 /* Local authentication (auth local): slc_mysql_auth_local.c */
 int  slc_session_greet(slc_session_t *s);
@@ -150,9 +158,23 @@ void slc_session_auth_read(slc_conn_t *c);
 
 /* The router's start(), once the client is authenticated. */
 void slc_session_start_router(slc_session_t *s);
+/*
+ * Start following the session's traffic from the server's OK that ended a
+ * login or COM_CHANGE_USER, with the capabilities the backend connection
+ * negotiated (the OK's status flags; 0 if it has none).
+ */
+void slc_session_track_start(slc_session_t *s, uint32_t caps,
+    uint32_t mariadb_caps, const uint8_t *ok, size_t len);
 /* Backend is ready (auth local): send the client its OK and go. */
 void slc_session_ready(slc_session_t *s, const uint8_t *ok, size_t ok_len);
 
+/*
+ * Append a packet (4-byte header with `seq`, then the payload) to *bp,
+ * taking a buffer when *bp is NULL.  SLC_ERROR when it does not fit in one
+ * buffer (or no memory): *bp is then unchanged in content.
+ */
+int  slc_packet_append(slc_buf_t **bp, const void *payload, size_t len,
+    uint8_t seq);
 /*
  * Read one whole packet from `c` into *bufp (taken on demand).  SLC_OK with
  * payload/len/seq set, SLC_AGAIN if incomplete, SLC_ERROR with *why.
@@ -161,6 +183,25 @@ void slc_session_ready(slc_session_t *s, const uint8_t *ok, size_t ok_len);
 int  slc_packet_read(slc_conn_t *c, slc_buf_t **bufp, uint8_t **payload,
     uint32_t *len, uint8_t *seq, const char **why);
 void slc_packet_consume(slc_buf_t **bufp, uint32_t len);
+
+/*
+ * What to do with one whole packet that slc_packet_loop() read: return
+ * SLC_OK to have it consumed and read on, SLC_DONE to have it consumed and
+ * stop, SLC_ERROR to stop at once without touching the buffer (the handler
+ * closed the connection, or handed it over, or failed the session).
+ */
+typedef int (*slc_packet_handler_pt)(void *data, uint8_t *p, uint32_t len,
+    uint8_t seq);
+/*
+ * The one packet loop of the connection phase (auth local's backend login,
+ * passthrough's relay both ways, COM_CHANGE_USER, KILL's side connection):
+ * read whole packets from `c` into *bufp and hand each to `h`.  Returns
+ * SLC_AGAIN when no whole packet is left, SLC_DONE or SLC_ERROR as the
+ * handler returned them (*why NULL), or SLC_ERROR with *why set when the
+ * read failed: the caller closes.
+ */
+int  slc_packet_loop(slc_conn_t *c, slc_buf_t **bufp, slc_packet_handler_pt h,
+    void *data, const char **why);
 /*
  * The client's next packet of an authentication exchange, in sequence:
  * SLC_OK (s->seq moved past it; consume it with slc_packet_consume),

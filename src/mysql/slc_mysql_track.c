@@ -17,11 +17,10 @@
  */
 
 #include "slc_core.h"
-#include "slc_mysql_proto.h"
+#include "slc_mysql_codec.h"
 #include "slc_mysql_track.h"
 
 #define SLC_MYSQL_LOCAL_INFILE      0xfb
-#define SLC_MYSQL_PROGRESS_CODE     0xffff  /* MariaDB progress report */
 
 /* COM_STMT_EXECUTE flags byte: read only, for update, scrollable. */
 #define SLC_TRACK_CURSOR_TYPES      0x07
@@ -67,40 +66,6 @@ typedef void (*slc_mysql_track_msg_pt)(slc_mysql_track_t *t,
 
 /* --- small decoders ---------------------------------------------------- */
 
-static unsigned
-slc_mysql_track_le16(const uint8_t *p)
-{
-    return (unsigned) p[0] | (unsigned) p[1] << 8;
-}
-
-/*
- * A length-encoded integer: returns the bytes it takes, or 0 when it is cut
- * short or is not an integer (0xfb, 0xff).  Local on purpose: the tracker
- * needs no more of the codec than this.
- */
-static size_t
-slc_mysql_track_lenenc(const uint8_t *p, size_t len, uint64_t *v)
-{
-    size_t  n, i;
-
-    if (len == 0 || p[0] == 0xfb || p[0] == 0xff) {
-        return 0;
-    }
-    if (p[0] < 0xfb) {
-        *v = p[0];
-        return 1;
-    }
-    n = (p[0] == 0xfc) ? 2 : (p[0] == 0xfd) ? 3 : 8;
-    if (len - 1 < n) {
-        return 0;
-    }
-    *v = 0;
-    for (i = n; i > 0; i--) {
-        *v = *v << 8 | p[i];
-    }
-    return n + 1;
-}
-
 /* First payload byte of a message, -1 for an empty one. */
 static int
 slc_mysql_track_byte(const slc_mysql_frame_t *f)
@@ -113,30 +78,14 @@ static int
 slc_mysql_track_is_progress(const slc_mysql_frame_t *f)
 {
     return f->head_len >= 3 && f->head[0] == SLC_MYSQL_ERR
-           && slc_mysql_track_le16(f->head + 1) == SLC_MYSQL_PROGRESS_CODE;
+           && slc_mysql_le_get(f->head + 1, 2) == SLC_MYSQL_ERR_PROGRESS;
 }
 
 /* Status flags of an OK packet (0x00 or 0xfe header), -1 if cut short. */
 static int
 slc_mysql_track_ok_status(const slc_mysql_frame_t *f)
 {
-    uint64_t  v;
-    size_t    off = 1, n;
-
-    n = slc_mysql_track_lenenc(f->head + off, f->head_len - off, &v);
-    if (n == 0) {
-        return -1;
-    }
-    off += n;
-    n = slc_mysql_track_lenenc(f->head + off, f->head_len - off, &v);
-    if (n == 0) {
-        return -1;
-    }
-    off += n;
-    if (f->head_len - off < 2) {
-        return -1;
-    }
-    return (int) slc_mysql_track_le16(f->head + off);
+    return slc_mysql_ok_status(f->head, f->head_len);
 }
 
 /*
@@ -151,7 +100,7 @@ slc_mysql_track_term_status(const slc_mysql_track_t *t,
     if ((t->caps & SLC_CLIENT_DEPRECATE_EOF) && f->plen >= 7) {
         return slc_mysql_track_ok_status(f);
     }
-    return f->head_len >= 5 ? (int) slc_mysql_track_le16(f->head + 3) : -1;
+    return f->head_len >= 5 ? (int) slc_mysql_le_get(f->head + 3, 2) : -1;
 }
 
 /*
@@ -504,7 +453,7 @@ slc_mysql_track_result(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
         return;
     }
 
-    n = slc_mysql_track_lenenc(f->head, f->head_len, &cols);
+    n = slc_mysql_lenenc_int_get(f->head, f->head_len, &cols);
     if (n == 0 || cols == 0) {
         t->broken = 1;
         return;
@@ -536,8 +485,8 @@ slc_mysql_track_prepare_ok(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
         t->broken = 1;
         return;
     }
-    cols = slc_mysql_track_le16(f->head + 5);
-    params = slc_mysql_track_le16(f->head + 7);
+    cols = slc_mysql_le_get(f->head + 5, 2);
+    params = slc_mysql_le_get(f->head + 7, 2);
     if (params > 0) {
         t->rstate = SLC_TRACK_PARAMS;
         t->count = params;
@@ -699,8 +648,7 @@ slc_mysql_frame_header(slc_mysql_frame_t *f, const uint8_t *p, size_t len)
         return n;
     }
 
-    f->plen = (uint32_t) f->hdr[0] | (uint32_t) f->hdr[1] << 8
-              | (uint32_t) f->hdr[2] << 16;
+    f->plen = (uint32_t) slc_mysql_le_get(f->hdr, 3);
     f->seq = f->hdr[3];
     f->remaining = f->plen;
     f->continued = f->more;

@@ -1,6 +1,6 @@
 /*
- * Unit tests for the event loop's timers and the buffer free list
- * (src/event/slc_event.c, src/core/slc_buf.c).
+ * Unit tests for the event loop's timers, its posted-work queue and the
+ * buffer free list (src/event/slc_event.c, src/core/slc_buf.c).
  */
 
 #include <check.h>
@@ -101,6 +101,160 @@ START_TEST(test_timer_far_timeout)
 }
 END_TEST
 
+/* --- posted work ------------------------------------------------------ */
+
+#define SLC_TEST_NPOSTED  8
+
+typedef struct {
+    slc_loop_t    *loop;
+    slc_posted_t   ev[SLC_TEST_NPOSTED];
+    int            ran[64];
+    int            nran;
+    int            repost;      /* times ev[0] posts itself again */
+    uint64_t       round[64];   /* loop->post_round when each ran */
+} slc_test_post_t;
+
+static slc_test_post_t  tp;
+
+static void
+slc_test_posted(void *arg)
+{
+    int i = (int) (intptr_t) arg;
+
+    tp.round[tp.nran] = tp.loop->post_round;
+    tp.ran[tp.nran++] = i;
+    if (i == 0 && tp.repost > 0) {
+        tp.repost--;
+        slc_post(tp.loop, &tp.ev[0], slc_test_posted, arg);
+    }
+    if (i == 1) {
+        /* cancels one posted before it, not run yet in this round */
+        slc_post_cancel(tp.loop, &tp.ev[2]);
+    }
+}
+
+static void
+slc_test_post_setup(slc_loop_t *loop)
+{
+    memset(&tp, 0, sizeof(tp));
+    tp.loop = loop;
+    ck_assert_int_eq(slc_loop_init(loop), SLC_OK);
+}
+
+/* FIFO; a second post of a pending event is a no-op; the wait is a poll
+   while work is posted and not otherwise. */
+START_TEST(test_post_fifo)
+{
+    slc_loop_t  loop;
+    uint64_t    t0;
+
+    slc_test_post_setup(&loop);
+    ck_assert_int_eq(slc_loop_timeout(&loop, 1000), 1000);
+    for (int i = 3; i < SLC_TEST_NPOSTED; i++) {
+        slc_post(&loop, &tp.ev[i], slc_test_posted, (void *) (intptr_t) i);
+    }
+    /* already posted: keeps its place and its argument */
+    slc_post(&loop, &tp.ev[3], slc_test_posted, (void *) (intptr_t) 99);
+    ck_assert(slc_post_pending(&tp.ev[3]));
+    ck_assert_int_eq(slc_loop_timeout(&loop, 1000), 0);
+    t0 = slc_time_ms();
+    slc_loop_once(&loop, 1000);
+    ck_assert_uint_lt(slc_time_ms() - t0, 500);     /* did not wait */
+    ck_assert_int_eq(tp.nran, SLC_TEST_NPOSTED - 3);
+    for (int i = 0; i < tp.nran; i++) {
+        ck_assert_int_eq(tp.ran[i], i + 3);
+        ck_assert(!slc_post_pending(&tp.ev[i + 3]));
+    }
+    ck_assert_int_eq(slc_loop_timeout(&loop, 1000), 1000);
+    slc_loop_done(&loop);
+}
+END_TEST
+
+/* A cancelled event does not run, whether cancelled before the round or
+   by work that ran earlier in the same round; cancelling twice, or an
+   event never posted, is harmless. */
+START_TEST(test_post_cancel)
+{
+    slc_loop_t  loop;
+
+    slc_test_post_setup(&loop);
+    slc_post_cancel(&loop, &tp.ev[5]);              /* never posted */
+    for (int i = 1; i < 5; i++) {
+        slc_post(&loop, &tp.ev[i], slc_test_posted, (void *) (intptr_t) i);
+    }
+    slc_post_cancel(&loop, &tp.ev[4]);
+    slc_post_cancel(&loop, &tp.ev[4]);
+    ck_assert(!slc_post_pending(&tp.ev[4]));
+    slc_loop_once(&loop, 0);
+    ck_assert_int_eq(tp.nran, 2);                   /* 1 cancelled 2 */
+    ck_assert_int_eq(tp.ran[0], 1);
+    ck_assert_int_eq(tp.ran[1], 3);
+    ck_assert(!slc_post_pending(&tp.ev[2]));
+    ck_assert_int_eq(slc_loop_timeout(&loop, -1), -1);
+    slc_loop_done(&loop);
+}
+END_TEST
+
+/* Work posted by posted work runs in the next round, after a poll, never
+   in the same one: an event that keeps posting itself runs once per loop
+   iteration, and what was posted behind it still runs in order. */
+START_TEST(test_post_from_posted)
+{
+    slc_loop_t  loop;
+
+    slc_test_post_setup(&loop);
+    tp.repost = 3;
+    slc_post(&loop, &tp.ev[0], slc_test_posted, (void *) (intptr_t) 0);
+    slc_post(&loop, &tp.ev[3], slc_test_posted, (void *) (intptr_t) 3);
+    slc_loop_once(&loop, 1000);
+    ck_assert_int_eq(tp.nran, 2);
+    ck_assert_int_eq(tp.ran[0], 0);
+    ck_assert_int_eq(tp.ran[1], 3);
+    ck_assert(slc_post_pending(&tp.ev[0]));         /* for the next round */
+    ck_assert_int_eq(slc_loop_timeout(&loop, 1000), 0);
+    for (int i = 0; i < 3; i++) {
+        slc_loop_once(&loop, 1000);
+        ck_assert_int_eq(tp.nran, 3 + i);
+        ck_assert_int_eq(tp.ran[2 + i], 0);
+        ck_assert_uint_eq(tp.round[2 + i], tp.round[1 + i] + 1);
+    }
+    ck_assert(!slc_post_pending(&tp.ev[0]));
+    slc_loop_done(&loop);
+}
+END_TEST
+
+/* Timers that fire post work that runs before the next wait. */
+static slc_loop_t  *slc_test_timer_loop;
+
+static void
+slc_test_timer_posts(slc_timer_t *t)
+{
+    (void) t;
+    slc_post(slc_test_timer_loop, &tp.ev[6], slc_test_posted,
+        (void *) (intptr_t) 6);
+}
+
+START_TEST(test_post_from_timer)
+{
+    slc_loop_t   loop;
+    slc_timer_t  t = { .handler = slc_test_timer_posts };
+    uint64_t     end;
+
+    slc_test_post_setup(&loop);
+    slc_test_timer_loop = &loop;
+    slc_timer_add(&loop, &t, 1);
+    end = slc_time_ms() + 2000;
+    while (t.armed && slc_time_ms() < end) {
+        slc_loop_once(&loop, 5);
+    }
+    ck_assert(!t.armed);
+    /* the iteration that fired the timer ran what it posted */
+    ck_assert_int_eq(tp.nran, 1);
+    ck_assert_int_eq(tp.ran[0], 6);
+    slc_loop_done(&loop);
+}
+END_TEST
+
 /* Buffers come back empty and are reused; the free list is bounded. */
 START_TEST(test_buf_reuse)
 {
@@ -159,6 +313,10 @@ main(void)
     tcase_add_test(tc, test_timer_order);
     tcase_add_test(tc, test_timer_del_rearm);
     tcase_add_test(tc, test_timer_far_timeout);
+    tcase_add_test(tc, test_post_fifo);
+    tcase_add_test(tc, test_post_cancel);
+    tcase_add_test(tc, test_post_from_posted);
+    tcase_add_test(tc, test_post_from_timer);
     tcase_add_test(tc, test_buf_reuse);
     tcase_add_test(tc, test_buf_compact);
     suite_add_tcase(s, tc);

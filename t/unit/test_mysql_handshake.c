@@ -1002,6 +1002,31 @@ START_TEST(test_ok_build)
 }
 END_TEST
 
+/* One decoder for an OK's status flags: whole packets and the tracker's
+   head of one, which may stop before the flags (-1). */
+START_TEST(test_ok_status)
+{
+    uint8_t  out[32];
+    size_t   n, i;
+
+    n = slc_mysql_ok_build(out, sizeof(out), 251, UINT64_MAX, 0x4003, 7);
+    ck_assert_int_eq(slc_mysql_ok_status(out, n), 0x4003);
+    /* cut anywhere before the end of the flags: -1 */
+    for (i = 0; i < 1 + 3 + 9 + 2; i++) {
+        ck_assert_int_eq(slc_mysql_ok_status(out, i), -1);
+    }
+    ck_assert_int_eq(slc_mysql_ok_status(out, 1 + 3 + 9 + 2), 0x4003);
+    slc_mysql_ok_set_status(out, n, 0x0002);
+    ck_assert_int_eq(slc_mysql_ok_status(out, n), 0x0002);
+    /* too short to hold them: left alone */
+    slc_mysql_ok_set_status(out, 5, 0xffff);
+    ck_assert_int_eq(slc_mysql_ok_status(out, n), 0x0002);
+    /* 0xfb (NULL) is no integer */
+    ck_assert_int_eq(slc_mysql_ok_status((const uint8_t *) "\x00\xfb\x00"
+                                         "\x02\x00", 5), -1);
+}
+END_TEST
+
 START_TEST(test_err_real)
 {
     static const char  msg[] =
@@ -1175,6 +1200,7 @@ slc_handshake_suite(void)
     tcase_add_test(tx, test_authswitch_real);
     tcase_add_test(tx, test_authswitch_bad);
     tcase_add_test(tx, test_ok_build);
+    tcase_add_test(tx, test_ok_status);
     tcase_add_test(tx, test_err_real);
     tcase_add_test(tx, test_err_variants);
     suite_add_tcase(s, tx);

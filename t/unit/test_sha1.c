@@ -1,7 +1,8 @@
 /*
- * SHA-1 against the FIPS 180 examples and against python3 hashlib for
- * lengths around the padding boundaries (55, 56, 64 ... bytes), fed whole
- * and in every chunk size, so both the block path and the buffer path run.
+ * SHA-1 (slc_sha1, a thin layer over libmd) against the FIPS 180 examples
+ * and against python3 hashlib for lengths around the padding boundaries
+ * (55, 56, 64 ... bytes), fed whole and in every chunk size, and with empty
+ * updates in between.
  */
 
 #include <check.h>

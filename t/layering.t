@@ -1,0 +1,42 @@
+#!/usr/bin/perl
+
+# The floors of the source tree (docs/STYLE: "lower floors never call
+# upper ones"): the core and the event loop know no protocol.  Nothing in
+# src/core or src/event includes a mysql header or names a mysql or
+# session symbol; the only mention allowed is the cycle's pointer to the
+# mysql module's configuration (slc_cycle.h), until module contexts
+# replace it.  Reads the sources only: needs no MariaDB.
+
+use strict;
+use warnings;
+
+use FindBin;
+use Test::More;
+
+my $root = "$FindBin::Bin/..";
+my @files = sort glob("$root/src/core/*.[ch] $root/src/event/*.[ch]");
+ok(@files > 10, 'found the core and event sources');
+
+my %allowed = (
+    'slc_cycle.h' => qr/^\s*(?:typedef\s+struct\s+slc_mysql_conf_s\s+
+                              slc_mysql_conf_t;
+                           | slc_mysql_conf_t\s+\*mysql;)\s*$/x,
+);
+my $protocol = qr/\#include\s+"slc_mysql | \bslc_mysql_\w+
+                | \bslc_sessions?_\w+ | \bslc_backend_\w+/x;
+
+for my $f (@files) {
+    (my $name = $f) =~ s{.*/}{};
+    open(my $fh, '<', $f) or die "$f: $!";
+    my @bad;
+    while (my $line = <$fh>) {
+        next if $line =~ m{^\s*(/?\*|//)};          # comments
+        next unless $line =~ $protocol;
+        next if $allowed{$name} && $line =~ $allowed{$name};
+        push @bad, "$.: $line";
+    }
+    close($fh);
+    is(join('', @bad), '', "$name knows no protocol");
+}
+
+done_testing();
