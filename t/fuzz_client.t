@@ -21,12 +21,21 @@ use Sluice::Wire qw(read_packet send_packet raw_login raw_connect
 
 my $t = Sluice::Test->new;
 plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$SIG{PIPE} = 'IGNORE';      # sluice may close on what we still write
 
-$t->write_file_expand('sluice.conf', <<'EOF');
+# Random command bytes include COM_SHUTDOWN and KILLs of random thread
+# ids: the fuzzing account may only read, so only its own sessions suffer.
+my $fuzz = $t->name;
+for my $dbh ($t->primary_dbh) {
+    $dbh->do("CREATE OR REPLACE USER '$fuzz'\@'%' IDENTIFIED BY 'secret'");
+    $dbh->do("GRANT SELECT ON test.* TO '$fuzz'\@'%'");
+}
+
+$t->write_file_expand('sluice.conf', <<"EOF");
 worker_processes 1;
 events { worker_connections 256; }
 mysql {
-    user app { password "secret"; }
+    user $fuzz { password "secret"; }
     upstream cluster {
         server %%PRIMARY%% role=primary;
         server %%REPLICA%% role=replica;
@@ -62,7 +71,7 @@ sub interesting {
     return "\x03 /*x*/ kill " . rnd_bytes(int rand 12)     if $k == 1;
     return "\x0c" . pack('V', 0x80000000 + int rand 64)  if $k == 2;
     return "\x0c" . rnd_bytes(int rand 6)                  if $k == 3;
-    return "\x11app\0\x14" . rnd_bytes(20) . "test\0" . rnd_bytes(int rand 30)
+    return "\x11$fuzz\0\x14" . rnd_bytes(20) . "test\0" . rnd_bytes(int rand 30)
                                                            if $k == 4;
     return "\x11" . rnd_bytes(int rand 64)                 if $k == 5;
     return "\x03SELECT " . int rand 1000                   if $k == 6;
@@ -73,14 +82,15 @@ sub passthrough_login {
     my $s = raw_connect($t->port(1));
     my (undef, $pl) = read_packet($s);
     my $g = parse_greeting($pl) or return $s;
-    send_packet($s, 1, handshake_response(user => 'app',
+    send_packet($s, 1, handshake_response(user => $fuzz,
         token => native_token('secret', $g->{scramble})));
     return $s;
 }
 
 my $sessions = 0;
 for my $i (1 .. 600) {
-    my $s = $i % 3 ? raw_login($t->port(0)) : passthrough_login();
+    my $s = $i % 3 ? raw_login($t->port(0), user => $fuzz)
+                   : passthrough_login();
     next unless $s;
     read_packet($s);                            # the login's OK
     $sessions++;
@@ -104,16 +114,16 @@ cmp_ok($sessions, '>=', 580, 'hostile sessions logged in and sent garbage');
 
 my ($now) = $t->worker_pids;
 is($now, $worker, 'the worker survived (same pid)');
-my $d = $t->dbh;
+my $d = $t->dbh(user => $fuzz);
 is($d && $d->selectrow_array('SELECT 41 + 1'), 42,
    'a normal session is served afterwards');
-my $pd = $t->dbh(port => $t->port(1));
+my $pd = $t->dbh(port => $t->port(1), user => $fuzz);
 is($pd && $pd->selectrow_array('SELECT 43'), 43,
    'and through passthrough');
 ok(wait_for(sub { !$t->grep_log(qr/\[(?:alert|crit)\]/) }, timeout => 1),
    'no alert or crit line');
 ok(wait_for(sub {
     my $n = $t->primary_dbh->selectrow_array("SELECT COUNT(*) FROM "
-        . "information_schema.processlist WHERE user = 'app'");
+        . "information_schema.processlist WHERE user = '$fuzz'");
     $n <= 2 }, timeout => 20, what => 'backend sessions to close'),
    'the hostile sessions left no backend connection behind');

@@ -19,12 +19,21 @@ use Sluice::Wire qw(read_packet send_packet raw_connect parse_greeting
 
 my $t = Sluice::Test->new;
 plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$SIG{PIPE} = 'IGNORE';      # sluice may close on what we still write
 
-$t->write_file_expand('sluice.conf', <<'EOC');
+# Random command bytes include COM_SHUTDOWN and KILLs of random thread
+# ids: the fuzzing account may only read, so only its own sessions suffer.
+my $fuzz = $t->name;
+for my $dbh ($t->primary_dbh) {
+    $dbh->do("CREATE OR REPLACE USER '$fuzz'\@'%' IDENTIFIED BY 'secret'");
+    $dbh->do("GRANT SELECT ON test.* TO '$fuzz'\@'%'");
+}
+
+$t->write_file_expand('sluice.conf', <<"EOC");
 worker_processes 1;
 events { worker_connections 256; }
 mysql {
-    user app { password "secret"; }
+    user $fuzz { password "secret"; }
     upstream cluster { server %%PRIMARY%% role=primary; }
     server {
         listen 127.0.0.1:%%PORT_0%%;
@@ -57,7 +66,7 @@ sub response {
     my $caps = int rand 2 ? int(rand 2**32) : 0x000fa685;
     my $r = pack('V V C', $caps, int rand 2**24, int rand 256)
         . (int rand 2 ? "\0" x 23 : rnd(23))
-        . (int rand 4 ? 'app' : rnd(int rand 500)) . "\0";
+        . (int rand 4 ? $fuzz : rnd(int rand 500)) . "\0";
     $r .= int rand 2 ? chr(20) . native_token('secret', $scramble)
                      : chr(int rand 256) . rnd(int rand 40);
     $r .= rnd(int rand 60) if $k >= 2;
@@ -88,13 +97,13 @@ for my $i (1 .. 500) {
 cmp_ok($n, '>=', 490, 'hostile clients were greeted and sent garbage');
 my ($now) = $t->worker_pids;
 is($now, $worker, 'the worker survived (same pid)');
-my $d = $t->dbh;
+my $d = $t->dbh(user => $fuzz);
 is($d && $d->selectrow_array('SELECT 6 * 7'), 42, 'a good client is served');
-my $pd = $t->dbh(port => $t->port(1));
+my $pd = $t->dbh(port => $t->port(1), user => $fuzz);
 is($pd && $pd->selectrow_array('SELECT 43'), 43, 'also through passthrough');
 ok(wait_for(sub {
     $t->primary_dbh->selectrow_array("SELECT COUNT(*) FROM "
-        . "information_schema.processlist WHERE user IN ('app', "
+        . "information_schema.processlist WHERE user IN ('$fuzz', "
         . "'unauthenticated user')") <= 2 }, timeout => 20,
     what => 'backend sessions to close'),
    'no backend connection is left behind');
