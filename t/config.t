@@ -68,7 +68,29 @@ mysql {
 }
 EOF
 
+# A server block with one more directive, marked as the bad line.
+sub server_with {
+    my ($d) = @_;
+    (my $c = $SERVER) =~ s/(        upstream cluster;\n)/$1        $d; #<\n/;
+    return $c;
+}
+
 my @cases = (
+    (map { my ($d, $v, $kind) = @$_; +{
+        name => "$d $v",
+        conf => server_with("$d $v"),
+        msg  => "invalid value \"$v\" in \"$d\" directive, it must be $kind",
+    } } ['max_handshakes', 'x', 'a non-negative integer'],
+        ['max_handshakes_per_host', '-1', 'a non-negative integer'],
+        ['auth_failure_threshold', 'abc', 'a non-negative integer'],
+        ['auth_failure_delay', '5q',
+         'a time such as 500ms, 10s, 1m30s or 2h']),
+    {
+        name => 'auth_failure_max_delay without a value',
+        conf => server_with('auth_failure_max_delay'),
+        msg  => 'invalid number of arguments in "auth_failure_max_delay" '
+              . 'directive',
+    },
     {
         name => 'unknown directive',
         conf => "worker_processes 1;\nworker_proceses 2; #<\n$SERVER",
