@@ -15,8 +15,9 @@
  * idle and outside a transaction (for graceful shutdown).
  */
 
+/* Its conf at the mysql and server levels (a server inherits it). */
 typedef struct {
-    unsigned  role;
+    int       role;     /* SLC_ROLE_*, SLC_CONF_UNSET until merged */
 } slc_readconn_conf_t;
 
 /* Per session: the servers this session already tried. */
@@ -25,16 +26,27 @@ typedef struct {
     unsigned  ntried;
 } slc_readconn_ctx_t;
 
-static const char *slc_readconn_role(slc_conf_t *cf, const slc_command_t *cmd,
-    void *conf);
+static void *slc_readconn_create_conf(slc_conf_t *cf, unsigned level);
+static const char *slc_readconn_merge_conf(slc_conf_t *cf, unsigned level,
+    void *parent, void *child);
 static int  slc_readconn_check(slc_mysql_srv_t *srv, char *err,
     size_t errlen);
 static void slc_readconn_start(slc_session_t *s);
 static void slc_readconn_ready(slc_session_t *s);
 
+static const slc_conf_enum_t slc_readconn_roles_conf[] = {
+    { "primary", SLC_ROLE_PRIMARY },
+    { "replica", SLC_ROLE_REPLICA },
+    { "any", SLC_ROLE_ANY },
+    { NULL, 0 }
+};
+
 static const slc_command_t slc_readconn_commands[] = {
-    { .name = "readconn_role", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
-      .set = slc_readconn_role },
+    { .name = "readconn_role",
+      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_enum_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_readconn_conf_t, role),
+      .post = slc_readconn_roles_conf },
     { .name = NULL }
 };
 
@@ -51,41 +63,49 @@ slc_module_t slc_readconn_module = {
     .type = SLC_MODULE_ROUTER,
     .commands = slc_readconn_commands,
     .router = &slc_readconn_router,
+    .create_conf = slc_readconn_create_conf,
+    .merge_conf = slc_readconn_merge_conf,
 };
 
-static const slc_conf_enum_t slc_readconn_roles_conf[] = {
-    { "primary", SLC_ROLE_PRIMARY },
-    { "replica", SLC_ROLE_REPLICA },
-    { "any", SLC_ROLE_ANY },
-    { NULL, 0 }
-};
-
-static const char *
-slc_readconn_role(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
+static void *
+slc_readconn_create_conf(slc_conf_t *cf, unsigned level)
 {
     slc_readconn_conf_t *rc;
-    const char          *err;
-    int                  role;
 
-    (void) cmd;
-    rc = slc_mysql_srv_conf(cf, conf, &slc_readconn_module, sizeof(*rc));
+    if (level != SLC_CONF_MYSQL && level != SLC_CONF_SERVER) {
+        return NULL;
+    }
+    rc = slc_palloc(cf->pool, sizeof(*rc));
     if (rc == NULL) {
-        return "out of memory";
+        return SLC_CONF_ERROR;
     }
-    err = slc_conf_parse_enum(cf, slc_readconn_roles_conf, &role);
-    if (err == NULL) {
-        rc->role = (unsigned) role;
-    }
-    return err;
+    rc->role = SLC_CONF_UNSET;
+    return rc;
 }
 
+/* A server takes readconn_role from mysql {}, else primary. */
+static const char *
+slc_readconn_merge_conf(slc_conf_t *cf, unsigned level, void *parent,
+    void *child)
+{
+    const slc_readconn_conf_t *prev = parent;
+    slc_readconn_conf_t       *rc = child;
+
+    (void) cf;
+    (void) level;
+    slc_conf_merge_value(rc->role, prev != NULL ? prev->role : SLC_CONF_UNSET,
+                         SLC_ROLE_PRIMARY);
+    return NULL;
+}
+
+/* Merged: every server block has one, whatever its router. */
 static unsigned
 slc_readconn_roles(slc_mysql_srv_t *srv)
 {
-    slc_readconn_conf_t *rc = srv->mod_conf[slc_module_index(
-        &slc_readconn_module)];
+    const slc_readconn_conf_t *rc;
 
-    return rc != NULL ? rc->role : SLC_ROLE_PRIMARY;
+    rc = slc_module_conf(srv->mod_conf, &slc_readconn_module);
+    return (unsigned) rc->role;
 }
 
 static int

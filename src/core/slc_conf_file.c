@@ -54,6 +54,16 @@ struct slc_conf_file_s {
     slc_pool_t         *temp;       /* cf->args; shared with includes */
 };
 
+/* One block's module confs (see slc_conf_parse_block), in cf->pool. */
+struct slc_conf_mod_s {
+    void              **conf;       /* slc_module_count() slots */
+    unsigned            level;      /* SLC_CONF_MAIN ... SLC_CONF_SERVER */
+    slc_conf_mod_t     *parent;     /* enclosing block's, NULL for main */
+    const char         *file;       /* where the block opened, for merge */
+    unsigned            line;       /* errors */
+    slc_conf_mod_t     *next;       /* in the order blocks were opened */
+};
+
 static const char *slc_conf_include(slc_conf_t *cf, const slc_command_t *cmd,
     void *conf);
 static const char *slc_conf_parse_body(slc_conf_t *cf, const char *block,
@@ -320,8 +330,9 @@ slc_conf_find_in(slc_conf_t *cf, const slc_command_t *cmd, int *seen)
     return NULL;
 }
 
+/* *found: the directive; *module: the index of its module, -1 if none. */
 static const char *
-slc_conf_find(slc_conf_t *cf, const slc_command_t **found)
+slc_conf_find(slc_conf_t *cf, const slc_command_t **found, int *module)
 {
     const slc_excluded_directive_t  *ex;
     const slc_command_t             *cmd;
@@ -329,10 +340,12 @@ slc_conf_find(slc_conf_t *cf, const slc_command_t **found)
     int                              seen, i;
 
     seen = 0;
+    *module = -1;
     cmd = slc_conf_find_in(cf, slc_conf_builtin, &seen);
     for (i = 0; cmd == NULL && slc_modules[i] != NULL; i++) {
         if (slc_modules[i]->commands != NULL) {
             cmd = slc_conf_find_in(cf, slc_modules[i]->commands, &seen);
+            *module = i;
         }
     }
 
@@ -427,12 +440,36 @@ slc_conf_check_args(slc_conf_t *cf, const slc_command_t *cmd)
     return NULL;
 }
 
+/*
+ * The object a directive's handler fills: the block's, or its module's
+ * conf for this block.  A module directive allowed in a context whose
+ * block keeps no conf of that module is a mistake in the module's table;
+ * it is reported as an error rather than written anywhere.
+ */
+static const char *
+slc_conf_target(slc_conf_t *cf, const slc_command_t *cmd, int module,
+    void **conf)
+{
+    if (cmd->conf != SLC_CONF_MODULE) {
+        *conf = cf->ctx;
+        return NULL;
+    }
+    if (cf->mod == NULL || module < 0 || cf->mod->conf[module] == NULL) {
+        return slc_conf_error(cf, "\"%s\" directive has no module "
+                              "configuration in this block", cmd->name);
+    }
+    *conf = cf->mod->conf[module];
+    return NULL;
+}
+
 /* Handles the directive in cf->args, which ended with token `end`. */
 static const char *
 slc_conf_directive(slc_conf_t *cf, slc_conf_tok_t end)
 {
     const slc_command_t  *cmd = NULL;
     const char           *rv;
+    void                 *conf = NULL;
+    int                   module;
 
     if (end == SLC_CONF_TOK_EOF) {
         return slc_conf_fail(cf, cf->file->tok_line,
@@ -440,7 +477,7 @@ slc_conf_directive(slc_conf_t *cf, slc_conf_tok_t end)
                              "\"}\"");
     }
 
-    rv = slc_conf_find(cf, &cmd);
+    rv = slc_conf_find(cf, &cmd, &module);
     if (rv == NULL) {
         rv = slc_conf_check_end(cf, cmd, end);
     }
@@ -448,7 +485,10 @@ slc_conf_directive(slc_conf_t *cf, slc_conf_tok_t end)
         rv = slc_conf_check_args(cf, cmd);
     }
     if (rv == NULL) {
-        rv = cmd->set(cf, cmd, cf->ctx);
+        rv = slc_conf_target(cf, cmd, module, &conf);
+    }
+    if (rv == NULL) {
+        rv = cmd->set(cf, cmd, conf);
     }
 
     if (rv == NULL || rv == cf->err) {
@@ -514,28 +554,132 @@ slc_conf_parse_body(slc_conf_t *cf, const char *block, unsigned block_line)
     }
 }
 
+/* ---- module confs ---- */
+
+/*
+ * Opens the module confs of a block at `level` inside the current one and
+ * appends them to the list that slc_conf_merge() walks.  Returns NULL or
+ * an error like a handler.
+ */
+static const char *
+slc_conf_mod_open(slc_conf_t *cf, unsigned level, slc_conf_mod_t **out)
+{
+    unsigned         n = slc_module_count();
+    slc_conf_mod_t  *m;
+    void            *c;
+
+    m = slc_palloc(cf->pool, sizeof(*m));
+    if (m == NULL
+        || (m->conf = slc_palloc(cf->pool, (n + 1) * sizeof(void *))) == NULL)
+    {
+        return "out of memory";
+    }
+    for (unsigned i = 0; i < n; i++) {
+        if (slc_modules[i]->create_conf == NULL) {
+            continue;
+        }
+        c = slc_modules[i]->create_conf(cf, level);
+        if (c == SLC_CONF_ERROR) {
+            return "out of memory";
+        }
+        m->conf[i] = c;
+    }
+    m->level = level;
+    m->parent = cf->mod;
+    m->file = cf->filename;
+    m->line = cf->line;
+    if (cf->mod_last != NULL) {
+        cf->mod_last->next = m;
+    } else {
+        cf->mod_first = m;
+    }
+    cf->mod_last = m;
+    *out = m;
+    return NULL;
+}
+
+void **
+slc_conf_main_confs(slc_conf_t *cf)
+{
+    slc_conf_mod_t  *m;
+    const char      *rv;
+
+    cf->mod = NULL;
+    cf->mod_first = cf->mod_last = NULL;
+    rv = slc_conf_mod_open(cf, SLC_CONF_MAIN, &m);
+    if (rv != NULL) {
+        strlcpy(cf->err, rv, sizeof(cf->err));
+        return NULL;
+    }
+    cf->mod = m;
+    return m->conf;
+}
+
+/*
+ * After the whole file: blocks were opened outer first, so walking them in
+ * that order merges a parent before any of its children inherit from it,
+ * whatever the order of the directives inside the parent.
+ */
+static const char *
+slc_conf_merge(slc_conf_t *cf)
+{
+    const char  *rv;
+
+    for (slc_conf_mod_t *m = cf->mod_first; m != NULL; m = m->next) {
+        if (m->parent == NULL) {
+            continue;
+        }
+        cf->filename = m->file;
+        cf->line = m->line;
+        for (unsigned i = 0; slc_modules[i] != NULL; i++) {
+            if (slc_modules[i]->merge_conf == NULL || m->conf[i] == NULL) {
+                continue;
+            }
+            rv = slc_modules[i]->merge_conf(cf, m->level, m->parent->conf[i],
+                                            m->conf[i]);
+            if (rv != NULL) {
+                return slc_conf_fail(cf, m->line, "%s", rv);
+            }
+        }
+    }
+    return NULL;
+}
+
+/* ---- blocks ---- */
+
 /*
  * The block's handler is still running and may look at its own cf->args
  * after this returns, so they are saved across the nested directives.
  */
 const char *
-slc_conf_parse_block(slc_conf_t *cf, unsigned ctx_type, void *ctx)
+slc_conf_parse_block(slc_conf_t *cf, unsigned ctx_type, void *ctx,
+    void ***confs)
 {
-    slc_str_t    args[SLC_CONF_MAX_ARGS];
-    void        *octx = cf->ctx;
-    unsigned     otype = cf->ctx_type;
-    unsigned     nargs = cf->nargs;
-    unsigned     line = cf->line;
-    const char  *rv;
+    slc_str_t        args[SLC_CONF_MAX_ARGS];
+    void            *octx = cf->ctx;
+    unsigned         otype = cf->ctx_type;
+    unsigned         nargs = cf->nargs;
+    unsigned         line = cf->line;
+    slc_conf_mod_t  *omod = cf->mod, *mod = NULL;
+    const char      *rv;
 
+    if (confs != NULL) {
+        rv = slc_conf_mod_open(cf, ctx_type, &mod);
+        if (rv != NULL) {
+            return rv;
+        }
+        *confs = mod->conf;
+    }
     memcpy(args, cf->args, sizeof(args));
 
     cf->ctx = ctx;
     cf->ctx_type = ctx_type;
+    cf->mod = mod;
     rv = slc_conf_parse_body(cf, args[0].data, line);
 
     cf->ctx = octx;
     cf->ctx_type = otype;
+    cf->mod = omod;
     memcpy(cf->args, args, sizeof(args));
     cf->nargs = nargs;
     cf->line = line;
@@ -685,6 +829,10 @@ slc_conf_parse_file(slc_conf_t *cf, const char *filename)
     /* cf->args pointed into temp, which may hold a password */
     slc_pool_destroy_wipe(temp);
     cf->nargs = 0;
+
+    if (rv == NULL) {
+        rv = slc_conf_merge(cf);
+    }
 
     if (rv == NULL) {
         return SLC_OK;

@@ -44,25 +44,66 @@
 #define SLC_CONF_MAX_ARGS   16
 #define SLC_CONF_ERRLEN     512
 
-typedef struct slc_conf_s  slc_conf_t;
+/* slc_conf_t is declared in slc_module.h (its hooks take one). */
 
 /*
  * A handler returns NULL on success or an error message (a static string or
  * one written into cf->errbuf).  The parser prefixes it with "FILE:LINE: ".
- * `conf` is cf->ctx: the object of the innermost enclosing block.
+ * `conf` is cf->ctx, the object of the innermost enclosing block, or, for a
+ * directive with .conf = SLC_CONF_MODULE, its module's conf for that block.
  */
 typedef const char *(*slc_conf_set_pt)(slc_conf_t *cf,
     const slc_command_t *cmd, void *conf);
+
+/* What a directive's `conf` argument (and so its .offset) points into. */
+#define SLC_CONF_BLOCK_OBJ  0   /* the enclosing block's object (cf->ctx) */
+#define SLC_CONF_MODULE     1   /* the conf that the directive's module
+                                   created for the enclosing block */
+
+/*
+ * Unset values: a module's create_conf hook starts each slot at one of
+ * these, so that merge_conf tells "not given here" (inherit) from a value.
+ */
+#define SLC_CONF_UNSET       (-1)
+#define SLC_CONF_UNSET_SIZE  ((size_t) -1)
+#define SLC_CONF_UNSET_PTR   ((void *) -1)
+
+/* create_conf's failure (out of memory), as distinct from NULL (none). */
+#define SLC_CONF_ERROR       ((void *) -1)
+
+/* conf = conf if set, else prev if set, else def (int or long long). */
+#define slc_conf_merge_value(conf, prev, def)                               \
+    do {                                                                    \
+        if ((conf) == SLC_CONF_UNSET) {                                     \
+            (conf) = (prev) != SLC_CONF_UNSET ? (prev) : (def);             \
+        }                                                                   \
+    } while (0)
+
+#define slc_conf_merge_size(conf, prev, def)                                \
+    do {                                                                    \
+        if ((conf) == SLC_CONF_UNSET_SIZE) {                                \
+            (conf) = (prev) != SLC_CONF_UNSET_SIZE ? (prev) : (def);        \
+        }                                                                   \
+    } while (0)
+
+#define slc_conf_merge_ptr(conf, prev, def)                                 \
+    do {                                                                    \
+        if ((void *) (conf) == SLC_CONF_UNSET_PTR) {                        \
+            (conf) = (void *) (prev) != SLC_CONF_UNSET_PTR ? (prev) : (def);\
+        }                                                                   \
+    } while (0)
 
 struct slc_command_s {
     const char         *name;
     unsigned            type;      /* context bits | argument bits */
     slc_conf_set_pt     set;
+    unsigned            conf;      /* SLC_CONF_BLOCK_OBJ or SLC_CONF_MODULE */
     size_t              offset;    /* for the generic slot setters */
     const void         *post;      /* handler-specific data, may be NULL */
 };
 
 typedef struct slc_conf_file_s  slc_conf_file_t;
+typedef struct slc_conf_mod_s   slc_conf_mod_t;
 
 struct slc_conf_s {
     slc_pool_t         *pool;      /* config generation's pool */
@@ -78,22 +119,46 @@ struct slc_conf_s {
     unsigned            line;      /* line of the current directive */
     unsigned            depth;     /* include depth, to stop loops */
 
+    /* module confs: the innermost block's, and every block's in the
+       order they were opened (merged in that order after the parse) */
+    slc_conf_mod_t     *mod;
+    slc_conf_mod_t     *mod_first;
+    slc_conf_mod_t     *mod_last;
+
     char                errbuf[SLC_CONF_ERRLEN];  /* for handlers */
     char                err[SLC_CONF_ERRLEN + 256]; /* final FILE:LINE: msg */
 };
 
-/* Parse a whole file in the MAIN context with cf->ctx as the main object. */
+/*
+ * Parse a whole file in the MAIN context with cf->ctx as the main object,
+ * then merge the module confs of every block (merge_conf hooks).  The
+ * caller zeroes *cf and sets pool, cycle and ctx; it calls
+ * slc_conf_main_confs() first if the main context holds module confs.
+ */
 int slc_conf_parse_file(slc_conf_t *cf, const char *filename);
+
+/*
+ * The main context's module confs: calls every module's create_conf with
+ * SLC_CONF_MAIN and makes them the current block's.  Returns the array
+ * (one slot per module, by slc_module_index(); in cf->pool) for the main
+ * object to keep, or NULL with the error in cf->err.
+ */
+void **slc_conf_main_confs(slc_conf_t *cf);
 
 /*
  * Called by a block directive's handler (after its args are in cf->args):
  * parses the directives up to the matching '}' with `ctx` as the block's
  * object and `ctx_type` as its context, then restores the outer ones.
+ * With `confs` non-NULL the block holds module confs at level ctx_type:
+ * every module's create_conf runs first, *confs is set to the array (kept
+ * by the block's object), SLC_CONF_MODULE directives fill the confs, and
+ * the merge after the whole file completes them.  With
+ * NULL, no module conf is reachable in the block.
  * Returns NULL or an error string exactly like a handler (so a handler can
  * `return slc_conf_parse_block(cf, ...)`).
  */
 const char *slc_conf_parse_block(slc_conf_t *cf, unsigned ctx_type,
-    void *ctx);
+    void *ctx, void ***confs);
 
 /* Value parsers: -1 when the word is not valid. */
 long long slc_conf_parse_int(const slc_str_t *s);            /* 0..LLONG_MAX */

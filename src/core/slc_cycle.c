@@ -123,7 +123,7 @@ static const char *
 slc_core_events(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
 {
     (void) cmd;
-    return slc_conf_parse_block(cf, SLC_CONF_EVENTS, conf);
+    return slc_conf_parse_block(cf, SLC_CONF_EVENTS, conf, NULL);
 }
 
 static const char *
@@ -213,7 +213,10 @@ slc_cycle_parse(const char *prefix, const char *conf_file,
     cf->cycle = cycle;
     cf->ctx = cycle;
     cf->ctx_type = SLC_CONF_MAIN;
-    if (slc_conf_parse_file(cf, conf_file) != SLC_OK) {
+    cycle->mod_conf = slc_conf_main_confs(cf);
+    if (cycle->mod_conf == NULL
+        || slc_conf_parse_file(cf, conf_file) != SLC_OK)
+    {
         snprintf(err, errlen, "%s", cf->err);
         slc_pool_destroy(pool);
         return NULL;

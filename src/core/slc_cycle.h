@@ -39,6 +39,7 @@ struct slc_cycle_s {
     /* events {} */
     unsigned            worker_connections;
 
+    void              **mod_conf;          /* main level, by module index */
     slc_mysql_conf_t   *mysql;
     slc_listen_t       *listens;           /* all server blocks' listens */
     slc_shm_zone_t     *zones;

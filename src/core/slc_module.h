@@ -14,6 +14,7 @@
 typedef struct slc_command_s  slc_command_t;
 typedef struct slc_module_s   slc_module_t;
 typedef struct slc_cycle_s    slc_cycle_t;
+typedef struct slc_conf_s     slc_conf_t;
 
 #define SLC_MODULE_CORE    1
 #define SLC_MODULE_ROUTER  2
@@ -26,6 +27,25 @@ struct slc_module_s {
     unsigned                type;
     const slc_command_t    *commands;   /* ends with { .name = NULL } */
     const slc_router_t     *router;     /* SLC_MODULE_ROUTER only */
+
+    /*
+     * Module contexts (see docs/architecture.md, "Modules").  Every block
+     * that holds module confs (main, mysql, upstream, server: `level` is
+     * its context bit, SLC_CONF_MAIN ... SLC_CONF_SERVER) calls
+     * create_conf before its directives are parsed: return the module's
+     * conf for that level, with every value a slot setter fills at its
+     * unset sentinel (SLC_CONF_UNSET...), NULL when the module keeps none
+     * at this level, or SLC_CONF_ERROR (out of memory).  Once the whole
+     * file is parsed, merge_conf runs for each block, outer blocks first
+     * (mysql from main, upstream and server from mysql): fill what the
+     * child left unset from `parent` (NULL when the module keeps no conf
+     * at the parent's level), else from the default, and check it.
+     * Returns NULL or an error, which the parser places at the child
+     * block's "file:line".  Both run in the process that parses.
+     */
+    void                 *(*create_conf)(slc_conf_t *cf, unsigned level);
+    const char           *(*merge_conf)(slc_conf_t *cf, unsigned level,
+                                        void *parent, void *child);
 
     /*
      * Called once per config generation after the whole file parsed, to
@@ -86,9 +106,31 @@ extern const char                       slc_configure_args[];
 extern const char                       slc_module_names[];     /* "a b" */
 extern const char                       slc_module_excluded_names[];
 
+/* How many modules slc_modules[] holds: the length of a block's array of
+   module confs.  Inline, so the parser needs no other module lookup. */
+static inline unsigned
+slc_module_count(void)
+{
+    unsigned n = 0;
+
+    while (slc_modules[n] != NULL) {
+        n++;
+    }
+    return n;
+}
+
 /* 1 if `name` is a module that ./configure left out. */
 int slc_module_excluded(const char *name);
 /* Index of a module in slc_modules[] (for per-block module confs), or -1. */
 int slc_module_index(const slc_module_t *m);
+
+/* Module m's conf in a block's array of module confs (NULL if none). */
+static inline void *
+slc_module_conf(void *const *confs, const slc_module_t *m)
+{
+    int i = slc_module_index(m);
+
+    return confs != NULL && i >= 0 ? confs[i] : NULL;
+}
 
 #endif /* SLC_MODULE_H */

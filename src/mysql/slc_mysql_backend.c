@@ -167,7 +167,7 @@ slc_backend_connect(slc_backend_t *b)
     }
     b->state = SLC_BS_CONNECTING;
     slc_timer_add(slc_loop, &b->timer,
-        (uint64_t) b->session->srv->connect_timeout);
+        (uint64_t) b->session->srv->timeouts->connect_timeout);
     return SLC_OK;
 }
 

@@ -143,7 +143,8 @@ slc_cu_send_backend(slc_session_t *s)
     b->conn.on_read = slc_cu_backend_read;
     b->conn.on_write = slc_cu_backend_write;
     b->timer.handler = slc_cu_backend_timeout;
-    slc_timer_add(slc_loop, &b->timer, (uint64_t) s->srv->connect_timeout);
+    slc_timer_add(slc_loop, &b->timer,
+        (uint64_t) s->srv->timeouts->connect_timeout);
     return SLC_OK;
 }
 

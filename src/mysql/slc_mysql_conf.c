@@ -29,6 +29,9 @@ static int slc_mysql_init_conf(slc_cycle_t *cycle, char *err, size_t errlen);
 static void slc_mysql_registry_zone_init(slc_shm_zone_t *z, const void *prev);
 static void slc_mysql_reap_process(slc_cycle_t *cycle, unsigned proc);
 static void slc_mysql_init_process(slc_cycle_t *cycle);
+static void *slc_mysql_create_conf(slc_conf_t *cf, unsigned level);
+static const char *slc_mysql_merge_conf(slc_conf_t *cf, unsigned level,
+    void *parent, void *child);
 
 static const slc_conf_enum_t slc_mysql_auth_kinds[] = {
     { "local", SLC_AUTH_LOCAL },
@@ -66,15 +69,18 @@ static const slc_command_t slc_mysql_commands[] = {
     { .name = "server_version", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
       .set = slc_conf_set_cstr_slot,
       .offset = offsetof(slc_mysql_srv_t, server_version) },
-    { .name = "connect_timeout", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
-      .set = slc_conf_set_msec_slot,
-      .offset = offsetof(slc_mysql_srv_t, connect_timeout) },
-    { .name = "auth_timeout", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
-      .set = slc_conf_set_msec_slot,
-      .offset = offsetof(slc_mysql_srv_t, auth_timeout) },
-    { .name = "idle_timeout", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
-      .set = slc_conf_set_msec_slot,
-      .offset = offsetof(slc_mysql_srv_t, idle_timeout) },
+    { .name = "connect_timeout",
+      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_msec_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_mysql_timeouts_t, connect_timeout) },
+    { .name = "auth_timeout",
+      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_msec_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_mysql_timeouts_t, auth_timeout) },
+    { .name = "idle_timeout",
+      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_msec_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_mysql_timeouts_t, idle_timeout) },
     { .name = "max_handshakes", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
       .set = slc_conf_set_num_slot,
       .offset = offsetof(slc_mysql_srv_t, max_handshakes) },
@@ -100,6 +106,8 @@ slc_module_t slc_mysql_module = {
     .name = "mysql",
     .type = SLC_MODULE_CORE,
     .commands = slc_mysql_commands,
+    .create_conf = slc_mysql_create_conf,
+    .merge_conf = slc_mysql_merge_conf,
     .init_conf = slc_mysql_init_conf,
     .reap_process = slc_mysql_reap_process,
     .init_zones = slc_mysql_stats_bind,
@@ -116,19 +124,42 @@ slc_mysql_init_process(slc_cycle_t *cycle)
         256);
 }
 
-void *
-slc_mysql_srv_conf(slc_conf_t *cf, slc_mysql_srv_t *srv,
-    const slc_module_t *m, size_t size)
+static void *
+slc_mysql_create_conf(slc_conf_t *cf, unsigned level)
 {
-    int i = slc_module_index(m);
+    slc_mysql_timeouts_t *t;
 
-    if (i < 0 || i >= SLC_MAX_MODULES) {
+    if (level != SLC_CONF_MYSQL && level != SLC_CONF_SERVER) {
         return NULL;
     }
-    if (srv->mod_conf[i] == NULL) {
-        srv->mod_conf[i] = slc_palloc(cf->pool, size);
+    t = slc_palloc(cf->pool, sizeof(*t));
+    if (t == NULL) {
+        return SLC_CONF_ERROR;
     }
-    return srv->mod_conf[i];
+    t->connect_timeout = SLC_CONF_UNSET;
+    t->auth_timeout = SLC_CONF_UNSET;
+    t->idle_timeout = SLC_CONF_UNSET;
+    return t;
+}
+
+/* A server takes what it does not set from mysql {}, then the defaults;
+   mysql {} has no parent conf of this module (parent NULL). */
+static const char *
+slc_mysql_merge_conf(slc_conf_t *cf, unsigned level, void *parent,
+    void *child)
+{
+    static const slc_mysql_timeouts_t  unset = {
+        SLC_CONF_UNSET, SLC_CONF_UNSET, SLC_CONF_UNSET
+    };
+    const slc_mysql_timeouts_t *prev = parent != NULL ? parent : &unset;
+    slc_mysql_timeouts_t       *t = child;
+
+    (void) cf;
+    (void) level;
+    slc_conf_merge_value(t->connect_timeout, prev->connect_timeout, 5000);
+    slc_conf_merge_value(t->auth_timeout, prev->auth_timeout, 10000);
+    slc_conf_merge_value(t->idle_timeout, prev->idle_timeout, 0);
+    return NULL;
 }
 
 static const char *
@@ -148,7 +179,7 @@ slc_mysql_block(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
     mc->buffer_size = 16384;
     slc_hash_init(&mc->user_hash, cf->pool);
     cycle->mysql = mc;
-    return slc_conf_parse_block(cf, SLC_CONF_MYSQL, mc);
+    return slc_conf_parse_block(cf, SLC_CONF_MYSQL, mc, &mc->mod_conf);
 }
 
 static const char *
@@ -193,7 +224,7 @@ slc_mysql_user(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
     u->name.len = cf->args[1].len;
     u->file = cf->filename;
     u->line = cf->line;
-    rv = slc_conf_parse_block(cf, SLC_CONF_USER, u);
+    rv = slc_conf_parse_block(cf, SLC_CONF_USER, u, NULL);
     if (rv != NULL) {
         return rv;
     }
@@ -249,8 +280,6 @@ slc_mysql_server_block(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
     if (srv == NULL) {
         return "out of memory";
     }
-    srv->connect_timeout = 5000;
-    srv->auth_timeout = 10000;
     /* below the 151 max_connections of a default MySQL/MariaDB server,
        so clients that never finish their handshake cannot fill it */
     srv->max_handshakes = 100;
@@ -262,10 +291,12 @@ slc_mysql_server_block(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
     srv->auth_failure_max_delay = 4000;
     srv->file = cf->filename;
     srv->line = cf->line;
-    rv = slc_conf_parse_block(cf, SLC_CONF_SERVER, srv);
+    rv = slc_conf_parse_block(cf, SLC_CONF_SERVER, srv, &srv->mod_conf);
     if (rv != NULL) {
         return rv;
     }
+    /* filled in by the merge, once the whole file is parsed */
+    srv->timeouts = slc_module_conf(srv->mod_conf, &slc_mysql_module);
     srv->next = mc->servers;
     mc->servers = srv;
     return NULL;

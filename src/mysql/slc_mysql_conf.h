@@ -22,8 +22,6 @@
 #define SLC_AUTH_LOCAL        0
 #define SLC_AUTH_PASSTHROUGH  1
 
-#define SLC_MAX_MODULES    32
-
 typedef struct slc_mysql_user_s      slc_mysql_user_t;
 typedef struct slc_upstream_s        slc_upstream_t;
 typedef struct slc_upstream_server_s slc_upstream_server_t;
@@ -76,8 +74,19 @@ struct slc_upstream_server_s {
     slc_log_burst_t           handshake_burst;  /* max_handshakes log */
 };
 
+/*
+ * The mysql module's own conf at the mysql and server levels: what a
+ * server {} inherits from mysql {} when it does not set it (merge_conf).
+ */
+typedef struct {
+    long long                 connect_timeout;  /* ms */
+    long long                 auth_timeout;     /* ms, client handshake */
+    long long                 idle_timeout;     /* ms, 0 = never */
+} slc_mysql_timeouts_t;
+
 struct slc_upstream_s {
     slc_str_t                 name;
+    void                    **mod_conf;   /* by module index */
     slc_upstream_server_t    *servers;
     unsigned                  nservers;
     unsigned                  nalloc;
@@ -92,15 +101,13 @@ struct slc_mysql_srv_s {
     slc_str_t                 upstream_name;
     int                       auth;
     const char               *server_version;   /* NULL: learn it */
-    long long                 connect_timeout;  /* ms */
-    long long                 auth_timeout;     /* ms, client handshake */
-    long long                 idle_timeout;     /* ms, 0 = never */
+    const slc_mysql_timeouts_t *timeouts;      /* merged, never NULL */
     long long                 max_handshakes;   /* per backend, 0 = off */
     long long                 max_handshakes_per_host;  /* per worker */
     long long                 auth_failure_threshold;   /* 0 = off */
     long long                 auth_failure_delay;       /* ms */
     long long                 auth_failure_max_delay;   /* ms */
-    void                     *mod_conf[SLC_MAX_MODULES];
+    void                    **mod_conf;   /* by module index */
     const char               *file;
     unsigned                  line;
     unsigned                  nlisten;
@@ -108,6 +115,7 @@ struct slc_mysql_srv_s {
 };
 
 struct slc_mysql_conf_s {
+    void                    **mod_conf;   /* by module index */
     slc_mysql_user_t         *users;      /* last in the file first */
     slc_hash_t                user_hash;  /* name -> slc_mysql_user_t */
     slc_upstream_t           *upstreams;
@@ -125,9 +133,6 @@ const char *slc_mysql_upstream_block(slc_conf_t *cf, const slc_command_t *cmd,
     void *conf);
 const char *slc_mysql_upstream_server(slc_conf_t *cf,
     const slc_command_t *cmd, void *conf);
-/* A module's per-server conf, allocated zeroed on first use. */
-void *slc_mysql_srv_conf(slc_conf_t *cf, slc_mysql_srv_t *srv,
-    const slc_module_t *m, size_t size);
 
 slc_mysql_user_t *slc_mysql_user_find(const slc_mysql_conf_t *mc,
     const char *name, size_t len);

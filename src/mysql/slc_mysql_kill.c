@@ -163,7 +163,7 @@ slc_kill_aux_ready(slc_backend_t *b)
     b->conn.on_read = slc_kill_aux_read;
     b->seq = 0;
     slc_timer_add(slc_loop, &b->timer,
-        (uint64_t) b->session->srv->connect_timeout);
+        (uint64_t) b->session->srv->timeouts->connect_timeout);
     if (slc_backend_send(b, k->q, k->len) != SLC_OK) {
         slc_kill_aux_fail(b, "write failed");
     }

@@ -193,11 +193,13 @@ slc_session_init_conn(slc_session_t *s, slc_listen_t *l)
     }
     if (s->srv->auth == SLC_AUTH_PASSTHROUGH) {
         s->state = SLC_SS_RELAY;
-        slc_timer_add(slc_loop, &s->timer, (uint64_t) s->srv->auth_timeout);
+        slc_timer_add(slc_loop, &s->timer,
+            (uint64_t) s->srv->timeouts->auth_timeout);
         slc_session_start_router(s);
         return;
     }
-    slc_timer_add(slc_loop, &s->timer, (uint64_t) s->srv->auth_timeout);
+    slc_timer_add(slc_loop, &s->timer,
+        (uint64_t) s->srv->timeouts->auth_timeout);
     if (slc_session_greet(s) != SLC_OK) {
         slc_session_close(s, SLC_LOG_ERR, "cannot send greeting");
     }
@@ -354,7 +356,7 @@ slc_session_timeout(slc_timer_t *t)
 static void
 slc_session_idle_timeout(slc_session_t *s)
 {
-    uint64_t idle = (uint64_t) s->srv->idle_timeout;
+    uint64_t idle = (uint64_t) s->srv->timeouts->idle_timeout;
     uint64_t since = slc_loop->now - s->last_active;
 
     if (since >= idle && slc_mysql_track_idle(&s->track)) {
@@ -498,8 +500,9 @@ void
 slc_session_arm_idle(slc_session_t *s)
 {
     s->last_active = slc_loop->now;
-    if (s->srv->idle_timeout > 0) {
-        slc_timer_add(slc_loop, &s->timer, (uint64_t) s->srv->idle_timeout);
+    if (s->srv->timeouts->idle_timeout > 0) {
+        slc_timer_add(slc_loop, &s->timer,
+            (uint64_t) s->srv->timeouts->idle_timeout);
     }
 }
 

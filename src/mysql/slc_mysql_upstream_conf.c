@@ -35,7 +35,7 @@ slc_mysql_upstream_block(slc_conf_t *cf, const slc_command_t *cmd,
     up->name.len = cf->args[1].len;
     up->file = cf->filename;
     up->line = cf->line;
-    rv = slc_conf_parse_block(cf, SLC_CONF_UPSTREAM, up);
+    rv = slc_conf_parse_block(cf, SLC_CONF_UPSTREAM, up, &up->mod_conf);
     if (rv != NULL) {
         return rv;
     }

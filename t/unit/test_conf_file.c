@@ -55,7 +55,7 @@ slc_test_mysql_block(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
     (void) cmd;
     m->mysql.seen = 1;
     m->mysql.timeout = -1;
-    return slc_conf_parse_block(cf, SLC_CONF_MYSQL, &m->mysql);
+    return slc_conf_parse_block(cf, SLC_CONF_MYSQL, &m->mysql, NULL);
 }
 
 static const char *
@@ -72,7 +72,7 @@ slc_test_server_block(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
     srv = &my->servers[my->nservers++];
     strlcpy(srv->name, cf->args[1].data, sizeof(srv->name));
 
-    rv = slc_conf_parse_block(cf, SLC_CONF_SERVER, srv);
+    rv = slc_conf_parse_block(cf, SLC_CONF_SERVER, srv, NULL);
     if (rv != NULL) {
         return rv;
     }
