@@ -311,6 +311,53 @@ EOF
               . 'must be "primary", "replica" or "any"',
     },
     {
+        name => 'invalid readconn_role in mysql {}',
+        conf => <<'EOF',
+mysql {
+    readconn_role master; #<
+    upstream cluster { server 127.0.0.1:3306 role=primary; }
+}
+EOF
+        msg  => 'invalid value "master" in "readconn_role" directive, it '
+              . 'must be "primary", "replica" or "any"',
+    },
+    {
+        name => 'readconn_role in upstream {}',
+        conf => <<'EOF',
+mysql {
+    upstream cluster {
+        readconn_role replica; #<
+        server 127.0.0.1:3306 role=primary;
+    }
+}
+EOF
+        msg  => '"readconn_role" directive is not allowed here',
+    },
+    {
+        # inherited from mysql {}, checked per server: its block is named
+        name => 'readconn_role from mysql {} with no such server',
+        conf => <<'EOF',
+mysql {
+    readconn_role replica;
+    user app { password "secret"; }
+    upstream cluster { server 127.0.0.1:3306 role=primary; }
+    server { #<
+        listen 127.0.0.1:4000;
+        router readconn;
+        upstream cluster;
+    }
+}
+EOF
+        msg  => 'upstream "cluster" has no server for readconn_role '
+              . 'replica',
+    },
+    {
+        name => 'invalid idle_timeout in mysql {}',
+        conf => "mysql {\n    idle_timeout 5x; #<\n}\n",
+        msg  => 'invalid value "5x" in "idle_timeout" directive, it must '
+              . 'be a time such as 500ms, 10s, 1m30s or 2h',
+    },
+    {
         name => 'unknown router',
         conf => <<'EOF',
 mysql {

@@ -23,6 +23,7 @@ typedef struct {
     int         args_kept;      /* cf->args intact after the block */
     slc_str_t   address;
     int         backup;
+    void      **mod_conf;       /* module contexts, server level */
 } slc_test_server_t;
 
 typedef struct {
@@ -31,6 +32,7 @@ typedef struct {
     unsigned            nlisten;
     unsigned            nservers;
     slc_test_server_t   servers[SLC_TEST_MAX_SERVERS];
+    void              **mod_conf;   /* module contexts, mysql level */
 } slc_test_mysql_t;
 
 typedef struct {
@@ -43,7 +45,19 @@ typedef struct {
     unsigned            nlisten;
     char                marks[256];
     slc_test_mysql_t    mysql;
+    void              **mod_conf;   /* module contexts, main level */
 } slc_test_main_t;
+
+/* The conf of the module with contexts (slc_test_ctx_module). */
+typedef struct {
+    unsigned            level;      /* the level create_conf was given */
+    long long           count;      /* main, mysql, server */
+    size_t              size;       /* server */
+    long long           time;       /* mysql, server */
+    slc_str_t           label;      /* server */
+    int                 kind;       /* mysql, server */
+    int                 merged;     /* merge_conf ran on it */
+} slc_test_ctx_t;
 
 /* ---- fake modules ---- */
 
@@ -55,7 +69,8 @@ slc_test_mysql_block(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
     (void) cmd;
     m->mysql.seen = 1;
     m->mysql.timeout = -1;
-    return slc_conf_parse_block(cf, SLC_CONF_MYSQL, &m->mysql, NULL);
+    return slc_conf_parse_block(cf, SLC_CONF_MYSQL, &m->mysql,
+                                &m->mysql.mod_conf);
 }
 
 static const char *
@@ -72,7 +87,7 @@ slc_test_server_block(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
     srv = &my->servers[my->nservers++];
     strlcpy(srv->name, cf->args[1].data, sizeof(srv->name));
 
-    rv = slc_conf_parse_block(cf, SLC_CONF_SERVER, srv, NULL);
+    rv = slc_conf_parse_block(cf, SLC_CONF_SERVER, srv, &srv->mod_conf);
     if (rv != NULL) {
         return rv;
     }
@@ -207,6 +222,107 @@ static const slc_command_t  slc_test_mysql_commands[] = {
     { .name = NULL }
 };
 
+/* ---- a module with contexts at main, mysql and server level ---- */
+
+static const slc_conf_enum_t  slc_test_kinds[] = {
+    { "a", 1 },
+    { "b", 2 },
+    { "c", 3 },
+    { NULL, 0 }
+};
+
+static const slc_command_t  slc_test_ctx_commands[] = {
+    { .name = "ctx_count",
+      .type = SLC_CONF_MAIN | SLC_CONF_MYSQL | SLC_CONF_SERVER
+              | SLC_CONF_TAKE1,
+      .set = slc_conf_set_num_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_test_ctx_t, count) },
+
+    { .name = "ctx_size",
+      .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_size_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_test_ctx_t, size) },
+
+    { .name = "ctx_time",
+      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_msec_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_test_ctx_t, time) },
+
+    { .name = "ctx_label",
+      .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_str_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_test_ctx_t, label) },
+
+    { .name = "ctx_kind",
+      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_enum_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_test_ctx_t, kind),
+      .post = slc_test_kinds },
+
+    { .name = NULL }
+};
+
+static void *
+slc_test_ctx_create(slc_conf_t *cf, unsigned level)
+{
+    slc_test_ctx_t  *c;
+
+    c = slc_palloc(cf->pool, sizeof(*c));
+    if (c == NULL) {
+        return SLC_CONF_ERROR;
+    }
+    c->level = level;
+    c->count = SLC_CONF_UNSET;
+    c->size = SLC_CONF_UNSET_SIZE;
+    c->time = SLC_CONF_UNSET;
+    c->kind = SLC_CONF_UNSET;
+    return c;
+}
+
+static const char *
+slc_test_ctx_merge(slc_conf_t *cf, unsigned level, void *parent,
+    void *child)
+{
+    slc_test_ctx_t  *prev = parent, *c = child;
+
+    ck_assert_ptr_nonnull(prev);
+    ck_assert_uint_eq(c->level, level);
+    /* outer blocks are merged before their children */
+    ck_assert_int_eq(prev->merged || prev->level == SLC_CONF_MAIN, 1);
+    slc_conf_merge_value(c->count, prev->count, 1);
+    slc_conf_merge_size(c->size, prev->size, 4096);
+    slc_conf_merge_value(c->time, prev->time, 60000);
+    slc_conf_merge_value(c->kind, prev->kind, 1);
+    c->merged = 1;
+    if (c->count > 100) {
+        return slc_conf_error(cf, "ctx_count %lld is above 100", c->count);
+    }
+    return NULL;
+}
+
+static slc_module_t  slc_test_ctx_module = {
+    .name = "test_ctx",
+    .type = SLC_MODULE_FILTER,
+    .commands = slc_test_ctx_commands,
+    .create_conf = slc_test_ctx_create,
+    .merge_conf = slc_test_ctx_merge,
+};
+
+/* A module directive whose module keeps no conf: a table mistake. */
+static const slc_command_t  slc_test_noctx_commands[] = {
+    { .name = "noctx",
+      .type = SLC_CONF_MAIN | SLC_CONF_TAKE1,
+      .set = slc_conf_set_num_slot, .conf = SLC_CONF_MODULE },
+
+    { .name = NULL }
+};
+
+static slc_module_t  slc_test_noctx_module = {
+    .name = "test_noctx",
+    .type = SLC_MODULE_FILTER,
+    .commands = slc_test_noctx_commands,
+};
+
 static slc_module_t  slc_test_core_module = {
     .name = "test_core",
     .type = SLC_MODULE_CORE,
@@ -229,6 +345,8 @@ slc_module_t  *slc_modules[] = {
     &slc_test_core_module,
     &slc_test_empty_module,
     &slc_test_mysql_module,
+    &slc_test_ctx_module,
+    &slc_test_noctx_module,
     NULL
 };
 
@@ -268,6 +386,15 @@ slc_test_setup(void)
     memset(&slc_test_cf, 0, sizeof(slc_test_cf));
     slc_test_cf.pool = slc_test_pool;
     slc_test_cf.ctx = &slc_test_conf;
+    slc_test_conf.mod_conf = slc_conf_main_confs(&slc_test_cf);
+    ck_assert_ptr_nonnull(slc_test_conf.mod_conf);
+}
+
+/* The test_ctx module's conf in a block's array. */
+static slc_test_ctx_t *
+slc_test_ctx(void **confs)
+{
+    return confs[3];
 }
 
 static int
@@ -1060,6 +1187,131 @@ START_TEST(test_parse_param)
 }
 END_TEST
 
+/* ---- module contexts ---- */
+
+/* Every kind of generic slot setter fills a module's server-level conf. */
+START_TEST(test_ctx_server_slots)
+{
+    slc_test_ctx_t  *c;
+
+    slc_test_ok("mysql {\n"
+                "  server a {\n"
+                "    ctx_count 7;\n"
+                "    ctx_size 16k;\n"
+                "    ctx_time 1m30s;\n"
+                "    ctx_label \"one two\";\n"
+                "    ctx_kind b;\n"
+                "  }\n"
+                "}\n");
+    ck_assert_uint_eq(slc_test_conf.mysql.nservers, 1);
+    c = slc_test_ctx(slc_test_conf.mysql.servers[0].mod_conf);
+    ck_assert_uint_eq(c->level, SLC_CONF_SERVER);
+    ck_assert_int_eq(c->count, 7);
+    ck_assert_uint_eq(c->size, 16384);
+    ck_assert_int_eq(c->time, 90000);
+    ck_assert_str_eq(c->label.data, "one two");
+    ck_assert_int_eq(c->kind, 2);
+    ck_assert_int_eq(c->merged, 1);
+
+    /* the block's own object was not written */
+    ck_assert_ptr_null(slc_test_conf.mysql.servers[0].address.data);
+    /* nor the outer levels */
+    c = slc_test_ctx(slc_test_conf.mysql.mod_conf);
+    ck_assert_int_eq(c->count, 1);
+    ck_assert_int_eq(c->kind, 1);
+    ck_assert_int_eq(slc_test_ctx(slc_test_conf.mod_conf)->count,
+                     SLC_CONF_UNSET);
+}
+END_TEST
+
+/*
+ * A server inherits what it leaves unset from mysql {}, which inherits
+ * from main, whatever the order: the mysql-level ctx_kind comes after the
+ * server blocks, main's ctx_count after the mysql block.
+ */
+START_TEST(test_ctx_merge_inherits)
+{
+    slc_test_ctx_t  *a, *b, *my;
+
+    slc_test_ok("mysql {\n"
+                "  ctx_time 5s;\n"
+                "  server a {\n"
+                "  }\n"
+                "  server b {\n"
+                "    ctx_time 1s;\n"
+                "    ctx_count 9;\n"
+                "    ctx_kind a;\n"
+                "  }\n"
+                "  ctx_kind c;\n"
+                "}\n"
+                "ctx_count 3;\n");
+    my = slc_test_ctx(slc_test_conf.mysql.mod_conf);
+    a = slc_test_ctx(slc_test_conf.mysql.servers[0].mod_conf);
+    b = slc_test_ctx(slc_test_conf.mysql.servers[1].mod_conf);
+
+    ck_assert_int_eq(my->time, 5000);
+    ck_assert_int_eq(my->count, 3);
+    ck_assert_int_eq(my->kind, 3);
+
+    ck_assert_int_eq(a->time, 5000);            /* from mysql {} */
+    ck_assert_int_eq(a->count, 3);              /* from main, via mysql */
+    ck_assert_int_eq(a->kind, 3);               /* set after the server */
+    ck_assert_uint_eq(a->size, 4096);           /* the default */
+
+    ck_assert_int_eq(b->time, 1000);            /* its own */
+    ck_assert_int_eq(b->count, 9);
+    ck_assert_int_eq(b->kind, 1);
+}
+END_TEST
+
+/* A merge error names the block it is about. */
+START_TEST(test_ctx_merge_error)
+{
+    slc_test_fails("mysql {\n"
+                   "  server a {\n"
+                   "  }\n"
+                   "  server b {\n"
+                   "    ctx_count 101;\n"
+                   "  }\n"
+                   "}\n", 4, "ctx_count 101 is above 100");
+
+    /* set in mysql {}: that block is named, it is merged first */
+    slc_test_teardown();
+    slc_test_setup();
+    slc_test_fails("mysql {\n"
+                   "  ctx_count 200;\n"
+                   "  server a {\n"
+                   "  }\n"
+                   "}\n", 1, "ctx_count 200 is above 100");
+}
+END_TEST
+
+/* The generic setters' messages are the same for module directives. */
+START_TEST(test_ctx_errors)
+{
+    slc_test_fails("mysql {\n  server a {\n    ctx_kind d;\n  }\n}\n", 3,
+                   "invalid value \"d\" in \"ctx_kind\" directive, it must "
+                   "be \"a\", \"b\" or \"c\"");
+    slc_test_fails("mysql {\n  ctx_size 1k;\n}\n", 2,
+                   "\"ctx_size\" directive is not allowed here");
+    slc_test_fails("ctx_time 1s;\n", 1,
+                   "\"ctx_time\" directive is not allowed here");
+    slc_test_fails("noctx 1;\n", 1,
+                   "\"noctx\" directive has no module configuration in "
+                   "this block");
+}
+END_TEST
+
+/* As for the block's own slots, the last one wins. */
+START_TEST(test_ctx_last_wins)
+{
+    slc_test_ok("mysql {\n server a {\n ctx_count 1; ctx_count 2;\n"
+                " }\n}\n");
+    ck_assert_int_eq(
+        slc_test_ctx(slc_test_conf.mysql.servers[0].mod_conf)->count, 2);
+}
+END_TEST
+
 /* ---- runner ---- */
 
 static void
@@ -1107,6 +1359,10 @@ slc_test_conf_suite(void)
         test_include_unbalanced, test_include_glob_later_fails,
         test_include_loop, test_include_nargs,
     };
+    const TTest  *contexts[] = {
+        test_ctx_server_slots, test_ctx_merge_inherits,
+        test_ctx_merge_error, test_ctx_errors, test_ctx_last_wins,
+    };
     const TTest  *values[] = {
         test_parse_int, test_parse_size, test_parse_msec,
         test_parse_counted, test_parse_signed,
@@ -1119,6 +1375,7 @@ slc_test_conf_suite(void)
     slc_test_add(s, "errors", errors, slc_nelems(errors));
     slc_test_add(s, "blocks", blocks, slc_nelems(blocks));
     slc_test_add(s, "include", include, slc_nelems(include));
+    slc_test_add(s, "contexts", contexts, slc_nelems(contexts));
     slc_test_add(s, "values", values, slc_nelems(values));
     return s;
 }
