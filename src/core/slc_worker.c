@@ -155,6 +155,7 @@ slc_worker_exit(int code)
     {
         unlink(pid_path);
     }
+    slc_module_exit_process(cycle, NULL);
     slc_log(SLC_LOG_NOTICE, "exiting");
     slc_loop_done(slc_loop);
     exit(code);
@@ -219,26 +220,33 @@ slc_worker_sched(slc_cycle_t *cycle)
 }
 
 void
-slc_worker_run(slc_cycle_t *cycle, unsigned slot, unsigned proc)
+slc_worker_process_init(slc_cycle_t *cycle, unsigned proc)
 {
     slc_pid = getpid();
-    slc_worker_slot = slot;
     slc_worker_proc = proc;
     slc_worker_cycle = cycle;
+    /* the master's flags came with the fork: none is ours */
     slc_sig_quit = slc_sig_terminate = slc_sig_reload = 0;
-    slc_sig_reopen = 0;
+    slc_sig_reopen = slc_sig_child = 0;
     if (slc_signal_init(&slc_worker_waitmask) != 0
         || slc_loop_init(&slc_worker_loop) != SLC_OK)
     {
-        slc_log_errno(SLC_LOG_ALERT, errno, "worker init failed");
+        slc_log_errno(SLC_LOG_ALERT, errno, "process init failed");
         exit(2);
     }
     slc_loop = &slc_worker_loop;
+    slc_loop->sigmask = &slc_worker_waitmask;
+}
+
+void
+slc_worker_run(slc_cycle_t *cycle, unsigned slot, unsigned proc)
+{
+    slc_worker_slot = slot;
+    slc_worker_process_init(cycle, proc);
     slc_worker_rlimit(cycle);
     slc_worker_sched(cycle);
-    slc_loop->sigmask = &slc_worker_waitmask;
     slc_listen_keep_slot(cycle->listens, slot);
-    slc_module_init_process(cycle);
+    slc_module_init_process(cycle, NULL);
     if (slc_worker_init_listeners(cycle, slot) != SLC_OK) {
         slc_log(SLC_LOG_ALERT, "worker init failed: out of memory");
         exit(2);
