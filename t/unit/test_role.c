@@ -432,11 +432,12 @@ START_TEST(test_respawn)
     ck_assert_int_eq(kill(c.pid, SIGKILL), 0);
     ck_assert(slc_test_wait_count(&slc_test_shared->nstarts, 4));
     d = slc_test_shared->starts[3];
-    ck_assert(slc_test_wait_log("could not initialise: not started again"));
     ck_assert(slc_test_gone(d.pid));
     /* past the back-off: nothing more started */
     usleep(1500 * 1000);
     ck_assert_uint_eq(slc_test_shared->nstarts, 4);
+    ck_assert(slc_test_reaped(d.proc));
+    ck_assert(slc_test_log_has("could not initialise: not started again"));
 
     int status = slc_test_stop(SIGTERM);
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -498,6 +499,9 @@ START_TEST(test_single)
     int status = slc_test_stop(SIGTERM);
     ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     ck_assert_uint_eq(slc_test_shared->nstarts, 0);
+    /* the single process is a worker: exit_process without a role */
+    ck_assert_uint_eq(slc_test_shared->nexits, 1);
+    ck_assert_str_eq(slc_test_shared->exits[0].role, "-");
 }
 END_TEST
 
