@@ -32,13 +32,15 @@
  */
 
 struct slc_role_s {
-    const char          *name;      /* short: the title is "NAME process" */
+    /* short: the title is "NAME process"; static or in the cycle's pool,
+       like data (the copy the cycle keeps points to the same) */
+    const char          *name;
     unsigned             count;     /* processes, >= 1 */
     const slc_module_t  *module;    /* the module that declared it */
     void                *data;      /* the module's, e.g. its conf */
 
-    /* In the new process, after init_process: `n` is the place, 0 to
-       count - 1.  SLC_ERROR: the process exits with code 2. */
+    /* Required.  In the new process, after init_process: `n` is the
+       place, 0 to count - 1.  SLC_ERROR: the process exits with code 2. */
     int                (*init)(slc_cycle_t *cycle, slc_role_t *role,
                                unsigned n);
     void               (*quit)(slc_role_t *role);           /* optional */
