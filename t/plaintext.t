@@ -99,7 +99,11 @@ ok($dbh && $dbh->do('SELECT 1'), 'a client logs in');
 undef $dbh;
 no_plaintext('started');
 
+my %old = map { $_ => 1 } $t->worker_pids;
 ok($t->reload, 'reload');
+# an old worker exiting while its memory is read would fail the scan
+wait_for(sub { !grep { $old{$_} } $t->worker_pids },
+         what => 'the old workers to exit');
 no_plaintext('after a reload');
 
 # a second password in the same block fails the reload right after the

@@ -2,6 +2,7 @@
 #include "slc_conf_file.h"
 #include "slc_cycle.h"
 #include "slc_log.h"
+#include "slc_role.h"
 
 /* Directives of the main context and events {}. */
 
@@ -157,6 +158,28 @@ slc_cycle_path(slc_cycle_t *cycle, const char *path)
         snprintf(p, n, "%s%s", cycle->prefix, path);
     }
     return p;
+}
+
+slc_role_t *
+slc_cycle_add_role(slc_cycle_t *cycle, const slc_role_t *role)
+{
+    slc_role_t **last = &cycle->roles;
+    slc_role_t  *r;
+
+    for (r = cycle->roles; r != NULL; r = r->next) {
+        if (strcmp(r->name, role->name) == 0) {
+            return NULL;
+        }
+        last = &r->next;
+    }
+    r = slc_palloc(cycle->pool, sizeof(*r));
+    if (r == NULL) {
+        return NULL;
+    }
+    *r = *role;
+    r->next = NULL;
+    *last = r;
+    return r;
 }
 
 static void

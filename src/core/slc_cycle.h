@@ -43,6 +43,7 @@ struct slc_cycle_s {
     slc_mysql_conf_t   *mysql;
     slc_listen_t       *listens;           /* all server blocks' listens */
     slc_shm_zone_t     *zones;
+    slc_role_t         *roles;             /* slc_cycle_add_role, in order */
 };
 
 extern slc_module_t  slc_core_module;
@@ -51,6 +52,13 @@ extern slc_module_t  slc_core_module;
 slc_cycle_t *slc_cycle_parse(const char *prefix, const char *conf_file,
     unsigned generation, char *err, size_t errlen);
 void         slc_cycle_free(slc_cycle_t *cycle);
+/*
+ * Declare a process role (slc_role.h) in this cycle: `role` is copied into
+ * the cycle's pool (the same template may serve every generation), the
+ * copy is returned for the module to fill in data, NULL when out of memory
+ * or when a role of that name is already declared.
+ */
+slc_role_t  *slc_cycle_add_role(slc_cycle_t *cycle, const slc_role_t *role);
 /* A path from the config: absolute, or relative to the prefix. */
 const char  *slc_cycle_path(slc_cycle_t *cycle, const char *path);
 

@@ -1,21 +1,41 @@
 #include "slc_core.h"
+#include "slc_event.h"
 #include "slc_log.h"
 #include "slc_master.h"
+#include "slc_role.h"
 #include "slc_signal.h"
 #include "slc_worker.h"
 
+#include <poll.h>
 #include <sys/wait.h>
+
+/* A role's place is started again at most once per this many ms. */
+#define SLC_ROLE_RESPAWN_MS  1000
 
 typedef struct {
     pid_t     pid;
-    unsigned  slot;
+    unsigned  slot;         /* a worker's slot, a role's place */
+    int       role;         /* index in cycle->roles; -1: a worker */
     unsigned  proc;         /* process index, see slc_worker.h */
     unsigned  generation;
     int       exiting;      /* told to quit or terminate */
+    uint64_t  started;      /* ms, monotonic */
+    char      name[32];     /* "worker", a role's name: for the log, the
+                               cycle that named it may be gone */
 } slc_child_t;
+
+/* A role's place waiting out its back-off before it is started again. */
+typedef struct {
+    int       role;
+    unsigned  slot;
+    unsigned  generation;
+    uint64_t  at;           /* ms, monotonic */
+} slc_respawn_t;
 
 static slc_child_t   slc_children[SLC_PROC_MAX];
 static unsigned      slc_nchildren;
+static slc_respawn_t slc_respawns[SLC_PROC_MAX];
+static unsigned      slc_nrespawns;
 /* free process indices, a stack: the lowest come first, so the per-index
    areas of shared memory that are touched stay few */
 static unsigned      slc_proc_free[SLC_PROC_MAX];
@@ -33,14 +53,30 @@ slc_master_procs_init(void)
     slc_proc_nfree = SLC_PROC_MAX;
 }
 
-static pid_t
-slc_master_spawn(slc_cycle_t *cycle, unsigned slot)
+/* The role at `index` in the cycle's list, NULL if there is none. */
+static slc_role_t *
+slc_master_role(slc_cycle_t *cycle, int index)
 {
-    pid_t    pid;
-    unsigned proc;
+    slc_role_t *r = cycle->roles;
+
+    for (int i = 0; r != NULL && i < index; i++) {
+        r = r->next;
+    }
+    return index < 0 ? NULL : r;
+}
+
+/* Fork a worker for `slot` (role -1) or a process of a role for place
+   `slot`. */
+static pid_t
+slc_master_spawn(slc_cycle_t *cycle, unsigned slot, int role)
+{
+    slc_role_t *r = slc_master_role(cycle, role);
+    const char *name = r != NULL ? r->name : "worker";
+    pid_t       pid;
+    unsigned    proc;
 
     if (slc_proc_nfree == 0) {
-        slc_log(SLC_LOG_ALERT, "too many worker processes (%d)",
+        slc_log(SLC_LOG_ALERT, "too many child processes (%d)",
             SLC_PROC_MAX);
         return -1;
     }
@@ -51,23 +87,93 @@ slc_master_spawn(slc_cycle_t *cycle, unsigned slot)
         return -1;
     }
     if (pid == 0) {
+        if (r != NULL) {
+            slc_role_run(cycle, r, slot, proc);
+        }
         slc_worker_run(cycle, slot, proc);
     }
     slc_proc_nfree--;
-    slc_children[slc_nchildren++] = (slc_child_t) {
-        .pid = pid, .slot = slot, .proc = proc,
-        .generation = cycle->generation,
+    slc_child_t *c = &slc_children[slc_nchildren++];
+    *c = (slc_child_t) {
+        .pid = pid, .slot = slot, .role = role, .proc = proc,
+        .generation = cycle->generation, .started = slc_time_ms(),
     };
-    slc_log(SLC_LOG_NOTICE, "start worker process %d", (int) pid);
+    strlcpy(c->name, name, sizeof(c->name));
+    slc_log(SLC_LOG_NOTICE, "start %s process %d", name, (int) pid);
     return pid;
 }
 
+/* The workers, then the processes of the roles. */
 static void
 slc_master_spawn_all(slc_cycle_t *cycle)
 {
-    for (int i = 0; i < cycle->worker_processes; i++) {
-        (void) slc_master_spawn(cycle, (unsigned) i);
+    int i = 0;
+
+    for (int w = 0; w < cycle->worker_processes; w++) {
+        (void) slc_master_spawn(cycle, (unsigned) w, -1);
     }
+    for (slc_role_t *r = cycle->roles; r != NULL; r = r->next, i++) {
+        for (unsigned n = 0; n < r->count; n++) {
+            (void) slc_master_spawn(cycle, n, i);
+        }
+    }
+}
+
+/*
+ * A role's process died while its generation runs: start it again, but
+ * not sooner than SLC_ROLE_RESPAWN_MS after the last start of its place,
+ * so one that dies at once costs a fork a second, not a busy loop.
+ */
+static void
+slc_master_respawn_role(const slc_child_t *c)
+{
+    uint64_t now = slc_time_ms();
+
+    if (now >= c->started + SLC_ROLE_RESPAWN_MS
+        || slc_nrespawns == SLC_PROC_MAX)
+    {
+        (void) slc_master_spawn(slc_master_cycle, c->slot, c->role);
+        return;
+    }
+    slc_respawns[slc_nrespawns++] = (slc_respawn_t) {
+        .role = c->role, .slot = c->slot, .generation = c->generation,
+        .at = c->started + SLC_ROLE_RESPAWN_MS,
+    };
+    slc_log(SLC_LOG_NOTICE, "%s process starts again in %llu ms", c->name,
+        (unsigned long long) (c->started + SLC_ROLE_RESPAWN_MS - now));
+}
+
+/*
+ * Start the places whose back-off is over; those of an older generation
+ * (a reload started the new roles) or of a master that is stopping are
+ * dropped.  Returns the ms until the next one is due, -1 if none waits.
+ */
+static int
+slc_master_respawn_due(void)
+{
+    uint64_t now = slc_time_ms();
+    int      wait = -1;
+
+    for (unsigned i = 0; i < slc_nrespawns; ) {
+        slc_respawn_t r = slc_respawns[i];
+
+        if (r.generation != slc_master_cycle->generation
+            || slc_sig_quit || slc_sig_terminate)
+        {
+            slc_respawns[i] = slc_respawns[--slc_nrespawns];
+            continue;
+        }
+        if (r.at <= now) {
+            slc_respawns[i] = slc_respawns[--slc_nrespawns];
+            (void) slc_master_spawn(slc_master_cycle, r.slot, r.role);
+            continue;
+        }
+        if (wait == -1 || r.at - now < (uint64_t) wait) {
+            wait = (int) (r.at - now);
+        }
+        i++;
+    }
+    return wait;
 }
 
 static void
@@ -89,11 +195,11 @@ slc_master_signal_workers(int signo, int only_old)
 }
 
 static void
-slc_master_log_exit(pid_t pid, int status)
+slc_master_log_exit(const char *name, pid_t pid, int status)
 {
     if (WIFEXITED(status)) {
         slc_log(WEXITSTATUS(status) ? SLC_LOG_ALERT : SLC_LOG_NOTICE,
-            "worker process %d exited with code %d", (int) pid,
+            "%s process %d exited with code %d", name, (int) pid,
             WEXITSTATUS(status));
         return;
     }
@@ -103,7 +209,7 @@ slc_master_log_exit(pid_t pid, int status)
     int crash = sig == SIGSEGV || sig == SIGBUS || sig == SIGABRT
                 || sig == SIGFPE || sig == SIGILL;
     slc_log(crash ? SLC_LOG_CRIT : SLC_LOG_ERR,
-        "worker process %d exited on signal %d%s", (int) pid, sig,
+        "%s process %d exited on signal %d%s", name, (int) pid, sig,
         WCOREDUMP(status) ? " (core dumped)" : "");
 }
 
@@ -136,16 +242,23 @@ slc_master_reap(void)
                 continue;
             }
             slc_children[i] = slc_children[--slc_nchildren];
-            slc_master_log_exit(pid, status);
+            slc_master_log_exit(c.name, pid, status);
             /* whatever it held in shared memory goes back before its
                index can be given to the replacement */
             slc_master_reap_process(slc_master_cycle, pid, c.proc);
             slc_proc_free[slc_proc_nfree++] = c.proc;
-            int fatal = WIFEXITED(status) && WEXITSTATUS(status) == 2;
-            if (!c.exiting && !fatal && !slc_sig_quit && !slc_sig_terminate
-                && c.generation == slc_master_cycle->generation)
+            if (c.exiting || slc_sig_quit || slc_sig_terminate
+                || c.generation != slc_master_cycle->generation)
             {
-                (void) slc_master_spawn(slc_master_cycle, c.slot);
+                break;
+            }
+            if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {
+                slc_log(SLC_LOG_NOTICE, "%s process %d could not "
+                    "initialise: not started again", c.name, (int) pid);
+            } else if (c.role >= 0) {
+                slc_master_respawn_role(&c);
+            } else {
+                (void) slc_master_spawn(slc_master_cycle, c.slot, -1);
             }
             break;
         }
@@ -212,6 +325,8 @@ slc_master_reload(void)
     }
     slc_log(SLC_LOG_NOTICE, "reconfigured: generation %u, %d worker(s)",
         cycle->generation, cycle->worker_processes);
+    /* the old roles' pending restarts are dropped at their time: the new
+       cycle has started its own */
 }
 
 static int
@@ -307,10 +422,18 @@ slc_master_run(slc_cycle_t *cycle, int argc, char **argv)
 
     for ( ;; ) {
         slc_master_handle_signals();
+        int wait = slc_master_respawn_due();
         if ((slc_sig_quit || slc_sig_terminate) && slc_nchildren == 0) {
             slc_master_exit();
         }
-        sigsuspend(&slc_master_waitmask);
+        if (wait == -1) {
+            sigsuspend(&slc_master_waitmask);
+        } else {
+            /* sigsuspend with a timeout: a role waits out its back-off */
+            struct timespec ts = { .tv_sec = wait / 1000,
+                                   .tv_nsec = (wait % 1000) * 1000000L };
+            (void) ppoll(NULL, 0, &ts, &slc_master_waitmask);
+        }
     }
 }
 
@@ -323,5 +446,9 @@ slc_single_run(slc_cycle_t *cycle)
     }
     slc_log(SLC_LOG_NOTICE, "sluice/%s started without a master process",
         SLC_VERSION);
+    for (slc_role_t *r = cycle->roles; r != NULL; r = r->next) {
+        slc_log(SLC_LOG_NOTICE, "master_process off: the %s process is not "
+            "started", r->name);
+    }
     slc_worker_run(cycle, 0, 0);
 }

@@ -5,8 +5,9 @@
 
 /*
  * The master process: owns the running cycle (config, listening sockets,
- * shared memory), forks and supervises workers, and turns signals into
- * reloads and shutdowns.  Never serves a client itself.
+ * shared memory), forks and supervises workers and the processes of the
+ * modules' roles (slc_role.h), and turns signals into reloads and
+ * shutdowns.  Never serves a client itself.
  */
 
 /* Never returns. */

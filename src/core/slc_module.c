@@ -53,11 +53,26 @@ slc_module_init_zones(slc_cycle_t *cycle, char *err, size_t errlen)
 }
 
 void
-slc_module_init_process(slc_cycle_t *cycle)
+slc_module_init_process(slc_cycle_t *cycle, const slc_role_t *role)
 {
     for (int i = 0; slc_modules[i] != NULL; i++) {
         if (slc_modules[i]->init_process != NULL) {
-            slc_modules[i]->init_process(cycle);
+            slc_modules[i]->init_process(cycle, role);
+        }
+    }
+}
+
+void
+slc_module_exit_process(slc_cycle_t *cycle, const slc_role_t *role)
+{
+    int n = 0;
+
+    while (slc_modules[n] != NULL) {
+        n++;
+    }
+    while (n-- > 0) {
+        if (slc_modules[n]->exit_process != NULL) {
+            slc_modules[n]->exit_process(cycle, role);
         }
     }
 }

@@ -15,6 +15,7 @@ typedef struct slc_command_s  slc_command_t;
 typedef struct slc_module_s   slc_module_t;
 typedef struct slc_cycle_s    slc_cycle_t;
 typedef struct slc_conf_s     slc_conf_t;
+typedef struct slc_role_s     slc_role_t;
 
 #define SLC_MODULE_CORE    1
 #define SLC_MODULE_ROUTER  2
@@ -72,8 +73,21 @@ struct slc_module_s {
     int                   (*init_zones)(slc_cycle_t *cycle, char *err,
                                         size_t errlen);
 
-    /* Called in a worker once, before it listens. */
-    void                  (*init_process)(slc_cycle_t *cycle);
+    /*
+     * Called in every child of the master once it has set up its loop
+     * and signals: in a worker before it listens (role NULL), in a
+     * process of a role (slc_role.h) before the role's init.  The single
+     * process of `master_process off` is a worker.
+     */
+    void                  (*init_process)(slc_cycle_t *cycle,
+                                          const slc_role_t *role);
+    /*
+     * Called when such a process exits by itself (QUIT done, TERM, its
+     * own exit) but not when it dies: what it must give back whatever
+     * the exit goes in reap_process.
+     */
+    void                  (*exit_process)(slc_cycle_t *cycle,
+                                          const slc_role_t *role);
 
     /*
      * A module that owns client connections tells the worker about them,
@@ -90,7 +104,9 @@ struct slc_module_s {
 void slc_module_reap_process(slc_cycle_t *cycle, unsigned proc);
 /* Every module's init_zones hook; SLC_ERROR at the first that fails. */
 int  slc_module_init_zones(slc_cycle_t *cycle, char *err, size_t errlen);
-void slc_module_init_process(slc_cycle_t *cycle);
+void slc_module_init_process(slc_cycle_t *cycle, const slc_role_t *role);
+/* In reverse order of init_process. */
+void slc_module_exit_process(slc_cycle_t *cycle, const slc_role_t *role);
 /* The client connections all modules hold (the sum of conn_count). */
 unsigned slc_module_conn_count(void);
 void slc_module_close_idle(void);

@@ -59,18 +59,18 @@ slc_worker_accept_pause(void)
 }
 
 /*
- * Accept what is queued (64 at most, so one busy listener does not hold up
- * the loop) and give each connection to the listener's handler.
+ * Accept what is queued (at most `max`, so one busy listener does not hold
+ * up the loop) and give each connection to the listener's handler.
  */
 static void
-slc_worker_accept(slc_conn_t *lc)
+slc_worker_accept_some(slc_conn_t *lc, int max)
 {
     slc_listen_t            *l = lc->data;
     struct sockaddr_storage  ss;
     socklen_t                sl;
     int                      fd;
 
-    for (int i = 0; i < 64; i++) {
+    for (int i = 0; i < max; i++) {
         sl = sizeof(ss);
         fd = accept4(lc->fd, (struct sockaddr *) &ss, &sl,
             SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -87,6 +87,12 @@ slc_worker_accept(slc_conn_t *lc)
         }
         l->handler(fd, l, &ss);
     }
+}
+
+static void
+slc_worker_accept(slc_conn_t *lc)
+{
+    slc_worker_accept_some(lc, 64);
 }
 
 static int
@@ -111,12 +117,22 @@ slc_worker_init_listeners(slc_cycle_t *cycle, unsigned slot)
     return SLC_OK;
 }
 
+/*
+ * Stop accepting.  What already waits in the accept queue is taken first
+ * and served like any session: when a reload drops this worker's slot
+ * (fewer worker_processes), this is the last process holding that
+ * SO_REUSEPORT socket, and closing it would reset those connections.  A
+ * connection that completes in the instant between the last accept and
+ * the close is still lost, unless the kernel migrates it to another
+ * listener of the group (net.ipv4.tcp_migrate_req, Linux 5.14).
+ */
 static void
 slc_worker_stop_listening(void)
 {
     slc_worker_listen_on(0);
     slc_timer_del(slc_loop, &slc_worker_accept_timer);
     for (unsigned i = 0; i < slc_worker_nlisteners; i++) {
+        slc_worker_accept_some(&slc_worker_listeners[i], 65536);
         close(slc_worker_listeners[i].fd);
         slc_worker_listeners[i].fd = -1;
     }
@@ -155,6 +171,7 @@ slc_worker_exit(int code)
     {
         unlink(pid_path);
     }
+    slc_module_exit_process(cycle, NULL);
     slc_log(SLC_LOG_NOTICE, "exiting");
     slc_loop_done(slc_loop);
     exit(code);
@@ -219,26 +236,33 @@ slc_worker_sched(slc_cycle_t *cycle)
 }
 
 void
-slc_worker_run(slc_cycle_t *cycle, unsigned slot, unsigned proc)
+slc_worker_process_init(slc_cycle_t *cycle, unsigned proc)
 {
     slc_pid = getpid();
-    slc_worker_slot = slot;
     slc_worker_proc = proc;
     slc_worker_cycle = cycle;
+    /* the master's flags came with the fork: none is ours */
     slc_sig_quit = slc_sig_terminate = slc_sig_reload = 0;
-    slc_sig_reopen = 0;
+    slc_sig_reopen = slc_sig_child = 0;
     if (slc_signal_init(&slc_worker_waitmask) != 0
         || slc_loop_init(&slc_worker_loop) != SLC_OK)
     {
-        slc_log_errno(SLC_LOG_ALERT, errno, "worker init failed");
+        slc_log_errno(SLC_LOG_ALERT, errno, "process init failed");
         exit(2);
     }
     slc_loop = &slc_worker_loop;
+    slc_loop->sigmask = &slc_worker_waitmask;
+}
+
+void
+slc_worker_run(slc_cycle_t *cycle, unsigned slot, unsigned proc)
+{
+    slc_worker_slot = slot;
+    slc_worker_process_init(cycle, proc);
     slc_worker_rlimit(cycle);
     slc_worker_sched(cycle);
-    slc_loop->sigmask = &slc_worker_waitmask;
     slc_listen_keep_slot(cycle->listens, slot);
-    slc_module_init_process(cycle);
+    slc_module_init_process(cycle, NULL);
     if (slc_worker_init_listeners(cycle, slot) != SLC_OK) {
         slc_log(SLC_LOG_ALERT, "worker init failed: out of memory");
         exit(2);

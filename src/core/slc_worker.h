@@ -25,6 +25,13 @@ extern unsigned      slc_worker_slot;
 extern unsigned      slc_worker_proc;
 extern slc_cycle_t  *slc_worker_cycle;
 
+/*
+ * The start of every child of the master (a worker, a role's process):
+ * this process's pid and index, the signal handlers, slc_loop waiting
+ * with the signals unblocked.  Exits with code 2 if it cannot.
+ */
+void slc_worker_process_init(slc_cycle_t *cycle, unsigned proc);
+
 /* Never returns. */
 void slc_worker_run(slc_cycle_t *cycle, unsigned slot, unsigned proc);
 

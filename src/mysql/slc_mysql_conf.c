@@ -28,7 +28,8 @@ static const char *slc_mysql_buffer_size(slc_conf_t *cf,
 static int slc_mysql_init_conf(slc_cycle_t *cycle, char *err, size_t errlen);
 static void slc_mysql_registry_zone_init(slc_shm_zone_t *z, const void *prev);
 static void slc_mysql_reap_process(slc_cycle_t *cycle, unsigned proc);
-static void slc_mysql_init_process(slc_cycle_t *cycle);
+static void slc_mysql_init_process(slc_cycle_t *cycle,
+    const slc_role_t *role);
 static void *slc_mysql_create_conf(slc_conf_t *cf, unsigned level);
 static const char *slc_mysql_merge_conf(slc_conf_t *cf, unsigned level,
     void *parent, void *child);
@@ -116,10 +117,12 @@ slc_module_t slc_mysql_module = {
     .close_idle = slc_sessions_close_idle,
 };
 
-/* A worker's buffers are buffer_size bytes, 256 kept on the free list. */
+/* The buffers of a worker (or of a role, which may talk to servers too)
+   are buffer_size bytes, 256 kept on the free list. */
 static void
-slc_mysql_init_process(slc_cycle_t *cycle)
+slc_mysql_init_process(slc_cycle_t *cycle, const slc_role_t *role)
 {
+    (void) role;
     slc_buf_setup(cycle->mysql != NULL ? cycle->mysql->buffer_size : 16384,
         256);
 }
