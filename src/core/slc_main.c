@@ -182,8 +182,7 @@ slc_start(slc_cycle_t *cycle)
     if (slc_listen_open_all(cycle->listens, NULL, cycle->master_process
             ? (unsigned) cycle->worker_processes : 1, err, sizeof(err))
         != SLC_OK
-        || slc_shm_zones_map(cycle, NULL, err, sizeof(err)) != SLC_OK
-        || slc_module_init_zones(cycle, err, sizeof(err)) != SLC_OK)
+        || slc_shm_zones_map(cycle, NULL, err, sizeof(err)) != SLC_OK)
     {
         slc_log(SLC_LOG_EMERG, "%s", err);
         fprintf(stderr, "sluice: [emerg] %s\n", err);

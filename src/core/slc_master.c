@@ -272,8 +272,7 @@ slc_master_prepare(slc_cycle_t *cycle, slc_cycle_t *old, char *err,
     if (slc_listen_open_all(cycle->listens, old ? old->listens : NULL,
                             (unsigned) cycle->worker_processes, err, errlen)
         != SLC_OK
-        || slc_shm_zones_map(cycle, old, err, errlen) != SLC_OK
-        || slc_module_init_zones(cycle, err, errlen) != SLC_OK)
+        || slc_shm_zones_map(cycle, old, err, errlen) != SLC_OK)
     {
         return SLC_ERROR;
     }

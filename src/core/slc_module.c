@@ -39,19 +39,6 @@ slc_module_reap_process(slc_cycle_t *cycle, unsigned proc)
     }
 }
 
-int
-slc_module_init_zones(slc_cycle_t *cycle, char *err, size_t errlen)
-{
-    for (int i = 0; slc_modules[i] != NULL; i++) {
-        if (slc_modules[i]->init_zones != NULL
-            && slc_modules[i]->init_zones(cycle, err, errlen) != SLC_OK)
-        {
-            return SLC_ERROR;
-        }
-    }
-    return SLC_OK;
-}
-
 void
 slc_module_init_process(slc_cycle_t *cycle, const slc_role_t *role)
 {

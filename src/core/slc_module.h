@@ -66,14 +66,6 @@ struct slc_module_s {
     void                  (*reap_process)(slc_cycle_t *cycle, unsigned proc);
 
     /*
-     * Called where a cycle's shared zones have been mapped (the master
-     * before it forks, or the single process): bind what the module keeps
-     * in them.  On error writes a message into err.
-     */
-    int                   (*init_zones)(slc_cycle_t *cycle, char *err,
-                                        size_t errlen);
-
-    /*
      * Called in every child of the master once it has set up its loop
      * and signals: in a worker before it listens (role NULL), in a
      * process of a role (slc_role.h) before the role's init.  The single
@@ -102,8 +94,6 @@ struct slc_module_s {
 
 /* Call every module's reap_process hook (master, after waitpid). */
 void slc_module_reap_process(slc_cycle_t *cycle, unsigned proc);
-/* Every module's init_zones hook; SLC_ERROR at the first that fails. */
-int  slc_module_init_zones(slc_cycle_t *cycle, char *err, size_t errlen);
 void slc_module_init_process(slc_cycle_t *cycle, const slc_role_t *role);
 /* In reverse order of init_process. */
 void slc_module_exit_process(slc_cycle_t *cycle, const slc_role_t *role);

@@ -79,6 +79,12 @@ slc_shm_zones_map(slc_cycle_t *cycle, slc_cycle_t *old, char *err,
             z->init(z, o != NULL ? o->addr : NULL);
         }
     }
+    /* a second pass: an attach hook may read any zone of the cycle */
+    for (slc_shm_zone_t *z = cycle->zones; z != NULL; z = z->next) {
+        if (z->attach != NULL && z->attach(z, cycle, err, errlen) != SLC_OK) {
+            return SLC_ERROR;
+        }
+    }
     return SLC_OK;
 }
 

@@ -8,11 +8,13 @@
  * the master maps them (anonymous, shared) before forking workers, so every
  * worker sees a zone at the same address.  On reload, a zone with the same
  * name, owner tag and size is carried over with its contents; others are
- * created afresh and given to `init`.
+ * created afresh and given to `init`.  Then every zone of the cycle, new
+ * or carried over, is given to `attach`.
  */
 
 typedef struct slc_shm_zone_s  slc_shm_zone_t;
 typedef struct slc_shmtx_s     slc_shmtx_t;
+typedef struct slc_cycle_s     slc_cycle_t;
 
 /* Locks a zone may register (slc_shmtx_create): a fixed table, so that
    registering cannot fail for want of memory in the middle of a reload. */
@@ -32,6 +34,16 @@ struct slc_shm_zone_s {
      */
     void            (*init)(slc_shm_zone_t *z, const void *prev);
     /*
+     * Called by the master for every zone of a new cycle, carried over or
+     * not, once all of them are mapped and initialised, before it forks:
+     * binds what the cycle's configuration keeps in the zone (the mysql
+     * module gives each upstream server its stats slot).  init alone
+     * does not do it: a carried-over zone meets a new configuration too.
+     * May use the cycle's other zones.  On error writes into err.
+     */
+    int             (*attach)(slc_shm_zone_t *z, slc_cycle_t *cycle,
+                              char *err, size_t errlen);
+    /*
      * The locks inside the zone (slc_shmtx_create), which the master
      * releases when it reaps a process that died holding one.  Carried
      * over with the zone on reload.
@@ -41,12 +53,11 @@ struct slc_shm_zone_s {
     slc_shm_zone_t   *next;
 };
 
-typedef struct slc_cycle_s  slc_cycle_t;
-
 /* Declare (or find, if declared twice with the same tag and size). */
 slc_shm_zone_t *slc_shm_zone_add(slc_cycle_t *cycle, const char *name,
     size_t size, const void *tag, char *err, size_t errlen);
-/* Map the zones of `cycle`, reusing those of `old` (may be NULL). */
+/* Map the zones of `cycle`, reusing those of `old` (may be NULL), then
+   attach them all. */
 int  slc_shm_zones_map(slc_cycle_t *cycle, slc_cycle_t *old, char *err,
     size_t errlen);
 /* Register a lock inside the zone; SLC_ERROR if the table is full. */

@@ -111,7 +111,6 @@ slc_module_t slc_mysql_module = {
     .merge_conf = slc_mysql_merge_conf,
     .init_conf = slc_mysql_init_conf,
     .reap_process = slc_mysql_reap_process,
-    .init_zones = slc_mysql_stats_bind,
     .init_process = slc_mysql_init_process,
     .conn_count = slc_sessions_count,
     .close_idle = slc_sessions_close_idle,
@@ -459,6 +458,8 @@ slc_mysql_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
     if (mc->stats_zone == NULL) {
         return SLC_ERROR;
     }
+    /* runs once held_zone is mapped too: attach hooks come after all maps */
+    mc->stats_zone->attach = slc_mysql_stats_attach;
     /* 4096 processes x 1024 servers x 8 bytes: 32 MiB of address space,
        of which a process touches one 8 KiB row (its own) */
     mc->held_zone = slc_shm_zone_add(cycle, "mysql_held",

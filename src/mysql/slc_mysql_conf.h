@@ -148,9 +148,11 @@ slc_upstream_server_t *slc_mysql_stats_server(const slc_mysql_conf_t *mc,
     uint32_t index);
 extern slc_module_t  slc_mysql_module;
 
-/* The module's init_zones hook (the zones are mapped, before the fork):
-   bind every upstream server to its stats slot. */
-int  slc_mysql_stats_bind(slc_cycle_t *cycle, char *err, size_t errlen);
+/* The attach hook of the stats zone (every zone of the cycle is mapped,
+   before the fork): bind every upstream server of `cycle` to its slot in
+   `z` and to its column of the held zone. */
+int  slc_mysql_stats_attach(slc_shm_zone_t *z, slc_cycle_t *cycle,
+    char *err, size_t errlen);
 /* The module's reap_process hook: subtract what the dead process `proc`
    still held from the shared `active` counters, and clear its row. */
 void slc_mysql_stats_reap(slc_cycle_t *cycle, unsigned proc);

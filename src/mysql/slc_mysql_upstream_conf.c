@@ -206,27 +206,24 @@ slc_mysql_stats_slot(slc_server_stats_t *tab, const char *key)
 }
 
 int
-slc_mysql_stats_bind(slc_cycle_t *cycle, char *err, size_t errlen)
+slc_mysql_stats_attach(slc_shm_zone_t *z, slc_cycle_t *cycle, char *err,
+    size_t errlen)
 {
     slc_mysql_conf_t *mc = cycle->mysql;
     char              key[160];
 
-    if (mc == NULL) {
-        return SLC_OK;
-    }
     for (slc_upstream_t *up = mc->upstreams; up != NULL; up = up->next) {
         for (unsigned i = 0; i < up->nservers; i++) {
             slc_upstream_server_t *us = &up->servers[i];
             snprintf(key, sizeof(key), "%s/%s", up->name.data, us->name);
-            us->stats = slc_mysql_stats_slot(mc->stats_zone->addr, key);
+            us->stats = slc_mysql_stats_slot(z->addr, key);
             if (us->stats == NULL) {
                 snprintf(err, errlen, "too many upstream servers for the "
                     "stats zone (%d)", SLC_STATS_MAX);
                 return SLC_ERROR;
             }
             us->held = (slc_held_t *) mc->held_zone->addr
-                       + (us->stats - (slc_server_stats_t *)
-                          mc->stats_zone->addr);
+                       + (us->stats - (slc_server_stats_t *) z->addr);
         }
     }
     return SLC_OK;

@@ -317,6 +317,105 @@ START_TEST(test_slab_zone_reload)
 }
 END_TEST
 
+/* ---- attach: every zone of every cycle, once all are mapped ---- */
+
+static int  slc_test_attach_calls;
+
+/* Binds zone "a" to zone "b" (as the stats zone binds the held zone):
+   "b" must be mapped already, whatever the order of declaration. */
+static int
+slc_test_zone_attach(slc_shm_zone_t *z, slc_cycle_t *cycle, char *err,
+    size_t errlen)
+{
+    slc_test_attach_calls++;
+    for (slc_shm_zone_t *o = cycle->zones; o != NULL; o = o->next) {
+        if (strcmp(o->name, "b") == 0 && o->addr != NULL) {
+            *(void **) z->addr = o->addr;
+            return SLC_OK;
+        }
+    }
+    snprintf(err, errlen, "zone b is not mapped");
+    return SLC_ERROR;
+}
+
+static void
+slc_test_attach_cycle(slc_cycle_t *cycle, slc_cycle_t *old)
+{
+    char            err[256];
+    slc_shm_zone_t *a;
+    static int      tag;
+
+    *cycle = (slc_cycle_t) { .pool = slc_pool_create(0) };
+    ck_assert_ptr_nonnull(cycle->pool);
+    /* "b" first: the last declared heads the list, so "a" is mapped
+       before "b" and its attach must wait for the second pass */
+    ck_assert_ptr_nonnull(slc_shm_zone_add(cycle, "b", 4096, &tag, err,
+        sizeof(err)));
+    a = slc_shm_zone_add(cycle, "a", 4096, &tag, err, sizeof(err));
+    ck_assert_ptr_nonnull(a);
+    a->attach = slc_test_zone_attach;
+    ck_assert_int_eq(slc_shm_zones_map(cycle, old, err, sizeof(err)),
+        SLC_OK);
+}
+
+/*
+ * attach runs for a new zone and again for the same zone carried over on
+ * reload (the new configuration binds anew), after every zone is mapped.
+ */
+START_TEST(test_zone_attach)
+{
+    slc_cycle_t one, two;
+    void       *a1, *b1;
+
+    slc_test_attach_cycle(&one, NULL);
+    ck_assert_int_eq(slc_test_attach_calls, 1);
+    a1 = one.zones->addr;
+    b1 = one.zones->next->addr;
+    ck_assert_ptr_eq(*(void **) a1, b1);
+
+    *(void **) a1 = NULL;
+    slc_test_attach_cycle(&two, &one);
+    ck_assert(two.zones->reused);
+    ck_assert_ptr_eq(two.zones->addr, a1);
+    ck_assert_int_eq(slc_test_attach_calls, 2);
+    ck_assert_ptr_eq(*(void **) a1, b1);
+    slc_shm_zones_release(&one, &two);
+    slc_pool_destroy(one.pool);
+    slc_shm_zones_release(&two, NULL);
+    slc_pool_destroy(two.pool);
+}
+END_TEST
+
+/* An attach that fails fails the mapping, with its message. */
+static int
+slc_test_zone_attach_fail(slc_shm_zone_t *z, slc_cycle_t *cycle, char *err,
+    size_t errlen)
+{
+    (void) z;
+    (void) cycle;
+    snprintf(err, errlen, "no slot left");
+    return SLC_ERROR;
+}
+
+START_TEST(test_zone_attach_error)
+{
+    slc_cycle_t     cycle = { .pool = slc_pool_create(0) };
+    slc_shm_zone_t *z;
+    char            err[256] = "";
+    static int      tag;
+
+    ck_assert_ptr_nonnull(cycle.pool);
+    z = slc_shm_zone_add(&cycle, "c", 4096, &tag, err, sizeof(err));
+    ck_assert_ptr_nonnull(z);
+    z->attach = slc_test_zone_attach_fail;
+    ck_assert_int_eq(slc_shm_zones_map(&cycle, NULL, err, sizeof(err)),
+        SLC_ERROR);
+    ck_assert_str_eq(err, "no slot left");
+    slc_shm_zones_release(&cycle, NULL);
+    slc_pool_destroy(cycle.pool);
+}
+END_TEST
+
 static Suite *
 slc_test_shmtx_suite(void)
 {
@@ -331,6 +430,8 @@ slc_test_shmtx_suite(void)
     tcase_add_test(tc, test_waiter_after_reap);
     tcase_add_test(tc, test_contention);
     tcase_add_test(tc, test_slab_zone_reload);
+    tcase_add_test(tc, test_zone_attach);
+    tcase_add_test(tc, test_zone_attach_error);
     suite_add_tcase(s, tc);
     return s;
 }
