@@ -21,13 +21,15 @@ typedef struct slc_role_s     slc_role_t;
 #define SLC_MODULE_ROUTER  2
 #define SLC_MODULE_FILTER  3
 
-typedef struct slc_router_s   slc_router_t;
-
 struct slc_module_s {
     const char             *name;
     unsigned                type;
     const slc_command_t    *commands;   /* ends with { .name = NULL } */
-    const slc_router_t     *router;     /* SLC_MODULE_ROUTER only */
+    /*
+     * SLC_MODULE_ROUTER only: the protocol layer's table of router hooks
+     * (the mysql layer's slc_router_t), opaque to the core.
+     */
+    const void             *router;
 
     /*
      * Module contexts (see docs/architecture.md, "Modules").  Every block

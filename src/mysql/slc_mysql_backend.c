@@ -38,13 +38,13 @@ slc_backend_fail(slc_backend_t *b, const char *why, int down)
         return;
     }
     if (down && b->state <= SLC_BS_GREETING
-        && s->srv->router->router->retry != NULL
+        && slc_mysql_srv_router(s->srv)->retry != NULL
         && (s->state == SLC_SS_BACKEND || s->state == SLC_SS_RELAY))
     {
         /* nothing was said to the client yet: another server may do */
         s->backend = NULL;
         slc_backend_close(b);
-        s->srv->router->router->retry(s);
+        slc_mysql_srv_router(s->srv)->retry(s);
         return;
     }
     slc_session_fail(s, SLC_ER_CONNECT_TO_BACKEND, "HY000",
@@ -500,6 +500,6 @@ slc_backend_on_read(slc_conn_t *c)
     if (b->state == SLC_BS_READY && b->ops == NULL
         && b->session->state == SLC_SS_READY)
     {
-        b->session->srv->router->router->ready(b->session);
+        slc_mysql_srv_router(b->session->srv)->ready(b->session);
     }
 }

@@ -128,7 +128,7 @@ void
 slc_command_resume(slc_session_t *s)
 {
     s->paused = 0;
-    s->srv->router->router->ready(s);
+    slc_mysql_srv_router(s->srv)->ready(s);
 }
 
 int

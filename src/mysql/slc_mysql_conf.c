@@ -427,14 +427,15 @@ slc_mysql_check_srv(slc_mysql_conf_t *mc, slc_mysql_srv_t *srv, char *err,
             "\"auth_failure_max_delay\"", srv->file, srv->line);
         return SLC_ERROR;
     }
-    if (srv->auth == SLC_AUTH_PASSTHROUGH && !srv->router->router->passthrough)
+    if (srv->auth == SLC_AUTH_PASSTHROUGH
+        && !slc_mysql_srv_router(srv)->passthrough)
     {
         snprintf(err, errlen, "%s:%u: router \"%s\" does not support "
             "\"auth passthrough\"", srv->file, srv->line, srv->router->name);
         return SLC_ERROR;
     }
-    if (srv->router->router->check != NULL) {
-        return srv->router->router->check(srv, err, errlen);
+    if (slc_mysql_srv_router(srv)->check != NULL) {
+        return slc_mysql_srv_router(srv)->check(srv, err, errlen);
     }
     return SLC_OK;
 }

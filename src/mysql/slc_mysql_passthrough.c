@@ -145,7 +145,7 @@ slc_relay_done(slc_session_t *s, slc_backend_t *b)
     s->state = SLC_SS_READY;
     slc_session_arm_idle(s);
     slc_session_log(s, SLC_LOG_INFO, "authenticated by the backend");
-    s->srv->router->router->ready(s);
+    slc_mysql_srv_router(s->srv)->ready(s);
 }
 
 /* A server packet of the exchange, on its way to the client: SLC_DONE

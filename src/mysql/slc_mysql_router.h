@@ -12,6 +12,8 @@
  * command; one that routes per statement (readwritesplit) does.
  */
 
+typedef struct slc_router_s  slc_router_t;
+
 struct slc_router_s {
     /* Check a server {} block that uses this router (config time). */
     int   (*check)(slc_mysql_srv_t *srv, char *err, size_t errlen);
@@ -26,5 +28,13 @@ struct slc_router_s {
     /* Whether the router supports `auth passthrough`. */
     int     passthrough;
 };
+
+/* The router of a server {} block: its module's `router` table, which
+   the core holds as an opaque pointer. */
+static inline const slc_router_t *
+slc_mysql_srv_router(const slc_mysql_srv_t *srv)
+{
+    return srv->router->router;
+}
 
 #endif /* SLC_MYSQL_ROUTER_H */

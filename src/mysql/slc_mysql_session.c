@@ -470,7 +470,7 @@ slc_session_start_router(slc_session_t *s)
 {
     s->state = s->srv->auth == SLC_AUTH_PASSTHROUGH ? SLC_SS_RELAY
                                                     : SLC_SS_BACKEND;
-    s->srv->router->router->start(s);
+    slc_mysql_srv_router(s->srv)->start(s);
 }
 
 void
