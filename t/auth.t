@@ -29,18 +29,12 @@ plan skip_all => 'no readconn' unless $t->has_module('readconn');
 # An account of its own, given to sluice only as its mysql.user hash.
 my $hashed_user = $t->name . '_hashed';
 my $hashed_pass = 'hashed-secret';
-my $p = $t->primary_dbh;
-$p->do("CREATE OR REPLACE USER '$hashed_user'\@'%' "
-    . "IDENTIFIED BY '$hashed_pass'");
-$p->do("GRANT SELECT ON test.* TO '$hashed_user'\@'%'");
-my $hash = $p->selectrow_array('SELECT PASSWORD(?)', undef, $hashed_pass);
+my $hash = $t->server_user($hashed_user, $hashed_pass);
 
 # And one given to sluice in plaintext, with a password found nowhere else.
 my $plain_user = $t->name . '_plain';
 my $plain_pass = "Pl41n-$$-qZx";
-$p->do("CREATE OR REPLACE USER '$plain_user'\@'%' "
-    . "IDENTIFIED BY '$plain_pass'");
-$p->do("GRANT SELECT ON test.* TO '$plain_user'\@'%'");
+$t->server_user($plain_user, $plain_pass);
 
 my @scrambles;      # 20-byte scrambles sent to connect_greeted's clients
 my @tokens;         # auth responses this test sent
@@ -270,8 +264,8 @@ my @found = map { $_->[0] }
 is_deeply(\@found, [], 'the error log and stderr hold no password, hash, '
           . 'scramble or token');
 
-$p->do("DROP USER '$hashed_user'\@'%'");
-$p->do("DROP USER '$plain_user'\@'%'");
+$t->primary_dbh->do("DROP USER '$hashed_user'\@'%'");
+$t->primary_dbh->do("DROP USER '$plain_user'\@'%'");
 
 
 # --- a few bytes of the protocol ---------------------------------------------

@@ -27,9 +27,8 @@ plan skip_all => 'no Python mysqlclient (python3-mysqldb)'
     unless system($py, '-c', 'import MySQLdb') == 0;
 
 my $other = $t->name . '_other';
+$t->server_user($other, 'other-pw');
 my $p = $t->primary_dbh;
-$p->do("CREATE OR REPLACE USER '$other'\@'%' IDENTIFIED BY 'other-pw'");
-$p->do("GRANT SELECT ON test.* TO '$other'\@'%'");
 
 $t->write_file_expand('sluice.conf', <<"EOF");
 worker_processes 1;

@@ -26,10 +26,7 @@ $SIG{PIPE} = 'IGNORE';      # sluice may close on what we still write
 # Random command bytes include COM_SHUTDOWN and KILLs of random thread
 # ids: the fuzzing account may only read, so only its own sessions suffer.
 my $fuzz = $t->name;
-for my $dbh ($t->primary_dbh) {
-    $dbh->do("CREATE OR REPLACE USER '$fuzz'\@'%' IDENTIFIED BY 'secret'");
-    $dbh->do("GRANT SELECT ON test.* TO '$fuzz'\@'%'");
-}
+$t->server_user($fuzz, 'secret');
 
 $t->write_file_expand('sluice.conf', <<"EOF");
 worker_processes 1;

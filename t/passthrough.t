@@ -57,9 +57,8 @@ $t->plan(24);
 
 # The account is made now: sluice has never heard of it.
 my $user = 'pt_' . $t->name;
+$t->server_user($user, 'x');
 my $p = $t->primary_dbh;
-$p->do("CREATE OR REPLACE USER '$user'\@'%' IDENTIFIED BY 'x'");
-$p->do("GRANT SELECT ON test.* TO '$user'\@'%'");
 my $table = $t->name . '_t';
 $p->do("CREATE OR REPLACE TABLE $table (id INT PRIMARY KEY, v VARCHAR(16))");
 $p->do("INSERT INTO $table VALUES (1, 'passed through')");

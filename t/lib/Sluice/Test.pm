@@ -621,6 +621,19 @@ sub dbh {
 # Root over the unix socket, database test, RaiseError ON: for setting up
 # and checking the servers directly.
 sub primary_dbh { $_[0]->_root_dbh($_[0]->primary_socket, @_[1 .. $#_]) }
+
+# $t->server_user($name, $password): an account on the primary (replicated
+# to the replica) that may only read the test database; made afresh.
+# Returns its mysql_native_password hash ("*HEX", as in mysql.user).
+sub server_user {
+    my ($self, $name, $password) = @_;
+    my $p = $self->primary_dbh;
+    $p->do("CREATE OR REPLACE USER '$name'\@'%' IDENTIFIED BY ?", undef,
+           $password);
+    $p->do("GRANT SELECT ON test.* TO '$name'\@'%'");
+    return scalar $p->selectrow_array('SELECT PASSWORD(?)', undef,
+                                      $password);
+}
 sub replica_dbh { $_[0]->_root_dbh($_[0]->replica_socket, @_[1 .. $#_]) }
 
 sub _root_dbh {
@@ -833,6 +846,9 @@ database => 'test', socket => PATH, %attr) >>: DBD::MariaDB to
 5 s connect and 30 s read/write timeouts; undef and C<$DBI::errstr> on
 failure.  C<< $t->primary_dbh >>, C<< $t->replica_dbh >>: root over the
 servers' unix sockets, database test, RaiseError on.
+C<< my $hash = $t->server_user(NAME, PASSWORD) >>: an account on the
+primary that may only read the test database (made afresh; returns its
+"*HEX" hash for C<password_hash>).
 C<< my ($rc, $out, $err) = $t->mysql_cli(port => N, sql => '...',
 user, password, database, args => [...], stdin => TEXT) >>: the mariadb
 client, C<-N -B> over TCP.  C<primary_port>, C<replica_port>,
