@@ -47,9 +47,9 @@ void   slc_registry_init(slc_registry_t *r, size_t size,
     const slc_registry_t *prev);
 
 /*
- * A fresh id for a session of this worker (process index proc); SLC_OK, or SLC_AGAIN when
- * no free slot was found (the id is still unique, the session just cannot
- * be named in a KILL).
+ * A fresh id for a session of this worker (process index proc): SLC_OK,
+ * or SLC_AGAIN when no free slot was found (the id is still unique, the
+ * session just cannot be named in a KILL).
  */
 int    slc_registry_add(slc_registry_t *r, unsigned proc, uint32_t *id);
 void   slc_registry_set_backend(slc_registry_t *r, uint32_t id,
