@@ -10,7 +10,7 @@
  */
 
 #include <sys/stat.h>
-#include <check.h>
+#include "slc_test.h"
 #include <ftw.h>
 #include <limits.h>
 
@@ -1383,20 +1383,14 @@ slc_test_conf_suite(void)
 int
 main(void)
 {
-    SRunner  *sr;
-    int       failed;
+    int  failed;
 
     snprintf(slc_test_top, sizeof(slc_test_top), "/tmp/slc_conf_XXXXXX");
     if (mkdtemp(slc_test_top) == NULL) {
         perror("mkdtemp");
         return EXIT_FAILURE;
     }
-
-    sr = srunner_create(slc_test_conf_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-
+    failed = slc_check_run(slc_test_conf_suite());
     slc_test_rm_tree(slc_test_top);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return failed;
 }

@@ -3,7 +3,7 @@
  * buffer free list (src/event/slc_event.c, src/core/slc_buf.c).
  */
 
-#include <check.h>
+#include "slc_test.h"
 
 #include "slc_buf.h"
 #include "slc_event.h"
@@ -307,8 +307,6 @@ main(void)
 {
     Suite   *s = suite_create("event");
     TCase   *tc = tcase_create("timers and buffers");
-    SRunner *sr;
-    int      failed;
 
     tcase_add_test(tc, test_timer_order);
     tcase_add_test(tc, test_timer_del_rearm);
@@ -320,9 +318,5 @@ main(void)
     tcase_add_test(tc, test_buf_reuse);
     tcase_add_test(tc, test_buf_compact);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return slc_check_run(s);
 }

@@ -4,7 +4,7 @@
  * keys that differ only in length or a byte, and replacement.
  */
 
-#include <check.h>
+#include "slc_test.h"
 
 #include "slc_hash.h"
 
@@ -106,16 +106,10 @@ main(void)
 {
     Suite   *s = suite_create("hash");
     TCase   *tc = tcase_create("table");
-    SRunner *sr;
-    int      failed;
 
     tcase_add_test(tc, test_hash_many);
     tcase_add_test(tc, test_hash_keys);
     tcase_add_test(tc, test_hash_collisions);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return slc_check_run(s);
 }

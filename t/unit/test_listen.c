@@ -2,7 +2,7 @@
  * Unit tests for listen address parsing (src/event/slc_listen.c).
  */
 
-#include <check.h>
+#include "slc_test.h"
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/un.h>
@@ -108,8 +108,6 @@ main(void)
 {
     Suite   *s = suite_create("listen");
     TCase   *tc = tcase_create("parse");
-    SRunner *sr;
-    int      failed;
 
     tcase_add_test(tc, test_port_only);
     tcase_add_test(tc, test_star_and_ipv4);
@@ -118,9 +116,5 @@ main(void)
     tcase_add_loop_test(tc, test_bad, 0, (int) slc_nelems(slc_test_bad));
     tcase_add_test(tc, test_unix_too_long);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return slc_check_run(s);
 }

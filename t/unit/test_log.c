@@ -5,7 +5,7 @@
  * text that fits and ends between two escapes, NUL-terminated.
  */
 
-#include <check.h>
+#include "slc_test.h"
 
 #include "slc_core.h"
 #include "slc_log.h"
@@ -155,11 +155,6 @@ slc_log_suite(void)
 int
 main(void)
 {
-    SRunner  *sr = srunner_create(slc_log_suite());
-    int       failed;
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return slc_check_run(slc_log_suite());
 }

@@ -7,7 +7,7 @@
 
 #include <ctype.h>
 
-#include <check.h>
+#include "slc_test.h"
 
 #include "slc_core.h"
 #include "slc_sha1.h"
@@ -273,11 +273,6 @@ slc_auth_suite(void)
 int
 main(void)
 {
-    SRunner  *sr = srunner_create(slc_auth_suite());
-    int       failed;
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return slc_check_run(slc_auth_suite());
 }

@@ -8,7 +8,7 @@
  * exact-size heap buffers so that AddressSanitizer sees any overread.
  */
 
-#include <check.h>
+#include "slc_test.h"
 
 #include "slc_core.h"
 #include "slc_mysql_codec.h"
@@ -1215,11 +1215,6 @@ slc_handshake_suite(void)
 int
 main(void)
 {
-    SRunner  *sr = srunner_create(slc_handshake_suite());
-    int       failed;
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return slc_check_run(slc_handshake_suite());
 }

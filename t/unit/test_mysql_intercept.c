@@ -9,7 +9,7 @@
  * copied to exact-size heap buffers so that ASan sees any overread.
  */
 
-#include <check.h>
+#include "slc_test.h"
 
 #include "slc_core.h"
 #include "slc_mysql_codec.h"
@@ -818,11 +818,6 @@ slc_intercept_suite(void)
 int
 main(void)
 {
-    SRunner  *sr = srunner_create(slc_intercept_suite());
-    int       failed;
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return slc_check_run(slc_intercept_suite());
 }

@@ -3,7 +3,7 @@
  * first bytes that are not integers (0xfb, 0xff), and truncation.
  */
 
-#include <check.h>
+#include "slc_test.h"
 
 #include "slc_core.h"
 #include "slc_mysql_codec.h"
@@ -184,11 +184,6 @@ slc_lenenc_suite(void)
 int
 main(void)
 {
-    SRunner  *sr = srunner_create(slc_lenenc_suite());
-    int       failed;
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return slc_check_run(slc_lenenc_suite());
 }

@@ -3,7 +3,7 @@
  * into 0xffffff-byte packets.
  */
 
-#include <check.h>
+#include "slc_test.h"
 
 #include "slc_core.h"
 #include "slc_mysql_codec.h"
@@ -225,11 +225,6 @@ slc_packet_suite(void)
 int
 main(void)
 {
-    SRunner  *sr = srunner_create(slc_packet_suite());
-    int       failed;
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return slc_check_run(slc_packet_suite());
 }

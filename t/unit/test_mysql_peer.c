@@ -4,7 +4,7 @@
  * (slc_log_burst, src/core/slc_log.c).
  */
 
-#include <check.h>
+#include "slc_test.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -128,8 +128,6 @@ main(void)
 {
     Suite   *s = suite_create("mysql_peer");
     TCase   *tc = tcase_create("client addresses");
-    SRunner *sr;
-    int      failed;
 
     tcase_add_test(tc, test_peer_handshakes);
     tcase_add_test(tc, test_peer_delay);
@@ -137,9 +135,5 @@ main(void)
     tcase_add_test(tc, test_peer_bounded);
     tcase_add_test(tc, test_log_burst);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
+    return slc_check_run(s);
 }

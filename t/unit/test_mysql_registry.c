@@ -4,7 +4,7 @@
  * a full table, and reaping a dead worker's entries.
  */
 
-#include <check.h>
+#include "slc_test.h"
 
 #include "slc_core.h"
 #include "slc_mysql_registry.h"
@@ -297,11 +297,6 @@ slc_registry_suite(void)
 int
 main(void)
 {
-    SRunner  *sr = srunner_create(slc_registry_suite());
-    int       failed;
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return slc_check_run(slc_registry_suite());
 }

@@ -7,7 +7,7 @@
  * mutated exchanges (run under ASan to mean anything).
  */
 
-#include <check.h>
+#include "slc_test.h"
 
 #include "slc_core.h"
 #include "slc_mysql_proto.h"
@@ -1576,11 +1576,6 @@ slc_track_suite(void)
 int
 main(void)
 {
-    SRunner  *sr = srunner_create(slc_track_suite());
-    int       failed;
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return slc_check_run(slc_track_suite());
 }

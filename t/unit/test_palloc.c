@@ -2,7 +2,7 @@
  * Unit tests for the pool allocator (src/core/slc_palloc.c).
  */
 
-#include <check.h>
+#include "slc_test.h"
 
 #include "slc_palloc.h"
 
@@ -231,12 +231,6 @@ slc_test_palloc_suite(void)
 int
 main(void)
 {
-    SRunner  *sr;
-    int       failed;
 
-    sr = srunner_create(slc_test_palloc_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return slc_check_run(slc_test_palloc_suite());
 }

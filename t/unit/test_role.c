@@ -9,7 +9,7 @@
  * the module list here is this file's.
  */
 
-#include <check.h>
+#include "slc_test.h"
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -526,13 +526,7 @@ extern char **environ;
 int
 main(int argc, char **argv)
 {
-    SRunner *sr;
-    int      failed;
 
     setproctitle_init(argc, argv, environ);
-    sr = srunner_create(slc_test_role_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return slc_check_run(slc_test_role_suite());
 }

@@ -5,7 +5,7 @@
  * updates in between.
  */
 
-#include <check.h>
+#include "slc_test.h"
 
 #include "slc_core.h"
 #include "slc_sha1.h"
@@ -147,11 +147,6 @@ slc_sha1_suite(void)
 int
 main(void)
 {
-    SRunner  *sr = srunner_create(slc_sha1_suite());
-    int       failed;
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return slc_check_run(slc_sha1_suite());
 }

@@ -6,7 +6,7 @@
  * and a slab zone carried over by a reload that keeps its lock registered.
  */
 
-#include <check.h>
+#include "slc_test.h"
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -439,11 +439,6 @@ slc_test_shmtx_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(slc_test_shmtx_suite());
-    int      failed;
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return slc_check_run(slc_test_shmtx_suite());
 }

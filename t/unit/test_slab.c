@@ -4,7 +4,7 @@
  * model, fragmentation and coalescing, exhaustion, invalid frees.
  */
 
-#include <check.h>
+#include "slc_test.h"
 #include <sys/mman.h>
 
 #include "slc_slab.h"
@@ -497,11 +497,6 @@ slc_test_slab_suite(void)
 int
 main(void)
 {
-    SRunner *sr = srunner_create(slc_test_slab_suite());
-    int      failed;
 
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return slc_check_run(slc_test_slab_suite());
 }
