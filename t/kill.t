@@ -64,10 +64,25 @@ mysql {
         upstream cluster;
         auth passthrough;
     }
+    upstream capped {
+        server %%PRIMARY%% role=primary max_connections=1;
+        server %%REPLICA%% role=replica;
+    }
+    server {
+        listen 127.0.0.1:%%PORT_4%%;
+        router readconn;
+        upstream capped;
+    }
+    server {
+        listen 127.0.0.1:%%PORT_5%%;
+        router readconn;
+        readconn_role replica;
+        upstream capped;
+    }
 }
 EOF
 $t->run;
-$t->plan(32);
+$t->plan(33);
 
 # A session whose greeting id we know, running SLEEP(secs) asynchronously.
 sub sleeper {
@@ -229,6 +244,19 @@ ok($pr && !$pr->do("KILL QUERY $s->{id}") && $pr->err == 1095
     && $pr->errstr =~ /auth passthrough/,
     'passthrough, another server: ERR 1095 that says why')
     or diag $pr && $pr->errstr;
+$b->do("KILL QUERY $s->{id}");
+finish($s, 10);
+
+# The side connection takes a max_connections slot like any other: with
+# the target's server full, the KILL is refused with ERR 1040, not carried
+# past the limit.
+$s = sleeper(secs => 6.95, port => $t->port(4));
+running(6.95);
+my $rc = $t->dbh(port => $t->port(5));
+ok($rc && !$rc->do("KILL QUERY $s->{id}") && $rc->err == 1040
+    && $rc->errstr =~ /max_connections/,
+    'target server at max_connections: the side connection is refused, '
+    . 'ERR 1040') or diag $rc && $rc->errstr;
 $b->do("KILL QUERY $s->{id}");
 finish($s, 10);
 
