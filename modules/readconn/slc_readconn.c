@@ -204,13 +204,13 @@ slc_readconn_pump(slc_session_t *s, slc_conn_t *src, slc_buf_t **bufp,
         n = slc_conn_read(src, b->last, slc_buf_room(b));
         if (n < 0 || src->eof) {
             /* after the client's COM_QUIT the server hanging up is normal */
-            slc_session_close(s, slc_mysql_track_quit_sent(&s->track)
+            slc_session_close(s, slc_mysql_track_quit_sent(&s->backend->track)
                 ? SLC_LOG_INFO : SLC_LOG_ERR, "backend closed connection");
             return SLC_ERROR;
         }
         b->last += n;
         s->last_active = slc_loop->now;
-        slc_mysql_track_server(&s->track, b->pos, (size_t) n);
+        slc_mysql_track_server(&s->backend->track, b->pos, (size_t) n);
         slc_upstream_count_bytes(s->backend->server, (size_t) n, 0);
     }
     slc_buf_put(b);                     /* drained: idle sessions hold none */
@@ -245,34 +245,6 @@ slc_readconn_send_ready(slc_session_t *s, slc_conn_t *dst)
     return SLC_OK;
 }
 
-static int
-slc_readconn_client_in(slc_session_t *s)
-{
-    slc_conn_t *src = &s->client;
-    slc_buf_t  *b = s->in;
-    ssize_t     n;
-
-    if (b == NULL && (b = s->in = slc_buf_get()) == NULL) {
-        slc_session_close(s, SLC_LOG_ERR, "out of memory");
-        return SLC_ERROR;
-    }
-    if (slc_buf_len(b) == 0) {
-        b->pos = b->last = b->start;
-    } else if (slc_buf_room(b) == 0) {
-        slc_buf_compact(b);             /* held bytes of a command */
-    }
-    n = slc_conn_read(src, b->last, slc_buf_room(b));
-    if (n < 0 || src->eof) {
-        slc_session_close(s, SLC_LOG_INFO, "client closed");
-        return SLC_ERROR;
-    }
-    b->last += n;
-    s->last_active = slc_loop->now;
-    slc_upstream_count_bytes(s->backend->server, 0, (size_t) n);
-    slc_session_scan(s);
-    return SLC_OK;
-}
-
 static void
 slc_readconn_to_backend(slc_session_t *s)
 {
@@ -301,9 +273,12 @@ slc_readconn_to_backend(slc_session_t *s)
         if (s->in != NULL && slc_buf_len(s->in) == slc_buf_size()) {
             break;      /* cannot happen: a held command fits a buffer */
         }
-        if (slc_readconn_client_in(s) != SLC_OK) {
+        size_t before = s->in != NULL ? slc_buf_len(s->in) : 0;
+        if (slc_session_client_in(s) != SLC_OK) {
             return;
         }
+        slc_upstream_count_bytes(s->backend->server, 0,
+            slc_buf_len(s->in) - before);
     }
     if (s->in != NULL && slc_buf_len(s->in) == 0) {
         slc_buf_put(s->in);             /* drained: idle sessions hold none */

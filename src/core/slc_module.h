@@ -30,6 +30,9 @@ struct slc_module_s {
      * (the mysql layer's slc_router_t), opaque to the core.
      */
     const void             *router;
+    /* SLC_MODULE_FILTER only: the protocol layer's filter hooks (the
+       mysql layer's slc_filter_t), opaque to the core. */
+    const void             *filter;
 
     /*
      * Module contexts (see docs/architecture.md, "Modules").  Every block

@@ -16,6 +16,7 @@ static void slc_backend_on_read(slc_conn_t *c);
 static void slc_backend_on_write(slc_conn_t *c);
 static void slc_backend_timeout(slc_timer_t *t);
 static int  slc_backend_connect(slc_backend_t *b);
+static void slc_backend_free(void *arg);
 
 /* Fail the session because of this backend: ERR to the client. */
 static void
@@ -184,7 +185,26 @@ slc_backend_close(slc_backend_t *b)
     slc_buf_put(b->out);
     /* events of this batch may still name b: free after the batch */
     b->conn.on_read = NULL;
-    slc_loop_defer(slc_loop, &b->defer, free, b);
+    slc_loop_defer(slc_loop, &b->defer, slc_backend_free, b);
+}
+
+static void
+slc_backend_free(void *arg)
+{
+    slc_backend_t *b = arg;
+
+    slc_mysql_track_free(&b->track);
+    free(b);
+}
+
+void
+slc_backend_track_start(slc_backend_t *b, uint32_t caps,
+    uint32_t mariadb_caps, const uint8_t *ok, size_t len)
+{
+    int  status = slc_mysql_ok_status(ok, len);
+
+    slc_mysql_track_init(&b->track, caps, status < 0 ? 0 : (uint16_t) status);
+    slc_mysql_track_set_mariadb_caps(&b->track, mariadb_caps);
 }
 
 void
@@ -432,7 +452,7 @@ slc_backend_on_auth_reply(slc_backend_t *b, uint8_t *p, uint32_t len)
     case SLC_MYSQL_OK:
         slc_timer_del(slc_loop, &b->timer);
         b->state = SLC_BS_READY;
-        slc_session_track_start(s, b->caps, b->mariadb_caps, p, len);
+        slc_backend_track_start(b, b->caps, b->mariadb_caps, p, len);
         slc_session_ready(s, p, len);     /* the router starts later */
         return;
     case SLC_MYSQL_ERR:
@@ -500,6 +520,6 @@ slc_backend_on_read(slc_conn_t *c)
     if (b->state == SLC_BS_READY && b->ops == NULL
         && b->session->state == SLC_SS_READY)
     {
-        slc_mysql_srv_router(b->session->srv)->ready(b->session);
+        slc_session_go(b->session);
     }
 }

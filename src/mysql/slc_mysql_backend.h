@@ -21,8 +21,13 @@
  */
 typedef struct {
     void  (*ready)(slc_backend_t *b);
-    /* why: what failed; the backend is still open, the callee closes it */
+    /* why: what failed; the backend is still open, the callee closes it.
+       In command mode also when it fails or speaks unasked later: the
+       router decides what the client is told (a command in flight on it
+       gets ERR 2013 unless the callee answered) */
     void  (*fail)(slc_backend_t *b, const char *why);
+    /* command mode: the response to a command sent on it is complete */
+    void  (*done)(slc_backend_t *b, const slc_mysql_reply_t *r);
 } slc_backend_ops_t;
 
 typedef enum {
@@ -51,6 +56,9 @@ struct slc_backend_s {
                                          answers it */
     int                     counted;  /* holds a slot in stats->active */
     int                     handshaking;  /* and one in stats->handshakes */
+    /* follows the commands and responses on this connection once it is
+       logged in (slc_backend_track_start) */
+    slc_mysql_track_t       track;
     const slc_backend_ops_t *ops;     /* NULL: the session's own */
     void                   *data;     /* the ops' own */
     slc_defer_t             defer;
@@ -71,6 +79,13 @@ void slc_backend_close(slc_backend_t *b);
 slc_backend_t *slc_backend_open_aux(slc_session_t *s,
     slc_upstream_server_t *us, const slc_backend_ops_t *ops, void *data,
     int *full);
+/*
+ * Start following the connection's traffic from the server's OK that ended
+ * a login or COM_CHANGE_USER, with the capabilities the connection
+ * negotiated (the OK's status flags; 0 if it has none).
+ */
+void slc_backend_track_start(slc_backend_t *b, uint32_t caps,
+    uint32_t mariadb_caps, const uint8_t *ok, size_t len);
 /* Queue a packet (sequence id b->seq, then incremented) and write it. */
 int  slc_backend_send(slc_backend_t *b, const uint8_t *payload, size_t len);
 /* The client is authenticated: give back the max_handshakes slot. */

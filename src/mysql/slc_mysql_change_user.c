@@ -293,7 +293,7 @@ slc_cu_apply(slc_session_t *s, const uint8_t *ok, uint32_t len)
     s->attrs = cu->attrs;
     s->attrs_len = cu->attrs_len;
     cu->attrs = NULL;
-    slc_session_track_start(s, b->caps, b->mariadb_caps, ok, len);
+    slc_backend_track_start(b, b->caps, b->mariadb_caps, ok, len);
 }
 
 static void

@@ -5,6 +5,7 @@
 #include "slc_core.h"
 #include "slc_log.h"
 #include "slc_mysql_backend.h"
+#include "slc_mysql_cmd.h"
 #include "slc_mysql_codec.h"
 #include "slc_mysql_command.h"
 #include "slc_mysql_router.h"
@@ -16,18 +17,26 @@ slc_session_watch(const slc_session_t *s)
                              ? SLC_WATCH_CHANGE_USER : 0);
 }
 
+/*
+ * In command mode every command stops, and what is released belongs to
+ * the command in flight: its backend's tracker follows it (none follows
+ * the rest of a command the proxy answered).
+ */
 void
 slc_session_scan(slc_session_t *s)
 {
-    slc_buf_t *b = s->in;
-    uint8_t   *p = b->pos + s->in_ready;
-    size_t     n;
-    int        stop;
+    slc_buf_t     *b = s->in;
+    uint8_t       *p = b->pos + s->in_ready;
+    slc_backend_t *to = s->cmd != NULL ? slc_cmd_target(s) : s->backend;
+    size_t         n;
+    int            stop;
 
-    n = slc_mysql_scan_client(&s->scan, s->track.infile,
-        slc_session_watch(s), p, (size_t) (b->last - p), slc_buf_size(),
-        &stop);
-    slc_mysql_track_client(&s->track, p, n);
+    n = slc_mysql_scan_client(&s->scan, to != NULL && to->track.infile,
+        s->cmd != NULL ? SLC_WATCH_ALL : slc_session_watch(s), p,
+        (size_t) (b->last - p), slc_buf_size(), &stop);
+    if (to != NULL) {
+        slc_mysql_track_client(&to->track, p, n);
+    }
     s->in_ready += n;
     s->held = stop == SLC_SCAN_CMD;
 }
@@ -44,7 +53,7 @@ slc_command_len(const slc_session_t *s)
 static int
 slc_command_idle(const slc_session_t *s)
 {
-    return slc_mysql_track_idle(&s->track)
+    return slc_mysql_track_idle(&s->backend->track)
            && (s->backend->in == NULL || slc_buf_len(s->backend->in) == 0);
 }
 
@@ -63,7 +72,7 @@ slc_command_pass(slc_session_t *s)
 {
     size_t n = slc_command_len(s) + SLC_MYSQL_HDR_LEN;
 
-    slc_mysql_track_client(&s->track, s->in->pos, n);
+    slc_mysql_track_client(&s->backend->track, s->in->pos, n);
     s->in_ready = n;
     slc_command_done(s);
     return SLC_OK;
@@ -128,6 +137,10 @@ void
 slc_command_resume(slc_session_t *s)
 {
     s->paused = 0;
+    if (s->cmd != NULL) {
+        slc_cmd_core_resume(s);
+        return;
+    }
     slc_mysql_srv_router(s->srv)->ready(s);
 }
 
@@ -146,7 +159,7 @@ slc_command_run(slc_session_t *s)
         return SLC_ERROR;
     }
     if (!slc_command_idle(s)) {
-        if (!s->track.broken) {
+        if (!s->backend->track.broken) {
             return SLC_AGAIN;   /* the router calls again once it is */
         }
         /* the tracker lost the framing and cannot say: a KILL goes on as

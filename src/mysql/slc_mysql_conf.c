@@ -2,6 +2,7 @@
 #include "slc_conf_file.h"
 #include "slc_mysql_conf.h"
 #include "slc_mysql_registry.h"
+#include "slc_mysql_filter.h"
 #include "slc_mysql_router.h"
 #include "slc_mysql_session.h"
 #include "slc_worker.h"
@@ -20,6 +21,8 @@ static const char *slc_mysql_server_block(slc_conf_t *cf,
 static const char *slc_mysql_listen(slc_conf_t *cf, const slc_command_t *cmd,
     void *conf);
 static const char *slc_mysql_router(slc_conf_t *cf, const slc_command_t *cmd,
+    void *conf);
+static const char *slc_mysql_filters(slc_conf_t *cf, const slc_command_t *cmd,
     void *conf);
 static const char *slc_mysql_upstream_ref(slc_conf_t *cf,
     const slc_command_t *cmd, void *conf);
@@ -63,6 +66,8 @@ static const slc_command_t slc_mysql_commands[] = {
       .set = slc_mysql_router },
     { .name = "upstream", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
       .set = slc_mysql_upstream_ref },
+    { .name = "filters", .type = SLC_CONF_SERVER | SLC_CONF_1MORE,
+      .set = slc_mysql_filters },
     { .name = "auth", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
       .set = slc_conf_set_enum_slot,
       .offset = offsetof(slc_mysql_srv_t, auth),
@@ -359,26 +364,96 @@ slc_mysql_listen(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
     return NULL;
 }
 
+/* The names of the compiled-in modules of `type`, for messages. */
+static const char *
+slc_mysql_module_names(unsigned type, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int i = 0; slc_modules[i] != NULL; i++) {
+        if (slc_modules[i]->type == type) {
+            if (buf[0] != '\0') {
+                strlcat(buf, " ", len);
+            }
+            strlcat(buf, slc_modules[i]->name, len);
+        }
+    }
+    return buf[0] != '\0' ? buf : "none";
+}
+
+/* The compiled-in module of `type` named `name`, else NULL with the
+   error set in cf (`kind`: "router", "filter"). */
+static const slc_module_t *
+slc_mysql_module_find(slc_conf_t *cf, unsigned type, const char *kind,
+    const char *name, const char **err)
+{
+    char names[256];
+
+    for (int i = 0; slc_modules[i] != NULL; i++) {
+        if (strcmp(slc_modules[i]->name, name) != 0) {
+            continue;
+        }
+        if (slc_modules[i]->type == type) {
+            return slc_modules[i];
+        }
+        *err = slc_conf_error(cf, "module \"%s\" is not a %s", name, kind);
+        return NULL;
+    }
+    if (slc_module_excluded(name)) {
+        *err = slc_conf_error(cf, "%s \"%s\" was not compiled in "
+            "(./configure --with-%s)", kind, name, name);
+    } else {
+        *err = slc_conf_error(cf, "unknown %s \"%s\" (compiled in: %s)",
+            kind, name, slc_mysql_module_names(type, names, sizeof(names)));
+    }
+    return NULL;
+}
+
 static const char *
 slc_mysql_router(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
 {
     slc_mysql_srv_t *srv = conf;
+    const char      *err = NULL;
 
     (void) cmd;
-    for (int i = 0; slc_modules[i] != NULL; i++) {
-        if (slc_modules[i]->type == SLC_MODULE_ROUTER
-            && strcmp(slc_modules[i]->name, cf->args[1].data) == 0)
-        {
-            srv->router = slc_modules[i];
-            return NULL;
+    srv->router = slc_mysql_module_find(cf, SLC_MODULE_ROUTER, "router",
+        cf->args[1].data, &err);
+    return err;
+}
+
+/* filters NAME ...: each once, run in this order. */
+static const char *
+slc_mysql_filters(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
+{
+    slc_mysql_srv_t     *srv = conf;
+    const slc_filter_t **list;
+    const char          *err = NULL;
+    unsigned             n = (unsigned) cf->nargs - 1;
+
+    (void) cmd;
+    if (srv->filters != NULL) {
+        return slc_conf_error(cf, "\"filters\" is duplicate");
+    }
+    list = slc_palloc(cf->pool, n * sizeof(*list));
+    if (list == NULL) {
+        return slc_conf_error(cf, "out of memory");
+    }
+    for (unsigned i = 0; i < n; i++) {
+        const slc_module_t *m = slc_mysql_module_find(cf, SLC_MODULE_FILTER,
+            "filter", cf->args[i + 1].data, &err);
+        if (m == NULL) {
+            return err;
+        }
+        list[i] = slc_filter_of(m);
+        for (unsigned j = 0; j < i; j++) {
+            if (list[j] == list[i]) {
+                return slc_conf_error(cf, "filter \"%s\" is listed twice",
+                    m->name);
+            }
         }
     }
-    if (slc_module_excluded(cf->args[1].data)) {
-        return slc_conf_error(cf, "router \"%s\" was not compiled in "
-            "(./configure --with-%s)", cf->args[1].data, cf->args[1].data);
-    }
-    return slc_conf_error(cf, "unknown router \"%s\" (compiled in: %s)",
-        cf->args[1].data, slc_module_names);
+    srv->filters = list;
+    srv->nfilters = n;
+    return NULL;
 }
 
 static const char *
@@ -397,6 +472,8 @@ static int
 slc_mysql_check_srv(slc_mysql_conf_t *mc, slc_mysql_srv_t *srv, char *err,
     size_t errlen)
 {
+    char names[256];
+
     if (srv->nlisten == 0) {
         snprintf(err, errlen, "%s:%u: server has no \"listen\"", srv->file,
             srv->line);
@@ -404,7 +481,8 @@ slc_mysql_check_srv(slc_mysql_conf_t *mc, slc_mysql_srv_t *srv, char *err,
     }
     if (srv->router == NULL) {
         snprintf(err, errlen, "%s:%u: server has no \"router\" (compiled "
-            "in: %s)", srv->file, srv->line, slc_module_names);
+            "in: %s)", srv->file, srv->line,
+            slc_mysql_module_names(SLC_MODULE_ROUTER, names, sizeof(names)));
         return SLC_ERROR;
     }
     if (srv->upstream_name.data == NULL) {

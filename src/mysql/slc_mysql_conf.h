@@ -108,6 +108,9 @@ struct slc_mysql_srv_s {
     long long                 auth_failure_delay;       /* ms */
     long long                 auth_failure_max_delay;   /* ms */
     void                    **mod_conf;   /* by module index */
+    /* `filters`: each module's slc_filter_t, in the directive's order */
+    const struct slc_filter_s *const *filters;
+    unsigned                  nfilters;
     const char               *file;
     unsigned                  line;
     unsigned                  nlisten;

@@ -10,7 +10,7 @@
 
 #include <ctype.h>
 
-static int
+int
 slc_mysql_scan_watched(unsigned watch, const uint8_t *pl, size_t avail)
 {
     switch (pl[0]) {
@@ -54,6 +54,15 @@ slc_mysql_scan_client(slc_mysql_scan_t *sc, int infile, unsigned watch,
             *stop = SLC_SCAN_MORE;      /* the command byte is to come */
             return off;
         }
+        if (command && (watch & SLC_WATCH_ALL)) {
+            /* every command stops, with as much of it as a buffer holds */
+            size_t need = (size_t) plen + SLC_MYSQL_HDR_LEN;
+
+            sc->big = need > max_held;
+            *stop = len - off >= slc_min(need, max_held) ? SLC_SCAN_CMD
+                                                          : SLC_SCAN_MORE;
+            return off;
+        }
         if (command) {
             int w = slc_mysql_scan_watched(watch, p + off + 4,
                 slc_min((size_t) plen, len - off - 4));
@@ -82,6 +91,14 @@ slc_mysql_scan_client(slc_mysql_scan_t *sc, int infile, unsigned watch,
         sc->left = plen;
         off += SLC_MYSQL_HDR_LEN;
     }
+}
+
+void
+slc_mysql_scan_pass(slc_mysql_scan_t *sc, uint32_t plen, size_t taken)
+{
+    sc->left = (uint32_t) ((size_t) plen + SLC_MYSQL_HDR_LEN - taken);
+    sc->more = plen == SLC_MYSQL_MAX_PAYLOAD;
+    sc->big = 0;
 }
 
 void

@@ -33,6 +33,10 @@
 
 #define SLC_WATCH_KILL         0x1
 #define SLC_WATCH_CHANGE_USER  0x2
+/* The command layer (slc_mysql_cmd.c): stop at every command, once its
+   whole packet or max_held bytes of it are in the buffer; `big` says
+   which (the rest then streams as released bytes). */
+#define SLC_WATCH_ALL          0x4
 
 typedef struct {
     uint32_t  left;     /* payload bytes of the current packet to pass */
@@ -47,9 +51,18 @@ typedef struct {
  */
 size_t slc_mysql_scan_client(slc_mysql_scan_t *sc, int infile, unsigned watch,
     const uint8_t *p, size_t len, size_t max_held, int *stop);
+/*
+ * Is the command whose payload starts pl[0..avail) one of `watch`?  0: no;
+ * 1: cannot tell before more of it arrives; 2: yes.
+ */
+int    slc_mysql_scan_watched(unsigned watch, const uint8_t *pl, size_t avail);
 /* The held command at a stop was passed on whole (len bytes, header
    included): carry on after it. */
 void   slc_mysql_scan_skip(slc_mysql_scan_t *sc);
+/* The first `taken` bytes (header included) of the held command, whose
+   first packet's payload is plen long, went on: release the rest of it,
+   and its continuation packets, as they arrive. */
+void   slc_mysql_scan_pass(slc_mysql_scan_t *sc, uint32_t plen, size_t taken);
 
 /*
  * Could a COM_QUERY whose text starts with q[0..n) be a KILL?  0: no;

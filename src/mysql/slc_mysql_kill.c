@@ -131,7 +131,7 @@ slc_kill_aux_packet(void *data, uint8_t *p, uint32_t len, uint8_t seq)
         return SLC_ERROR;
     }
     if (p[0] == SLC_MYSQL_OK) {
-        slc_mysql_ok_set_status(p, len, s->track.status);
+        slc_mysql_ok_set_status(p, len, s->backend->track.status);
     }
     if (slc_session_send(s, p, len) != SLC_OK) {
         slc_session_close(s, SLC_LOG_INFO, "client write failed");

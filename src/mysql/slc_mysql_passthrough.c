@@ -145,7 +145,7 @@ slc_relay_done(slc_session_t *s, slc_backend_t *b)
     s->state = SLC_SS_READY;
     slc_session_arm_idle(s);
     slc_session_log(s, SLC_LOG_INFO, "authenticated by the backend");
-    slc_mysql_srv_router(s->srv)->ready(s);
+    slc_session_go(s);
 }
 
 /* A server packet of the exchange, on its way to the client: SLC_DONE
@@ -167,7 +167,8 @@ slc_relay_backend_packet(void *data, uint8_t *p, uint32_t len, uint8_t seq)
         return SLC_ERROR;
     }
     if (len > 0 && p[0] == SLC_MYSQL_OK) {
-        slc_session_track_start(s, s->caps, s->mariadb_caps, p, len);
+        slc_backend_track_start(s->backend, s->caps, s->mariadb_caps, p,
+            len);
         return SLC_DONE;
     }
     return SLC_OK;

@@ -3,6 +3,9 @@
 
 #include "slc_core.h"
 #include "slc_mysql_conf.h"
+#include "slc_mysql_filter.h"
+
+typedef struct slc_backend_s  slc_backend_t;
 
 /*
  * What a router module provides.  The core accepts the client and, with
@@ -25,6 +28,18 @@ struct slc_router_s {
     /* The backend from start() could not be reached (auth local, before
        the client was told anything): try another server or fail. */
     void  (*retry)(slc_session_t *s);
+    /*
+     * Command mode (slc_mysql_filter.h): the backend that takes `cmd`,
+     * the session's own (s->backend) or one the router opened with
+     * slc_backend_open_aux (still logging in is fine: the command waits
+     * for slc_cmd_attach).  NULL: the router answered it (slc_cmd_reply)
+     * or closed the session.  A router without it gets every command
+     * that no filter answered on s->backend, or pumps bytes when the
+     * server has no filters.
+     */
+    slc_backend_t *(*command)(slc_session_t *s, const slc_cmd_t *cmd);
+    /* The session closes: close the backends the router opened. */
+    void  (*close)(slc_session_t *s);
     /* Whether the router supports `auth passthrough`. */
     int     passthrough;
 };

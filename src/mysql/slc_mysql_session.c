@@ -2,6 +2,7 @@
 #include "slc_log.h"
 #include "slc_mysql_backend.h"
 #include "slc_mysql_change_user.h"
+#include "slc_mysql_cmd.h"
 #include "slc_mysql_command.h"
 #include "slc_mysql_registry.h"
 #include "slc_mysql_router.h"
@@ -359,7 +360,9 @@ slc_session_idle_timeout(slc_session_t *s)
     uint64_t idle = (uint64_t) s->srv->timeouts->idle_timeout;
     uint64_t since = slc_loop->now - s->last_active;
 
-    if (since >= idle && slc_mysql_track_idle(&s->track)) {
+    if (since >= idle && s->backend != NULL
+        && slc_mysql_track_idle(&s->backend->track))
+    {
         slc_session_close(s, SLC_LOG_INFO, "closed after idle_timeout");
         return;
     }
@@ -378,6 +381,10 @@ slc_session_close(slc_session_t *s, int level, const char *why)
     slc_timer_del(slc_loop, &s->delay);
     slc_session_handshake_done(s);
     slc_command_kill_cancel(s);
+    slc_cmd_close(s);
+    if (slc_mysql_srv_router(s->srv)->close != NULL) {
+        slc_mysql_srv_router(s->srv)->close(s);
+    }
     if (s->backend != NULL) {
         slc_backend_close(s->backend);
         s->backend = NULL;
@@ -407,7 +414,6 @@ slc_session_free(void *arg)
         explicit_bzero(s->change_user, sizeof(*s->change_user));
         free(s->change_user);
     }
-    slc_mysql_track_free(&s->track);
     explicit_bzero(s, sizeof(*s));
     free(s);
 }
@@ -474,6 +480,42 @@ slc_session_start_router(slc_session_t *s)
 }
 
 void
+slc_session_go(slc_session_t *s)
+{
+    if (slc_cmd_wanted(s->srv)) {
+        slc_cmd_start(s);
+        return;
+    }
+    slc_mysql_srv_router(s->srv)->ready(s);
+}
+
+int
+slc_session_client_in(slc_session_t *s)
+{
+    slc_buf_t  *b = s->in;
+    ssize_t     n;
+
+    if (b == NULL && (b = s->in = slc_buf_get()) == NULL) {
+        slc_session_close(s, SLC_LOG_ERR, "out of memory");
+        return SLC_ERROR;
+    }
+    if (slc_buf_len(b) == 0) {
+        b->pos = b->last = b->start;
+    } else if (slc_buf_room(b) == 0) {
+        slc_buf_compact(b);             /* held bytes of a command */
+    }
+    n = slc_conn_read(&s->client, b->last, slc_buf_room(b));
+    if (n < 0 || s->client.eof) {
+        slc_session_close(s, SLC_LOG_INFO, "client closed");
+        return SLC_ERROR;
+    }
+    b->last += n;
+    s->last_active = slc_loop->now;
+    slc_session_scan(s);
+    return SLC_OK;
+}
+
+void
 slc_session_handshake_done(slc_session_t *s)
 {
     if (s->addr != NULL) {
@@ -510,11 +552,12 @@ void
 slc_session_idle_check(slc_session_t *s)
 {
     if (slc_sessions.closing && s->state == SLC_SS_READY
-        && slc_mysql_track_idle(&s->track)
-        && !slc_mysql_track_in_trans(&s->track)
+        && s->backend != NULL
+        && slc_mysql_track_idle(&s->backend->track)
+        && !slc_mysql_track_in_trans(&s->backend->track)
         && s->out == NULL && s->in == NULL
-        && (s->backend == NULL
-            || (s->backend->in == NULL && s->backend->out == NULL)))
+        && s->backend->in == NULL && s->backend->out == NULL
+        && slc_cmd_at_rest(s))
     {
         slc_session_close(s, SLC_LOG_INFO, "closed idle session on shutdown");
     }
@@ -543,16 +586,6 @@ slc_sessions_close_idle(void)
         }
         slc_session_idle_check(s);
     }
-}
-
-void
-slc_session_track_start(slc_session_t *s, uint32_t caps,
-    uint32_t mariadb_caps, const uint8_t *ok, size_t len)
-{
-    int  status = slc_mysql_ok_status(ok, len);
-
-    slc_mysql_track_init(&s->track, caps, status < 0 ? 0 : (uint16_t) status);
-    slc_mysql_track_set_mariadb_caps(&s->track, mariadb_caps);
 }
 
 int

@@ -80,9 +80,9 @@ struct slc_session_s {
     struct slc_change_user_s *change_user;  /* one in progress, or NULL */
     void                  *kill;      /* a KILL's side connection */
     uint64_t               last_active;  /* loop time of the last read */
-    slc_mysql_track_t      track;
     void                  *router_data;  /* malloc'ed by the router,
                                              freed with the session */
+    struct slc_cmd_s      *cmd;       /* command mode, else NULL */
 
     slc_defer_t            defer;
     TAILQ_ENTRY(slc_session_s) link;
@@ -158,13 +158,16 @@ void slc_session_auth_read(slc_conn_t *c);
 
 /* The router's start(), once the client is authenticated. */
 void slc_session_start_router(slc_session_t *s);
+/* The session's backend is ready and the client authenticated: the data
+   phase begins, in command mode (slc_mysql_cmd.h) or the router's own
+   (ready()). */
+void slc_session_go(slc_session_t *s);
 /*
- * Start following the session's traffic from the server's OK that ended a
- * login or COM_CHANGE_USER, with the capabilities the backend connection
- * negotiated (the OK's status flags; 0 if it has none).
+ * Read what the client sent into s->in (taken on demand, compacted when
+ * full of a held command).  SLC_ERROR when the session was closed (the
+ * client hung up, no memory).
  */
-void slc_session_track_start(slc_session_t *s, uint32_t caps,
-    uint32_t mariadb_caps, const uint8_t *ok, size_t len);
+int  slc_session_client_in(slc_session_t *s);
 /* Backend is ready (auth local): send the client its OK and go. */
 void slc_session_ready(slc_session_t *s, const uint8_t *ok, size_t ok_len);
 

@@ -208,6 +208,7 @@ slc_mysql_track_done(slc_mysql_track_t *t)
         t->nruns--;
     }
     t->npend--;
+    t->reply.done++;
     if (t->nruns == 0 && t->rcap > SLC_MYSQL_TRACK_RUNS) {
         free(t->runs);
         t->runs = NULL;
@@ -562,9 +563,28 @@ slc_mysql_track_field(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
     slc_mysql_track_done(t);
 }
 
+/* What the command layer reads of a response (slc_mysql_track_reply). */
+static void
+slc_mysql_track_note(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
+{
+    int  b = slc_mysql_track_byte(f);
+
+    t->reply.first = (uint8_t) b;
+    t->reply.err = b == SLC_MYSQL_ERR && f->head_len >= 3
+                   ? (uint16_t) slc_mysql_le_get(f->head + 1, 2) : 0;
+    if (slc_mysql_track_kind(t) == SLC_TRACK_PREPARE
+        && b == SLC_MYSQL_OK && f->head_len >= 9)
+    {
+        t->reply.stmt_id = (uint32_t) slc_mysql_le_get(f->head + 1, 4);
+        t->reply.columns = (uint16_t) slc_mysql_le_get(f->head + 5, 2);
+        t->reply.params = (uint16_t) slc_mysql_le_get(f->head + 7, 2);
+    }
+}
+
 static void
 slc_mysql_track_first(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 {
+    slc_mysql_track_note(t, f);
     switch (slc_mysql_track_kind(t)) {
     case SLC_TRACK_SIMPLE:
         slc_mysql_track_simple(t, f);

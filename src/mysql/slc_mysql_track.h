@@ -89,6 +89,23 @@ typedef struct {
     uint8_t     head[SLC_MYSQL_TRACK_HEAD];  /* first payload bytes */
 } slc_mysql_frame_t;
 
+/*
+ * The response the tracker last saw begin and complete, for the command
+ * layer (slc_mysql_cmd.c): after feeding server bytes, `done` has grown
+ * by the responses that completed in them.  `first` is the first byte of
+ * the response's last result (0x00 OK, 0xff ERR, 0xfe EOF, else a result
+ * set's column count), `err` an ERR's code; a PREPARE_OK fills stmt_id,
+ * columns and params.  The status flags are the tracker's `status`.
+ */
+typedef struct {
+    uint64_t    done;         /* responses completed so far */
+    uint32_t    stmt_id;
+    uint16_t    columns;
+    uint16_t    params;
+    uint16_t    err;
+    uint8_t     first;
+} slc_mysql_reply_t;
+
 typedef struct {
     slc_mysql_frame_t  cli;
     slc_mysql_frame_t  srv;
@@ -113,6 +130,7 @@ typedef struct {
     uint64_t    count;        /* definitions left in the current phase */
     uint64_t    count2;       /* for prepare: columns after params */
     int         infile;       /* client is sending LOCAL INFILE data */
+    slc_mysql_reply_t  reply;
 } slc_mysql_track_t;
 
 /* t must be zeroed before its first initialisation (sessions are

@@ -415,8 +415,11 @@ START_TEST(test_respawn)
     ck_assert(slc_test_reaped(a.proc));
     ck_assert_int_ne(b.pid, a.pid);
     ck_assert_uint_eq(b.n, 0);
-    /* killed at once: the back-off holds the restart for a second */
-    ck_assert_msg(b.at >= a.at + 1000, "restarted after %llu ms",
+    /* killed at once: the back-off holds the restart for a second from
+       the master's fork; a child notes its start a little after that
+       (scheduling, under load a few ms), so measured from the child's
+       notes the gap may be short by that much */
+    ck_assert_msg(b.at + 100 >= a.at + 1000, "restarted after %llu ms",
         (unsigned long long) (b.at - a.at));
 
     /* TERM: exits at once, by itself (exit_process), and comes back */
@@ -425,7 +428,7 @@ START_TEST(test_respawn)
     c = slc_test_shared->starts[2];
     ck_assert_ptr_nonnull(slc_test_find(slc_test_shared->exits,
         slc_test_shared->nexits, b.pid));
-    ck_assert(c.at >= b.at + 1000);
+    ck_assert(c.at + 100 >= b.at + 1000);
 
     /* a process that cannot initialise is not started again */
     slc_test_shared->fail_init = 1;

@@ -1,0 +1,760 @@
+/*
+ * Command mode: the command layer of a session (interface in
+ * slc_mysql_filter.h, design in docs/architecture.md, "Commands").
+ *
+ * One command is in flight at a time.  The client's bytes are scanned
+ * (slc_session_scan, every command stops); a command waits at in->pos
+ * until the response to the one before went out whole, then runs the
+ * chain: the core's own commands (KILL, COM_CHANGE_USER), the filters in
+ * order, the router.  What the chain decided for the head applies to the
+ * rest of the command as it streams (to the backend, or dropped).  The
+ * response is read from that backend only, packet by packet for filters
+ * that look at packets, and it is complete when the backend's tracker
+ * says so.  Each direction holds at most one buffer, as in byte mode.
+ */
+
+#include "slc_core.h"
+#include "slc_log.h"
+#include "slc_mysql_backend.h"
+#include "slc_mysql_cmd.h"
+#include "slc_mysql_codec.h"
+#include "slc_mysql_command.h"
+#include "slc_mysql_router.h"
+#include "slc_mysql_upstream.h"
+
+typedef enum {
+    SLC_CMD_IDLE,       /* between commands */
+    SLC_CMD_CHAIN,      /* a filter's command hook runs */
+    SLC_CMD_PAUSED,     /* a filter paused the command */
+    SLC_CMD_CORE,       /* the core's own command (KILL, CHANGE_USER) */
+    SLC_CMD_WAIT,       /* the router's backend is still logging in */
+    SLC_CMD_FORWARD,    /* sent to `target`, its response on the way */
+    SLC_CMD_REPLY       /* an answer of the proxy's goes out */
+} slc_cmd_state_t;
+
+struct slc_cmd_s {
+    slc_cmd_state_t      state;
+    unsigned             next;          /* the next filter to call */
+    unsigned             nfilters;
+    const slc_filter_t *const *filters;
+    void               **ctx;
+    int                  packets;       /* some filter has a packet hook */
+    slc_backend_t       *target;
+    uint64_t             done_mark;     /* target's reply.done at send */
+    unsigned             discard:1;     /* released bytes are dropped */
+    unsigned             replied:1;     /* response bytes reached the
+                                           client */
+    slc_cmd_stream_pt    stream;
+    void                *stream_data;
+    int                  verdict;
+    slc_posted_t         post;
+    /* the response packet being walked for the packet hooks */
+    uint8_t              hdr[SLC_MYSQL_HDR_LEN];
+    uint32_t             hdr_len;
+    uint32_t             plen;
+    uint32_t             left;
+};
+
+static void slc_cmd_client(slc_session_t *s);
+static void slc_cmd_pump(slc_session_t *s, slc_backend_t *b);
+static int  slc_cmd_chain(slc_session_t *s);
+static void slc_cmd_client_read(slc_conn_t *conn);
+static void slc_cmd_client_write(slc_conn_t *conn);
+
+int
+slc_cmd_wanted(const slc_mysql_srv_t *srv)
+{
+    return srv->nfilters > 0 || slc_mysql_srv_router(srv)->command != NULL;
+}
+
+slc_backend_t *
+slc_cmd_target(const slc_session_t *s)
+{
+    return s->cmd->discard ? NULL : s->cmd->target;
+}
+
+int
+slc_cmd_at_rest(const slc_session_t *s)
+{
+    return s->cmd == NULL
+           || (s->cmd->state == SLC_CMD_IDLE && s->cmd->stream == NULL);
+}
+
+uint32_t
+slc_cmd_client_caps(const slc_session_t *s)
+{
+    return s->caps;
+}
+
+uint16_t
+slc_cmd_status(const slc_session_t *s)
+{
+    return s->backend != NULL ? s->backend->track.status
+                              : SLC_SERVER_STATUS_AUTOCOMMIT;
+}
+
+
+/* --- answers ------------------------------------------------------------ */
+
+int
+slc_cmd_reply(slc_session_t *s, const uint8_t *payload, size_t len)
+{
+    if (len + SLC_MYSQL_HDR_LEN > slc_buf_size()) {
+        return SLC_ERROR;
+    }
+    if (s->out != NULL && slc_buf_room(s->out) < len + SLC_MYSQL_HDR_LEN) {
+        slc_buf_compact(s->out);
+        if (slc_buf_room(s->out) < len + SLC_MYSQL_HDR_LEN) {
+            return SLC_AGAIN;
+        }
+    }
+    if (slc_packet_append(&s->out, payload, len, s->seq) != SLC_OK) {
+        return SLC_ERROR;               /* no memory */
+    }
+    s->seq++;
+    return SLC_OK;
+}
+
+void
+slc_cmd_reply_stream(slc_session_t *s, slc_cmd_stream_pt fn, void *data)
+{
+    s->cmd->stream = fn;
+    s->cmd->stream_data = data;
+}
+
+/*
+ * Write what the proxy queued for the client, calling the stream for more
+ * while it has some.  SLC_OK when all of it went (the answer is over once
+ * no stream is left), SLC_AGAIN when the client takes no more now,
+ * SLC_ERROR when the session was closed.
+ */
+static int
+slc_cmd_flush(slc_session_t *s)
+{
+    struct slc_cmd_s *c = s->cmd;
+
+    for ( ;; ) {
+        if (slc_session_flush(s) != SLC_OK) {
+            slc_session_close(s, SLC_LOG_INFO, "client write failed");
+            return SLC_ERROR;
+        }
+        if (s->out != NULL) {
+            return SLC_AGAIN;
+        }
+        if (c->stream == NULL) {
+            return SLC_OK;
+        }
+        int rc = c->stream(s, c->stream_data);
+        if (s->state != SLC_SS_READY) {
+            return SLC_ERROR;
+        }
+        if (rc == SLC_DONE) {
+            c->stream = NULL;
+        } else if (rc != SLC_AGAIN || s->out == NULL) {
+            slc_session_close(s, SLC_LOG_ERR, "filter failed its answer");
+            return SLC_ERROR;
+        }
+    }
+}
+
+/* The held command was answered by the proxy: drop it, and the rest of
+   it as it arrives. */
+static void
+slc_cmd_drop(slc_session_t *s)
+{
+    struct slc_cmd_s *c = s->cmd;
+    uint32_t          plen = (uint32_t) slc_mysql_le_get(s->in->pos, 3);
+    size_t            taken = slc_min((size_t) plen + SLC_MYSQL_HDR_LEN,
+                                      slc_buf_len(s->in));
+
+    s->in->pos += taken;
+    s->in_ready = 0;
+    slc_mysql_scan_pass(&s->scan, plen, taken);
+    s->held = 0;
+    c->discard = 1;
+    c->target = NULL;
+    c->state = SLC_CMD_REPLY;
+    if (slc_buf_len(s->in) > 0) {
+        slc_session_scan(s);
+    }
+}
+
+
+/* --- the chain ---------------------------------------------------------- */
+
+static void
+slc_cmd_head(const slc_session_t *s, slc_cmd_t *cmd)
+{
+    const uint8_t *p = s->in->pos;
+
+    cmd->len = (uint32_t) slc_mysql_le_get(p, 3);
+    cmd->payload = p + SLC_MYSQL_HDR_LEN;
+    cmd->avail = slc_min((size_t) cmd->len,
+                         slc_buf_len(s->in) - SLC_MYSQL_HDR_LEN);
+    cmd->command = cmd->payload[0];
+}
+
+/* Send the held command's head to the target; the rest follows as the
+   scan releases it. */
+static int
+slc_cmd_forward(slc_session_t *s)
+{
+    struct slc_cmd_s *c = s->cmd;
+    slc_backend_t    *b = c->target;
+    uint32_t          plen = (uint32_t) slc_mysql_le_get(s->in->pos, 3);
+    size_t            taken = slc_min((size_t) plen + SLC_MYSQL_HDR_LEN,
+                                      slc_buf_len(s->in));
+
+    c->done_mark = b->track.reply.done;
+    c->replied = 0;
+    c->discard = 0;
+    c->hdr_len = 0;
+    c->left = 0;
+    slc_mysql_track_client(&b->track, s->in->pos, taken);
+    s->in_ready = taken;
+    slc_mysql_scan_pass(&s->scan, plen, taken);
+    s->held = 0;
+    c->state = SLC_CMD_FORWARD;
+    if (slc_buf_len(s->in) > taken) {
+        slc_session_scan(s);
+    }
+    return SLC_OK;
+}
+
+static int
+slc_cmd_route(slc_session_t *s, const slc_cmd_t *cmd)
+{
+    struct slc_cmd_s   *c = s->cmd;
+    const slc_router_t *r = slc_mysql_srv_router(s->srv);
+    slc_backend_t      *b;
+
+    b = r->command != NULL ? r->command(s, cmd) : s->backend;
+    if (s->state != SLC_SS_READY) {
+        return SLC_ERROR;
+    }
+    if (b == NULL) {
+        slc_cmd_drop(s);                /* the router answered */
+        return SLC_OK;
+    }
+    c->target = b;
+    if (b->state != SLC_BS_READY) {
+        c->state = SLC_CMD_WAIT;        /* slc_cmd_attach goes on */
+        return SLC_OK;
+    }
+    return slc_cmd_forward(s);
+}
+
+static int
+slc_cmd_chain(slc_session_t *s)
+{
+    struct slc_cmd_s *c = s->cmd;
+    slc_cmd_t         cmd;
+
+    slc_cmd_head(s, &cmd);
+    while (c->next < c->nfilters) {
+        unsigned            i = c->next++;
+        const slc_filter_t *f = c->filters[i];
+
+        if (f->command == NULL) {
+            continue;
+        }
+        c->state = SLC_CMD_CHAIN;
+        int v = f->command(s, c->ctx[i], &cmd);
+        if (s->state != SLC_SS_READY) {
+            return SLC_ERROR;
+        }
+        if (v == SLC_FILTER_PAUSE) {
+            c->state = SLC_CMD_PAUSED;
+            return SLC_OK;
+        }
+        if (v == SLC_FILTER_ANSWER) {
+            slc_cmd_drop(s);
+            return SLC_OK;
+        }
+    }
+    return slc_cmd_route(s, &cmd);
+}
+
+/* The core's own commands come first: the proxy's session ids and users
+   mean nothing to a filter or a server. */
+static int
+slc_cmd_core(slc_session_t *s)
+{
+    unsigned       watch = SLC_WATCH_KILL | (s->srv->auth == SLC_AUTH_LOCAL
+                                             ? SLC_WATCH_CHANGE_USER : 0);
+    const uint8_t *pl = s->in->pos + SLC_MYSQL_HDR_LEN;
+    size_t         avail = slc_buf_len(s->in) - SLC_MYSQL_HDR_LEN;
+
+    if (s->scan.big || slc_mysql_scan_watched(watch, pl, avail) != 2) {
+        return SLC_DONE;
+    }
+    s->cmd->state = SLC_CMD_CORE;
+    s->cmd->target = s->backend;
+    int rc = slc_command_run(s);
+    if (rc == SLC_OK) {
+        slc_cmd_core_done(s);
+    }
+    return rc == SLC_ERROR ? SLC_ERROR : SLC_OK;
+}
+
+void
+slc_cmd_core_done(slc_session_t *s)
+{
+    struct slc_cmd_s *c = s->cmd;
+    slc_backend_t    *b = s->backend;
+
+    s->paused = 0;
+    if (b != NULL && !slc_mysql_track_idle(&b->track)) {
+        c->target = b;                  /* passed on, rewritten or not */
+        c->done_mark = b->track.reply.done;
+        c->replied = 0;
+        c->state = SLC_CMD_FORWARD;
+    } else {
+        c->target = NULL;
+        c->state = SLC_CMD_REPLY;       /* answered by the proxy */
+    }
+}
+
+void
+slc_cmd_core_resume(slc_session_t *s)
+{
+    /* an exchange of its own (COM_CHANGE_USER) had the connections */
+    s->client.on_read = slc_cmd_client_read;
+    s->client.on_write = slc_cmd_client_write;
+    slc_cmd_attach(s->backend);
+    slc_cmd_core_done(s);
+    slc_cmd_client(s);
+}
+
+/* A held command and nothing in flight: start on it. */
+static int
+slc_cmd_begin(slc_session_t *s)
+{
+    struct slc_cmd_s *c = s->cmd;
+    int               rc;
+
+    s->seq = 1;                         /* an answer's first packet */
+    c->next = 0;
+    c->target = NULL;
+    c->discard = 0;
+    rc = slc_cmd_core(s);
+    if (rc != SLC_DONE) {
+        return rc;
+    }
+    return slc_cmd_chain(s);
+}
+
+static void
+slc_cmd_resumed(void *arg)
+{
+    slc_session_t    *s = arg;
+    struct slc_cmd_s *c = s->cmd;
+
+    if (s->state != SLC_SS_READY || c->state != SLC_CMD_PAUSED) {
+        return;
+    }
+    if (c->verdict == SLC_FILTER_ANSWER) {
+        slc_cmd_drop(s);
+    } else if (slc_cmd_chain(s) != SLC_OK) {
+        return;
+    }
+    slc_cmd_client(s);
+}
+
+void
+slc_filter_resume(slc_session_t *s, int verdict)
+{
+    s->cmd->verdict = verdict;
+    slc_post(slc_loop, &s->cmd->post, slc_cmd_resumed, s);
+}
+
+
+/* --- client to backend --------------------------------------------------- */
+
+/* The bytes the scan released: to the target, or dropped. */
+static int
+slc_cmd_send_released(slc_session_t *s)
+{
+    struct slc_cmd_s *c = s->cmd;
+    slc_backend_t    *b = c->target;
+
+    if (s->in_ready > 0 && (c->discard || b == NULL)) {
+        s->in->pos += s->in_ready;
+        s->in_ready = 0;
+    }
+    while (s->in_ready > 0) {
+        if (!b->conn.writable) {
+            return SLC_AGAIN;           /* resumes from its on_write */
+        }
+        ssize_t n = slc_conn_write(&b->conn, s->in->pos, s->in_ready);
+        if (n < 0) {
+            slc_session_close(s, SLC_LOG_ERR, "backend write failed");
+            return SLC_ERROR;
+        }
+        s->in->pos += n;
+        s->in_ready -= (size_t) n;
+        slc_upstream_count_bytes(b->server, 0, (size_t) n);
+    }
+    return SLC_OK;
+}
+
+static void
+slc_cmd_complete(slc_session_t *s)
+{
+    struct slc_cmd_s        *c = s->cmd;
+    slc_backend_t           *b = c->target;
+    const slc_mysql_reply_t *r = &b->track.reply;
+
+    c->state = SLC_CMD_IDLE;
+    c->target = NULL;
+    if (r->done == c->done_mark) {
+        return;                         /* a command without a response */
+    }
+    for (unsigned i = 0; i < c->nfilters; i++) {
+        if (c->filters[i]->done != NULL) {
+            c->filters[i]->done(s, c->ctx[i], r, b->track.status);
+        }
+    }
+    if (b->ops != NULL && b->ops->done != NULL) {
+        b->ops->done(b, r);
+    }
+}
+
+/* In flight, and all of the command and its response went through. */
+static int
+slc_cmd_finished(const slc_session_t *s)
+{
+    const slc_backend_t *b = s->cmd->target;
+
+    return s->cmd->state == SLC_CMD_FORWARD && s->in_ready == 0
+           && slc_mysql_track_idle(&b->track)
+           && (b->in == NULL || slc_buf_len(b->in) == 0);
+}
+
+static void
+slc_cmd_client(slc_session_t *s)
+{
+    struct slc_cmd_s *c = s->cmd;
+
+    while (s->state == SLC_SS_READY) {
+        if (slc_cmd_send_released(s) != SLC_OK) {
+            return;
+        }
+        if (slc_cmd_finished(s)) {
+            slc_cmd_complete(s);        /* a command without a response */
+            continue;
+        }
+        if (c->state == SLC_CMD_REPLY) {
+            int rc = slc_cmd_flush(s);
+            if (rc != SLC_OK) {
+                return;
+            }
+            c->state = SLC_CMD_IDLE;
+            continue;
+        }
+        if (s->held) {
+            if (c->state == SLC_CMD_IDLE) {
+                if (slc_cmd_begin(s) != SLC_OK) {
+                    return;
+                }
+                continue;
+            }
+            /* it waits, and nothing is read meanwhile: a hang-up must
+               still end the session */
+            if (slc_conn_hung_up(&s->client)) {
+                slc_session_close(s, SLC_LOG_INFO, "client closed");
+            }
+            return;
+        }
+        if (!s->client.readable) {
+            break;
+        }
+        if (slc_session_client_in(s) != SLC_OK) {
+            return;
+        }
+    }
+    if (s->state != SLC_SS_READY) {
+        return;
+    }
+    if (s->in != NULL && slc_buf_len(s->in) == 0) {
+        slc_buf_put(s->in);             /* drained: idle sessions hold none */
+        s->in = NULL;
+    }
+    if (c->state == SLC_CMD_IDLE && slc_sessions.closing) {
+        slc_session_idle_check(s);
+    }
+}
+
+
+/* --- backend to client ---------------------------------------------------- */
+
+static void
+slc_cmd_piece(slc_session_t *s, const uint8_t *p, size_t n, int first)
+{
+    struct slc_cmd_s *c = s->cmd;
+    slc_cmd_packet_t  pk = {
+        .data = p, .len = n, .plen = c->plen, .seq = c->hdr[3],
+        .first = first, .last = c->left == 0,
+    };
+
+    for (unsigned i = 0; i < c->nfilters; i++) {
+        if (c->filters[i]->packet != NULL) {
+            c->filters[i]->packet(s, c->ctx[i], &pk);
+        }
+    }
+}
+
+/* Cut the bytes the backend sent into packets for the packet hooks. */
+static void
+slc_cmd_packets(slc_session_t *s, const uint8_t *p, size_t len)
+{
+    struct slc_cmd_s *c = s->cmd;
+
+    while (len > 0) {
+        if (c->hdr_len < SLC_MYSQL_HDR_LEN) {
+            size_t k = slc_min(len, SLC_MYSQL_HDR_LEN - c->hdr_len);
+
+            memcpy(c->hdr + c->hdr_len, p, k);
+            c->hdr_len += (uint32_t) k;
+            p += k;
+            len -= k;
+            if (c->hdr_len < SLC_MYSQL_HDR_LEN) {
+                return;
+            }
+            c->plen = c->left = (uint32_t) slc_mysql_le_get(c->hdr, 3);
+            if (c->plen == 0) {
+                slc_cmd_piece(s, p, 0, 1);
+                c->hdr_len = 0;
+                continue;
+            }
+        }
+        size_t k = slc_min(len, (size_t) c->left);
+        int    first = c->left == c->plen;
+
+        c->left -= (uint32_t) k;
+        slc_cmd_piece(s, p, k, first);
+        p += k;
+        len -= k;
+        if (c->left == 0) {
+            c->hdr_len = 0;
+        }
+    }
+}
+
+static void
+slc_cmd_pump(slc_session_t *s, slc_backend_t *b)
+{
+    struct slc_cmd_s *c = s->cmd;
+    slc_buf_t        *buf = b->in;
+    ssize_t           n;
+
+    for ( ;; ) {
+        while (buf != NULL && slc_buf_len(buf) > 0) {
+            if (!s->client.writable) {
+                return;                 /* resumes from the client's
+                                           on_write */
+            }
+            n = slc_conn_write(&s->client, buf->pos, slc_buf_len(buf));
+            if (n < 0) {
+                slc_session_close(s, SLC_LOG_INFO, "client write failed");
+                return;
+            }
+            buf->pos += n;
+            c->replied = 1;
+        }
+        if (slc_cmd_finished(s)) {
+            slc_buf_put(buf);
+            b->in = NULL;
+            slc_cmd_complete(s);
+            slc_cmd_client(s);          /* the next command, if one waits */
+            return;
+        }
+        if (!b->conn.readable) {
+            break;
+        }
+        if (buf == NULL && (buf = b->in = slc_buf_get()) == NULL) {
+            slc_session_close(s, SLC_LOG_ERR, "out of memory");
+            return;
+        }
+        buf->pos = buf->last = buf->start;
+        n = slc_conn_read(&b->conn, buf->last, slc_buf_room(buf));
+        if (n < 0 || b->conn.eof) {
+            slc_session_close(s, slc_mysql_track_quit_sent(&b->track)
+                ? SLC_LOG_INFO : SLC_LOG_ERR, "backend closed connection");
+            return;
+        }
+        buf->last += n;
+        s->last_active = slc_loop->now;
+        slc_mysql_track_server(&b->track, buf->pos, (size_t) n);
+        slc_upstream_count_bytes(b->server, (size_t) n, 0);
+        if (c->packets) {
+            slc_cmd_packets(s, buf->pos, (size_t) n);
+            if (s->state != SLC_SS_READY) {
+                return;
+            }
+        }
+    }
+    if (buf != NULL && slc_buf_len(buf) == 0) {
+        slc_buf_put(buf);
+        b->in = NULL;
+    }
+}
+
+/*
+ * A backend spoke while no command of the session was in flight on it: a
+ * server says something unasked only as it goes away (a KILL, shutdown,
+ * wait_timeout).  The session's own backend takes the session with it, as
+ * in byte mode; a router's other backend is the router's business.
+ */
+static void
+slc_cmd_unasked(slc_session_t *s, slc_backend_t *b)
+{
+    uint8_t  scratch[512];
+    ssize_t  n = slc_conn_read(&b->conn, scratch, sizeof(scratch));
+
+    if (n == 0 && !b->conn.eof) {
+        return;
+    }
+    if (b == s->backend || b->ops == NULL || b->ops->fail == NULL) {
+        slc_session_close(s, slc_mysql_track_quit_sent(&b->track)
+            ? SLC_LOG_INFO : SLC_LOG_ERR, "backend closed connection");
+        return;
+    }
+    b->ops->fail(b, n > 0 ? "unexpected data" : "closed connection");
+}
+
+static void
+slc_cmd_backend_read(slc_conn_t *conn)
+{
+    slc_backend_t *b = conn->data;
+    slc_session_t *s = b->session;
+
+    if (s->state != SLC_SS_READY) {
+        return;
+    }
+    if (s->cmd->target != b || s->cmd->state != SLC_CMD_FORWARD) {
+        slc_cmd_unasked(s, b);
+        return;
+    }
+    slc_cmd_pump(s, b);
+}
+
+static void
+slc_cmd_backend_write(slc_conn_t *conn)
+{
+    slc_backend_t *b = conn->data;
+
+    if (b->session->state == SLC_SS_READY) {
+        slc_cmd_client(b->session);
+    }
+}
+
+static void
+slc_cmd_client_read(slc_conn_t *conn)
+{
+    slc_cmd_client(conn->data);
+}
+
+static void
+slc_cmd_client_write(slc_conn_t *conn)
+{
+    slc_session_t    *s = conn->data;
+    struct slc_cmd_s *c = s->cmd;
+
+    if (c->state == SLC_CMD_FORWARD) {
+        if (s->out != NULL && slc_cmd_flush(s) != SLC_OK) {
+            return;
+        }
+        slc_cmd_pump(s, c->target);
+        return;
+    }
+    slc_cmd_client(s);
+}
+
+void
+slc_cmd_attach(slc_backend_t *b)
+{
+    slc_session_t *s = b->session;
+
+    b->conn.on_read = slc_cmd_backend_read;
+    b->conn.on_write = slc_cmd_backend_write;
+    if (s->cmd != NULL && s->cmd->state == SLC_CMD_WAIT
+        && s->cmd->target == b)
+    {
+        if (slc_cmd_forward(s) == SLC_OK) {
+            slc_cmd_client(s);
+        }
+    }
+}
+
+
+/* --- open and close ------------------------------------------------------ */
+
+static int
+slc_cmd_open(slc_session_t *s)
+{
+    struct slc_cmd_s *c;
+
+    c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        return SLC_ERROR;
+    }
+    s->cmd = c;
+    c->filters = s->srv->filters;
+    c->nfilters = s->srv->nfilters;
+    c->ctx = calloc(c->nfilters ? c->nfilters : 1, sizeof(void *));
+    if (c->ctx == NULL) {
+        return SLC_ERROR;
+    }
+    for (unsigned i = 0; i < c->nfilters; i++) {
+        const slc_filter_t *f = c->filters[i];
+
+        c->packets |= f->packet != NULL;
+        if (f->ctx_size > 0
+            && (c->ctx[i] = calloc(1, f->ctx_size)) == NULL)
+        {
+            return SLC_ERROR;
+        }
+        if (f->open != NULL && f->open(s, c->ctx[i]) != SLC_OK) {
+            return SLC_ERROR;
+        }
+    }
+    return SLC_OK;
+}
+
+void
+slc_cmd_start(slc_session_t *s)
+{
+    if (s->cmd == NULL && slc_cmd_open(s) != SLC_OK) {
+        slc_session_close(s, SLC_LOG_ERR, "command mode failed to start");
+        return;
+    }
+    s->client.on_read = slc_cmd_client_read;
+    s->client.on_write = slc_cmd_client_write;
+    slc_cmd_attach(s->backend);
+    /* the login OK may still be queued */
+    if (s->cmd->state == SLC_CMD_IDLE && s->out != NULL) {
+        s->cmd->state = SLC_CMD_REPLY;
+    }
+    slc_cmd_client(s);
+}
+
+void
+slc_cmd_close(slc_session_t *s)
+{
+    struct slc_cmd_s *c = s->cmd;
+
+    if (c == NULL) {
+        return;
+    }
+    slc_post_cancel(slc_loop, &c->post);
+    for (unsigned i = 0; c->ctx != NULL && i < c->nfilters; i++) {
+        if (c->filters[i]->close != NULL) {
+            c->filters[i]->close(s, c->ctx[i]);
+        }
+        free(c->ctx[i]);
+    }
+    free(c->ctx);
+    free(c);
+    s->cmd = NULL;
+}

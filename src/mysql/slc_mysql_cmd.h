@@ -1,0 +1,40 @@
+#ifndef SLC_MYSQL_CMD_H
+#define SLC_MYSQL_CMD_H
+
+#include "slc_core.h"
+#include "slc_mysql_filter.h"
+#include "slc_mysql_session.h"
+
+/*
+ * Command mode (slc_mysql_cmd.c): the session core's side of the command
+ * layer whose interface filters and routers see in slc_mysql_filter.h.
+ */
+
+/* Whether sessions of `srv` run in command mode (filters, or a router
+   that routes per command). */
+int  slc_cmd_wanted(const slc_mysql_srv_t *srv);
+/* The session is authenticated and its backend ready: enter command mode
+   (instead of the router's ready()). */
+void slc_cmd_start(slc_session_t *s);
+/* Close: the filters' close hooks, then free the state. */
+void slc_cmd_close(slc_session_t *s);
+/* Where the released client bytes go: the backend of the command in
+   flight, NULL when they are dropped (the proxy answered it). */
+slc_backend_t *slc_cmd_target(const slc_session_t *s);
+/* No command in flight, no answer being written: a safe point. */
+int  slc_cmd_at_rest(const slc_session_t *s);
+/* The core's own command (KILL, COM_CHANGE_USER) was dealt with at once
+   (core_done), or after a pause (core_resume, from slc_command_resume):
+   go on. */
+void slc_cmd_core_done(slc_session_t *s);
+void slc_cmd_core_resume(slc_session_t *s);
+
+/*
+ * For routers (slc_router_t.command): a backend the router opened with
+ * slc_backend_open_aux is ready: from now on the command layer reads and
+ * writes it (call from its ops->ready); and, if a command waits for it,
+ * the command goes on.
+ */
+void slc_cmd_attach(slc_backend_t *b);
+
+#endif /* SLC_MYSQL_CMD_H */

@@ -1,0 +1,98 @@
+#ifndef SLC_MYSQL_FILTER_H
+#define SLC_MYSQL_FILTER_H
+
+#include "slc_core.h"
+#include "slc_mysql_conf.h"
+#include "slc_mysql_track.h"
+
+/*
+ * The command layer's interface for filters and routers
+ * (docs/architecture.md, "Commands").
+ *
+ * A session whose server {} lists `filters`, or whose router routes per
+ * command (slc_router_t.command), runs in command mode: the core reads
+ * the client, stops at the head of every command and, once the response
+ * to the one before is complete, calls each filter's `command` hook in
+ * the order of the `filters` directive, then asks the router which
+ * backend takes it.  The command's head is at hand (its whole first
+ * packet when it fits one buffer, else the first buffer_size bytes); the
+ * rest streams to where the head went, or is dropped if a filter answered.
+ * Each response packet from the backend passes every filter's `packet`
+ * hook before it goes to the client, and `done` marks the response's end.
+ * A session with neither filters nor such a router never parses a
+ * command: its router pumps bytes (readconn's fast path).
+ */
+
+/* A command at the head of the client's stream. */
+typedef struct {
+    uint8_t         command;    /* COM_* */
+    uint32_t        len;        /* its first packet's payload length */
+    const uint8_t  *payload;    /* payload[0] == command */
+    size_t          avail;      /* payload bytes at hand: len or less */
+} slc_cmd_t;
+
+/* A response packet, or a piece of one larger than a buffer. */
+typedef struct {
+    const uint8_t  *data;       /* wire bytes of this piece */
+    size_t          len;
+    uint32_t        plen;       /* the packet's payload length */
+    uint8_t         seq;
+    unsigned        first:1;    /* data starts with the packet's header */
+    unsigned        last:1;     /* data ends with its last byte */
+} slc_cmd_packet_t;
+
+/* The `command` hook's verdicts. */
+#define SLC_FILTER_PASS     0   /* the next filter, then the router */
+#define SLC_FILTER_ANSWER   1   /* the filter answered (slc_cmd_reply*) */
+#define SLC_FILTER_PAUSE    2   /* wait for slc_filter_resume() */
+
+typedef struct slc_filter_s {
+    /* per session context, allocated zeroed by the core when the
+       session enters command mode, freed after `close` */
+    size_t   ctx_size;
+    /* the session enters command mode (authenticated): SLC_ERROR closes
+       it */
+    int    (*open)(slc_session_t *s, void *ctx);
+    /* the session closes (also while paused: cancel what is pending) */
+    void   (*close)(slc_session_t *s, void *ctx);
+    int    (*command)(slc_session_t *s, void *ctx, const slc_cmd_t *cmd);
+    void   (*packet)(slc_session_t *s, void *ctx, const slc_cmd_packet_t *p);
+    /* the response is complete: the tracker's summary and status flags */
+    void   (*done)(slc_session_t *s, void *ctx, const slc_mysql_reply_t *r,
+                   uint16_t status);
+} slc_filter_t;
+
+/* The filter of a `filters` entry: its module's `filter` table. */
+#define slc_filter_of(module)  ((const slc_filter_t *) (module)->filter)
+
+/*
+ * A paused command goes on: `verdict` as the `command` hook would have
+ * returned it (SLC_FILTER_PASS or SLC_FILTER_ANSWER).  May be called from
+ * any callback; the session continues from the loop's posted queue, never
+ * inside the caller.
+ */
+void slc_filter_resume(slc_session_t *s, int verdict);
+
+/*
+ * Answering a command.  Packets get the client's next sequence ids (the
+ * command was 0).  slc_cmd_reply queues one packet: SLC_OK, SLC_AGAIN
+ * when the output buffer has no room for it now (nothing queued; write
+ * it from the stream callback later), SLC_ERROR if it can never fit.
+ *
+ * A reply longer than the output buffer is a stream: the core calls
+ * fn(s, data) whenever the client took what was queued; fn queues packets
+ * with slc_cmd_reply until it gets SLC_AGAIN, and returns SLC_AGAIN to be
+ * called again, SLC_DONE once the last packet is queued, or SLC_ERROR
+ * (the session is closed).  Memory stays one buffer whatever the size.
+ */
+typedef int (*slc_cmd_stream_pt)(slc_session_t *s, void *data);
+
+int  slc_cmd_reply(slc_session_t *s, const uint8_t *payload, size_t len);
+void slc_cmd_reply_stream(slc_session_t *s, slc_cmd_stream_pt fn,
+    void *data);
+/* The client's capabilities (CLIENT_DEPRECATE_EOF decides how a result
+   set ends) and the status flags an answer should carry. */
+uint32_t slc_cmd_client_caps(const slc_session_t *s);
+uint16_t slc_cmd_status(const slc_session_t *s);
+
+#endif /* SLC_MYSQL_FILTER_H */
