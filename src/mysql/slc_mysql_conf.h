@@ -109,8 +109,9 @@ struct slc_upstream_s {
     slc_upstream_t           *next;
 };
 
-/* A server {} block.  The values from auth to auth_failure_max_delay are
-   copies of its merged slc_mysql_srv_conf_t, made by init_conf. */
+/* A server {} block.  init_conf fills auth, server_version, timeouts
+   and the limits from max_handshakes on from its merged
+   slc_mysql_srv_conf_t. */
 struct slc_mysql_srv_s {
     const slc_module_t       *router;
     slc_upstream_t           *upstream;
