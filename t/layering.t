@@ -3,10 +3,11 @@
 # The floors of the source tree (docs/STYLE: "lower floors never call
 # upper ones"): the core and the event loop know no protocol.  Nothing in
 # src/core or src/event includes a mysql header or names a mysql or
-# session symbol; the only mention allowed is the cycle's pointer to the
-# mysql module's configuration (slc_cycle.h), until module contexts
-# replace it.  Routers are a mysql-layer concept too: the core names no
-# router type or symbol (a module's `router` table is opaque to it).
+# session symbol: the mysql module finds its configuration through its
+# module context (slc_mysql_conf()), not through the cycle.  The .c files
+# do not even say "mysql" (the headers still name the mysql {} context,
+# SLC_CONF_MYSQL).  Routers are a mysql-layer concept too: the core names
+# no router type or symbol (a module's `router` table is opaque to it).
 # Reads the sources only: needs no MariaDB.
 
 use strict;
@@ -19,11 +20,6 @@ my $root = "$FindBin::Bin/..";
 my @files = sort glob("$root/src/core/*.[ch] $root/src/event/*.[ch]");
 ok(@files > 10, 'found the core and event sources');
 
-my %allowed = (
-    'slc_cycle.h' => qr/^\s*(?:typedef\s+struct\s+slc_mysql_conf_s\s+
-                              slc_mysql_conf_t;
-                           | slc_mysql_conf_t\s+\*mysql;)\s*$/x,
-);
 my $protocol = qr/\#include\s+"slc_mysql | \bslc_mysql_\w+
                 | \bslc_sessions?_\w+ | \bslc_backend_\w+
                 | \bslc_router_\w+/x;
@@ -34,8 +30,8 @@ for my $f (@files) {
     my @bad;
     while (my $line = <$fh>) {
         next if $line =~ m{^\s*(/?\*|//)};          # comments
-        next unless $line =~ $protocol;
-        next if $allowed{$name} && $line =~ $allowed{$name};
+        next unless $line =~ $protocol
+                    || ($name =~ /\.c\z/ && $line =~ /mysql/i);
         push @bad, "$.: $line";
     }
     close($fh);

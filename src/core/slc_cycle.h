@@ -14,8 +14,6 @@
  * parsed lives in cycle->pool.
  */
 
-typedef struct slc_mysql_conf_s  slc_mysql_conf_t;
-
 #define SLC_NICE_UNSET  100
 
 struct slc_cycle_s {
@@ -40,7 +38,6 @@ struct slc_cycle_s {
     unsigned            worker_connections;
 
     void              **mod_conf;          /* main level, by module index */
-    slc_mysql_conf_t   *mysql;
     slc_listen_t       *listens;           /* all server blocks' listens */
     slc_shm_zone_t     *zones;
     slc_role_t         *roles;             /* slc_cycle_add_role, in order */

@@ -131,7 +131,8 @@ slc_session_verify(slc_session_t *s, const uint8_t *token, size_t len)
     const slc_mysql_user_t *u;
     uint64_t                delay;
 
-    u = slc_mysql_user_find(s->cycle->mysql, s->user, strlen(s->user));
+    u = slc_mysql_user_find(slc_mysql_conf(s->cycle), s->user,
+        strlen(s->user));
     s->denied = u == NULL
         || slc_mysql_native_verify(s->scramble, &u->hash, token, len,
                                    s->stage1) != SLC_OK;

@@ -279,7 +279,7 @@ static void
 slc_backend_register(slc_backend_t *b)
 {
     slc_session_t    *s = b->session;
-    slc_mysql_conf_t *mc = s->cycle->mysql;
+    slc_mysql_conf_t *mc = slc_mysql_conf(s->cycle);
 
     if (s->registered && s->backend == b) {
         slc_registry_set_backend(mc->registry_zone->addr, (uint32_t) s->id,
@@ -293,7 +293,8 @@ slc_backend_empty_password(slc_session_t *s)
 {
     const slc_mysql_user_t *u;
 
-    u = slc_mysql_user_find(s->cycle->mysql, s->user, strlen(s->user));
+    u = slc_mysql_user_find(slc_mysql_conf(s->cycle), s->user,
+        strlen(s->user));
     return u == NULL || u->hash.is_empty;
 }
 

@@ -178,7 +178,8 @@ slc_cu_verify(slc_session_t *s, const uint8_t *token, size_t len)
     struct slc_change_user_s *cu = s->change_user;
     const slc_mysql_user_t   *u;
 
-    u = slc_mysql_user_find(s->cycle->mysql, cu->user, strlen(cu->user));
+    u = slc_mysql_user_find(slc_mysql_conf(s->cycle), cu->user,
+        strlen(cu->user));
     if (u == NULL || slc_mysql_native_verify(s->scramble, &u->hash, token,
                                              len, cu->stage1) != SLC_OK)
     {

@@ -45,7 +45,7 @@ static const slc_conf_enum_t slc_mysql_auth_kinds[] = {
 
 static const slc_command_t slc_mysql_commands[] = {
     { .name = "mysql", .type = SLC_CONF_MAIN | SLC_CONF_BLOCK
-      | SLC_CONF_NOARGS, .set = slc_mysql_block },
+      | SLC_CONF_NOARGS, .set = slc_mysql_block, .conf = SLC_CONF_MODULE },
     { .name = "buffer_size", .type = SLC_CONF_MYSQL | SLC_CONF_TAKE1,
       .set = slc_mysql_buffer_size },
     { .name = "user", .type = SLC_CONF_MYSQL | SLC_CONF_BLOCK
@@ -68,43 +68,47 @@ static const slc_command_t slc_mysql_commands[] = {
       .set = slc_mysql_upstream_ref },
     { .name = "filters", .type = SLC_CONF_SERVER | SLC_CONF_1MORE,
       .set = slc_mysql_filters },
-    { .name = "auth", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
-      .set = slc_conf_set_enum_slot,
-      .offset = offsetof(slc_mysql_srv_t, auth),
+    { .name = "auth",
+      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_enum_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_mysql_srv_conf_t, auth),
       .post = slc_mysql_auth_kinds },
-    { .name = "server_version", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
-      .set = slc_conf_set_cstr_slot,
-      .offset = offsetof(slc_mysql_srv_t, server_version) },
+    { .name = "server_version",
+      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_cstr_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_mysql_srv_conf_t, server_version) },
     { .name = "connect_timeout",
       .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
       .set = slc_conf_set_msec_slot, .conf = SLC_CONF_MODULE,
-      .offset = offsetof(slc_mysql_timeouts_t, connect_timeout) },
+      .offset = offsetof(slc_mysql_srv_conf_t, timeouts.connect_timeout) },
     { .name = "auth_timeout",
       .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
       .set = slc_conf_set_msec_slot, .conf = SLC_CONF_MODULE,
-      .offset = offsetof(slc_mysql_timeouts_t, auth_timeout) },
+      .offset = offsetof(slc_mysql_srv_conf_t, timeouts.auth_timeout) },
     { .name = "idle_timeout",
       .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
       .set = slc_conf_set_msec_slot, .conf = SLC_CONF_MODULE,
-      .offset = offsetof(slc_mysql_timeouts_t, idle_timeout) },
-    { .name = "max_handshakes", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
-      .set = slc_conf_set_num_slot,
-      .offset = offsetof(slc_mysql_srv_t, max_handshakes) },
+      .offset = offsetof(slc_mysql_srv_conf_t, timeouts.idle_timeout) },
+    { .name = "max_handshakes",
+      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_num_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_mysql_srv_conf_t, max_handshakes) },
     { .name = "max_handshakes_per_host",
-      .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
-      .set = slc_conf_set_num_slot,
-      .offset = offsetof(slc_mysql_srv_t, max_handshakes_per_host) },
+      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_num_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_mysql_srv_conf_t, max_handshakes_per_host) },
     { .name = "auth_failure_threshold",
-      .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
-      .set = slc_conf_set_num_slot,
-      .offset = offsetof(slc_mysql_srv_t, auth_failure_threshold) },
-    { .name = "auth_failure_delay", .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
-      .set = slc_conf_set_msec_slot,
-      .offset = offsetof(slc_mysql_srv_t, auth_failure_delay) },
+      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_num_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_mysql_srv_conf_t, auth_failure_threshold) },
+    { .name = "auth_failure_delay",
+      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_msec_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_mysql_srv_conf_t, auth_failure_delay) },
     { .name = "auth_failure_max_delay",
-      .type = SLC_CONF_SERVER | SLC_CONF_TAKE1,
-      .set = slc_conf_set_msec_slot,
-      .offset = offsetof(slc_mysql_srv_t, auth_failure_max_delay) },
+      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_msec_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_mysql_srv_conf_t, auth_failure_max_delay) },
     { .name = NULL }
 };
 
@@ -121,71 +125,120 @@ slc_module_t slc_mysql_module = {
     .close_idle = slc_sessions_close_idle,
 };
 
+slc_mysql_conf_t *
+slc_mysql_conf(const slc_cycle_t *cycle)
+{
+    slc_mysql_conf_t *mc = slc_module_conf(cycle->mod_conf,
+                                           &slc_mysql_module);
+
+    return mc != NULL && mc->block ? mc : NULL;
+}
+
 /* The buffers of a worker (or of a role, which may talk to servers too)
    are buffer_size bytes, 256 kept on the free list. */
 static void
 slc_mysql_init_process(slc_cycle_t *cycle, const slc_role_t *role)
 {
+    slc_mysql_conf_t *mc = slc_mysql_conf(cycle);
+
     (void) role;
-    slc_buf_setup(cycle->mysql != NULL ? cycle->mysql->buffer_size : 16384,
-        256);
+    slc_buf_setup(mc != NULL ? mc->buffer_size : 16384, 256);
 }
 
+/* Every value a server {} can inherit starts unset. */
+static const slc_mysql_srv_conf_t  slc_mysql_srv_conf_unset = {
+    .timeouts = {
+        .connect_timeout = SLC_CONF_UNSET,
+        .auth_timeout = SLC_CONF_UNSET,
+        .idle_timeout = SLC_CONF_UNSET,
+    },
+    .auth = SLC_CONF_UNSET,
+    .server_version = SLC_CONF_UNSET_PTR,
+    .max_handshakes = SLC_CONF_UNSET,
+    .max_handshakes_per_host = SLC_CONF_UNSET,
+    .auth_failure_threshold = SLC_CONF_UNSET,
+    .auth_failure_delay = SLC_CONF_UNSET,
+    .auth_failure_max_delay = SLC_CONF_UNSET,
+};
+
+/* Main level: the slc_mysql_conf_t that a mysql {} block fills.  Mysql
+   and server levels: the values a server inherits. */
 static void *
 slc_mysql_create_conf(slc_conf_t *cf, unsigned level)
 {
-    slc_mysql_timeouts_t *t;
+    slc_mysql_conf_t     *mc;
+    slc_mysql_srv_conf_t *c;
 
+    if (level == SLC_CONF_MAIN) {
+        mc = slc_palloc(cf->pool, sizeof(*mc));
+        if (mc == NULL) {
+            return SLC_CONF_ERROR;
+        }
+        mc->buffer_size = 16384;
+        slc_hash_init(&mc->user_hash, cf->pool);
+        return mc;
+    }
     if (level != SLC_CONF_MYSQL && level != SLC_CONF_SERVER) {
         return NULL;
     }
-    t = slc_palloc(cf->pool, sizeof(*t));
-    if (t == NULL) {
+    c = slc_palloc(cf->pool, sizeof(*c));
+    if (c == NULL) {
         return SLC_CONF_ERROR;
     }
-    t->connect_timeout = SLC_CONF_UNSET;
-    t->auth_timeout = SLC_CONF_UNSET;
-    t->idle_timeout = SLC_CONF_UNSET;
-    return t;
+    *c = slc_mysql_srv_conf_unset;
+    return c;
 }
 
-/* A server takes what it does not set from mysql {}, then the defaults;
-   mysql {} has no parent conf of this module (parent NULL). */
+/*
+ * A server takes what it does not set from mysql {}, which took the
+ * defaults for what it does not set.  (The parent of mysql {} is the main
+ * level's slc_mysql_conf_t: nothing to inherit from it.)
+ */
 static const char *
 slc_mysql_merge_conf(slc_conf_t *cf, unsigned level, void *parent,
     void *child)
 {
-    static const slc_mysql_timeouts_t  unset = {
-        SLC_CONF_UNSET, SLC_CONF_UNSET, SLC_CONF_UNSET
-    };
-    const slc_mysql_timeouts_t *prev = parent != NULL ? parent : &unset;
-    slc_mysql_timeouts_t       *t = child;
+    const slc_mysql_srv_conf_t *prev = &slc_mysql_srv_conf_unset;
+    slc_mysql_srv_conf_t       *c = child;
 
     (void) cf;
-    (void) level;
-    slc_conf_merge_value(t->connect_timeout, prev->connect_timeout, 5000);
-    slc_conf_merge_value(t->auth_timeout, prev->auth_timeout, 10000);
-    slc_conf_merge_value(t->idle_timeout, prev->idle_timeout, 0);
+    if (level == SLC_CONF_SERVER && parent != NULL) {
+        prev = parent;
+    }
+    slc_conf_merge_value(c->timeouts.connect_timeout,
+                         prev->timeouts.connect_timeout, 5000);
+    slc_conf_merge_value(c->timeouts.auth_timeout,
+                         prev->timeouts.auth_timeout, 10000);
+    slc_conf_merge_value(c->timeouts.idle_timeout,
+                         prev->timeouts.idle_timeout, 0);
+    slc_conf_merge_value(c->auth, prev->auth, SLC_AUTH_LOCAL);
+    slc_conf_merge_ptr(c->server_version, prev->server_version, NULL);
+    /* below the 151 max_connections of a default MySQL/MariaDB server,
+       so clients that never finish their handshake cannot fill it */
+    slc_conf_merge_value(c->max_handshakes, prev->max_handshakes, 100);
+    /* per worker: with up to 3 workers one address stays under 100 */
+    slc_conf_merge_value(c->max_handshakes_per_host,
+                         prev->max_handshakes_per_host, 32);
+    /* MySQL's connection_control: 3 failures, then delays from 1s */
+    slc_conf_merge_value(c->auth_failure_threshold,
+                         prev->auth_failure_threshold, 3);
+    slc_conf_merge_value(c->auth_failure_delay, prev->auth_failure_delay,
+                         1000);
+    slc_conf_merge_value(c->auth_failure_max_delay,
+                         prev->auth_failure_max_delay, 4000);
     return NULL;
 }
 
 static const char *
 slc_mysql_block(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
 {
-    slc_cycle_t      *cycle = conf;
-    slc_mysql_conf_t *mc;
+    slc_mysql_conf_t *mc = conf;
 
     (void) cmd;
-    if (cycle->mysql != NULL) {
+    if (mc->block) {
         return "\"mysql\" directive is duplicate";
     }
-    mc = slc_palloc(cf->pool, sizeof(*mc));
-    if (mc == NULL) {
-        return "out of memory";
-    }
-    mc->buffer_size = 16384;
-    slc_hash_init(&mc->user_hash, cf->pool);
-    cycle->mysql = mc;
+    mc->block = 1;
     return slc_conf_parse_block(cf, SLC_CONF_MYSQL, mc, &mc->mod_conf);
 }
 
@@ -287,23 +340,12 @@ slc_mysql_server_block(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
     if (srv == NULL) {
         return "out of memory";
     }
-    /* below the 151 max_connections of a default MySQL/MariaDB server,
-       so clients that never finish their handshake cannot fill it */
-    srv->max_handshakes = 100;
-    /* per worker: with up to 3 workers one address stays under 100 */
-    srv->max_handshakes_per_host = 32;
-    /* MySQL's connection_control: 3 failures, then delays from 1s */
-    srv->auth_failure_threshold = 3;
-    srv->auth_failure_delay = 1000;
-    srv->auth_failure_max_delay = 4000;
     srv->file = cf->filename;
     srv->line = cf->line;
     rv = slc_conf_parse_block(cf, SLC_CONF_SERVER, srv, &srv->mod_conf);
     if (rv != NULL) {
         return rv;
     }
-    /* filled in by the merge, once the whole file is parsed */
-    srv->timeouts = slc_module_conf(srv->mod_conf, &slc_mysql_module);
     srv->next = mc->servers;
     mc->servers = srv;
     return NULL;
@@ -468,6 +510,26 @@ slc_mysql_upstream_ref(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
     return NULL;
 }
 
+/*
+ * The merged conf (complete once the whole file is parsed) into the
+ * fields of the server that the session code reads.
+ */
+static void
+slc_mysql_srv_settle(slc_mysql_srv_t *srv)
+{
+    const slc_mysql_srv_conf_t *c;
+
+    c = slc_module_conf(srv->mod_conf, &slc_mysql_module);
+    srv->timeouts = &c->timeouts;
+    srv->auth = c->auth;
+    srv->server_version = c->server_version;
+    srv->max_handshakes = c->max_handshakes;
+    srv->max_handshakes_per_host = c->max_handshakes_per_host;
+    srv->auth_failure_threshold = c->auth_failure_threshold;
+    srv->auth_failure_delay = c->auth_failure_delay;
+    srv->auth_failure_max_delay = c->auth_failure_max_delay;
+}
+
 static int
 slc_mysql_check_srv(slc_mysql_conf_t *mc, slc_mysql_srv_t *srv, char *err,
     size_t errlen)
@@ -521,12 +583,13 @@ slc_mysql_check_srv(slc_mysql_conf_t *mc, slc_mysql_srv_t *srv, char *err,
 static int
 slc_mysql_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
 {
-    slc_mysql_conf_t *mc = cycle->mysql;
+    slc_mysql_conf_t *mc = slc_mysql_conf(cycle);
 
     if (mc == NULL) {
         return SLC_OK;
     }
     for (slc_mysql_srv_t *srv = mc->servers; srv != NULL; srv = srv->next) {
+        slc_mysql_srv_settle(srv);
         if (slc_mysql_check_srv(mc, srv, err, errlen) != SLC_OK) {
             return SLC_ERROR;
         }
@@ -570,7 +633,7 @@ slc_mysql_registry_zone_init(slc_shm_zone_t *z, const void *prev)
 static void
 slc_mysql_reap_process(slc_cycle_t *cycle, unsigned proc)
 {
-    slc_mysql_conf_t *mc = cycle->mysql;
+    slc_mysql_conf_t *mc = slc_mysql_conf(cycle);
 
     slc_mysql_stats_reap(cycle, proc);
     if (mc != NULL && mc->registry_zone != NULL

@@ -22,6 +22,7 @@
 #define SLC_AUTH_LOCAL        0
 #define SLC_AUTH_PASSTHROUGH  1
 
+typedef struct slc_mysql_conf_s      slc_mysql_conf_t;
 typedef struct slc_mysql_user_s      slc_mysql_user_t;
 typedef struct slc_upstream_s        slc_upstream_t;
 typedef struct slc_upstream_server_s slc_upstream_server_t;
@@ -77,12 +78,25 @@ struct slc_upstream_server_s {
 /*
  * The mysql module's own conf at the mysql and server levels: what a
  * server {} inherits from mysql {} when it does not set it (merge_conf).
+ * The session code reads the merged values through its server
+ * (srv->timeouts, srv->auth, ...), which init_conf fills from here.
  */
 typedef struct {
     long long                 connect_timeout;  /* ms */
     long long                 auth_timeout;     /* ms, client handshake */
     long long                 idle_timeout;     /* ms, 0 = never */
 } slc_mysql_timeouts_t;
+
+typedef struct {
+    slc_mysql_timeouts_t      timeouts;
+    int                       auth;             /* SLC_AUTH_* */
+    const char               *server_version;   /* NULL: learn it */
+    long long                 max_handshakes;
+    long long                 max_handshakes_per_host;
+    long long                 auth_failure_threshold;
+    long long                 auth_failure_delay;
+    long long                 auth_failure_max_delay;
+} slc_mysql_srv_conf_t;
 
 struct slc_upstream_s {
     slc_str_t                 name;
@@ -95,6 +109,9 @@ struct slc_upstream_s {
     slc_upstream_t           *next;
 };
 
+/* A server {} block.  init_conf fills auth, server_version, timeouts
+   and the limits from max_handshakes on from its merged
+   slc_mysql_srv_conf_t. */
 struct slc_mysql_srv_s {
     const slc_module_t       *router;
     slc_upstream_t           *upstream;
@@ -117,8 +134,13 @@ struct slc_mysql_srv_s {
     slc_mysql_srv_t          *next;
 };
 
+/*
+ * The module's conf at the main level, which a mysql {} block fills
+ * (slc_mysql_conf() finds it).
+ */
 struct slc_mysql_conf_s {
-    void                    **mod_conf;   /* by module index */
+    int                       block;      /* a mysql {} was parsed */
+    void                    **mod_conf;   /* mysql {} level, by module */
     slc_mysql_user_t         *users;      /* last in the file first */
     slc_hash_t                user_hash;  /* name -> slc_mysql_user_t */
     slc_upstream_t           *upstreams;
@@ -150,6 +172,9 @@ slc_mysql_stats_index(const slc_mysql_conf_t *mc,
 slc_upstream_server_t *slc_mysql_stats_server(const slc_mysql_conf_t *mc,
     uint32_t index);
 extern slc_module_t  slc_mysql_module;
+
+/* The cycle's mysql {} conf, NULL when the file has no mysql {} block. */
+slc_mysql_conf_t *slc_mysql_conf(const slc_cycle_t *cycle);
 
 /* The attach hook of the stats zone (every zone of the cycle is mapped,
    before the fork): bind every upstream server of `cycle` to its slot in

@@ -231,7 +231,7 @@ slc_command_kill_cancel(slc_session_t *s)
 int
 slc_command_kill(slc_session_t *s, const uint8_t *pl, uint32_t len)
 {
-    slc_mysql_conf_t      *mc = s->cycle->mysql;
+    slc_mysql_conf_t      *mc = slc_mysql_conf(s->cycle);
     slc_mysql_kill_t       k;
     slc_registry_entry_t   e;
     slc_upstream_server_t *target;

@@ -105,7 +105,7 @@ slc_session_refuse(int fd, const char *msg)
 static void
 slc_session_register(slc_session_t *s)
 {
-    slc_registry_t *r = s->cycle->mysql->registry_zone->addr;
+    slc_registry_t *r = slc_mysql_conf(s->cycle)->registry_zone->addr;
     uint32_t        id;
     int             rc = slc_registry_add(r, slc_worker_proc, &id);
 
@@ -396,7 +396,7 @@ slc_session_close(slc_session_t *s, int level, const char *why)
     TAILQ_REMOVE(&slc_sessions.sessions, s, link);
     slc_sessions.count--;
     if (s->registered) {
-        slc_registry_del(s->cycle->mysql->registry_zone->addr,
+        slc_registry_del(slc_mysql_conf(s->cycle)->registry_zone->addr,
             (uint32_t) s->id);
         s->registered = 0;
     }

@@ -209,7 +209,7 @@ int
 slc_mysql_stats_attach(slc_shm_zone_t *z, slc_cycle_t *cycle, char *err,
     size_t errlen)
 {
-    slc_mysql_conf_t *mc = cycle->mysql;
+    slc_mysql_conf_t *mc = slc_mysql_conf(cycle);
     char              key[160];
 
     for (slc_upstream_t *up = mc->upstreams; up != NULL; up = up->next) {
@@ -252,7 +252,7 @@ slc_mysql_stats_server(const slc_mysql_conf_t *mc, uint32_t index)
 void
 slc_mysql_stats_reap(slc_cycle_t *cycle, unsigned proc)
 {
-    slc_mysql_conf_t   *mc = cycle->mysql;
+    slc_mysql_conf_t   *mc = slc_mysql_conf(cycle);
     slc_server_stats_t *stats;
     slc_held_t         *row;
 
