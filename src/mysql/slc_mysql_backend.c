@@ -3,6 +3,7 @@
 #include "slc_mysql_auth.h"
 #include "slc_mysql_backend.h"
 #include "slc_mysql_registry.h"
+#include "slc_mysql_cmd.h"
 #include "slc_mysql_router.h"
 #include "slc_mysql_upstream.h"
 
@@ -35,7 +36,7 @@ slc_backend_fail(slc_backend_t *b, const char *why, int down)
     }
     slc_session_log(s, SLC_LOG_ERR, "backend failed: %s", why);
     if (b->ops != NULL) {
-        b->ops->fail(b, why);
+        slc_cmd_backend_fail(b, why);
         return;
     }
     if (down && b->state <= SLC_BS_GREETING
@@ -371,7 +372,7 @@ slc_backend_on_greeting(slc_backend_t *b, uint8_t *p, uint32_t len)
             slc_session_log(b->session, SLC_LOG_ERR, "backend refused: "
                 "%u %.*s", code, (int) mlen, msg);
             if (b->ops != NULL) {
-                b->ops->fail(b, "the server refused the connection");
+                slc_cmd_backend_fail(b, "the server refused the connection");
                 return;
             }
             slc_session_fail(b->session, code, state, "%.*s", (int) mlen,
@@ -413,7 +414,7 @@ slc_backend_on_switch(slc_backend_t *b, uint8_t *p, uint32_t len)
         || dlen < SLC_MYSQL_SCRAMBLE_LEN)
     {
         if (b->ops != NULL) {
-            b->ops->fail(b, "unsupported authentication plugin");
+            slc_cmd_backend_fail(b, "unsupported authentication plugin");
             return;
         }
         slc_session_fail(b->session, SLC_ER_ACCESS_DENIED_ERROR, "28000",
@@ -442,7 +443,7 @@ slc_backend_on_auth_reply(slc_backend_t *b, uint8_t *p, uint32_t len)
     if (b->ops != NULL && p[0] != SLC_MYSQL_AUTH_SWITCH) {
         slc_timer_del(slc_loop, &b->timer);
         if (p[0] != SLC_MYSQL_OK) {
-            b->ops->fail(b, "the server refused the login");
+            slc_cmd_backend_fail(b, "the server refused the login");
             return;
         }
         b->state = SLC_BS_READY;

@@ -59,6 +59,7 @@ static void slc_cmd_client(slc_session_t *s);
 static void slc_cmd_pump(slc_session_t *s, slc_backend_t *b);
 static int  slc_cmd_chain(slc_session_t *s);
 static void slc_cmd_client_read(slc_conn_t *conn);
+static void slc_cmd_unasked(slc_session_t *s, slc_backend_t *b);
 static void slc_cmd_client_write(slc_conn_t *conn);
 
 int
@@ -579,6 +580,10 @@ slc_cmd_pump(slc_session_t *s, slc_backend_t *b)
         buf->pos = buf->last = buf->start;
         n = slc_conn_read(&b->conn, buf->last, slc_buf_room(buf));
         if (n < 0 || b->conn.eof) {
+            if (b != s->backend && b->ops != NULL) {
+                slc_cmd_backend_fail(b, "closed connection");
+                return;
+            }
             slc_session_close(s, slc_mysql_track_quit_sent(&b->track)
                 ? SLC_LOG_INFO : SLC_LOG_ERR, "backend closed connection");
             return;
@@ -615,12 +620,67 @@ slc_cmd_unasked(slc_session_t *s, slc_backend_t *b)
     if (n == 0 && !b->conn.eof) {
         return;
     }
-    if (b == s->backend || b->ops == NULL || b->ops->fail == NULL) {
+    if (b == s->backend || b->ops == NULL) {
         slc_session_close(s, slc_mysql_track_quit_sent(&b->track)
             ? SLC_LOG_INFO : SLC_LOG_ERR, "backend closed connection");
         return;
     }
-    b->ops->fail(b, n > 0 ? "unexpected data" : "closed connection");
+    slc_cmd_backend_fail(b, n > 0 ? "unexpected data" : "closed connection");
+}
+
+/*
+ * A backend of the router's (one with ops) failed: connecting, logging
+ * in, or later.  The router hears it (ops->fail) and decides; when a
+ * command was waiting for that backend or in flight on it, and the router
+ * did not answer it, the client gets an ERR and the session goes on,
+ * unless part of the response had already reached the client: then
+ * nothing can be said cleanly, and the session closes.
+ */
+void
+slc_cmd_backend_fail(slc_backend_t *b, const char *why)
+{
+    slc_session_t    *s = b->session;
+    struct slc_cmd_s *c = s->cmd;
+    uint8_t           p[600];
+    char              msg[512];
+    int               waiting, replied;
+
+    if (c == NULL) {
+        b->ops->fail(b, why);
+        return;
+    }
+    waiting = c->target == b && (c->state == SLC_CMD_WAIT
+                                 || c->state == SLC_CMD_FORWARD);
+    replied = c->replied;
+    if (waiting && c->state == SLC_CMD_WAIT) {
+        slc_cmd_drop(s);                /* never sent */
+    } else if (waiting) {
+        c->target = NULL;
+        c->discard = 1;                 /* the rest of it is dropped */
+        c->state = SLC_CMD_REPLY;
+    }
+    b->ops->fail(b, why);
+    if (!waiting || s->state != SLC_SS_READY
+        || s->out != NULL || c->stream != NULL)
+    {
+        return;
+    }
+    if (replied) {
+        slc_session_close(s, SLC_LOG_ERR, "backend failed in the middle of "
+            "a response");
+        return;
+    }
+    snprintf(msg, sizeof(msg), "Lost connection to backend server '%s' "
+        "(%s)", b->server->name, why);
+    slc_session_log(s, SLC_LOG_WARN, "answered error %u: %s",
+        SLC_ER_CONNECTION_KILLED, msg);
+    if (slc_cmd_reply(s, p, slc_mysql_err_build(p, sizeof(p),
+                      SLC_ER_CONNECTION_KILLED, "70100", msg)) != SLC_OK)
+    {
+        slc_session_close(s, SLC_LOG_ERR, "out of memory");
+        return;
+    }
+    slc_cmd_client(s);
 }
 
 static void

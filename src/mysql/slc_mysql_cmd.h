@@ -36,5 +36,11 @@ void slc_cmd_core_resume(slc_session_t *s);
  * the command goes on.
  */
 void slc_cmd_attach(slc_backend_t *b);
+/*
+ * A backend with ops failed (backend.c, or the command layer itself): the
+ * router's ops->fail decides; a command that waited for it gets an ERR
+ * unless the router answered.  Outside command mode: ops->fail only.
+ */
+void slc_cmd_backend_fail(slc_backend_t *b, const char *why);
 
 #endif /* SLC_MYSQL_CMD_H */

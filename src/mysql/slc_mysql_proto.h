@@ -102,5 +102,6 @@
  * packet" instead.  1429 is ER_CONNECT_TO_FOREIGN_DATA_SOURCE.
  */
 #define SLC_ER_CONNECT_TO_BACKEND   1429    /* HY000 backend unreachable */
+#define SLC_ER_CONNECTION_KILLED    1927    /* 70100 (MariaDB) */
 
 #endif /* SLC_MYSQL_PROTO_H */

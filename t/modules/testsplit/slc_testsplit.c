@@ -1,0 +1,221 @@
+/*
+ * testsplit: a router with two backends per session, for t/backends.t.
+ * The session's own backend is a primary; COM_QUERY text that starts
+ * with the comment "/ *replica* /" (without the blanks) goes to a replica
+ * backend that the router opens on first use (auth local), and when that
+ * backend fails the router drops it, and the session goes on: the next
+ * such query opens another.  "/ *split:stats* /" is answered by the
+ * router itself: responses completed per backend, and replica backends
+ * opened and lost.
+ */
+
+#include "slc_core.h"
+#include "slc_conf_file.h"
+#include "slc_log.h"
+#include "slc_mysql_backend.h"
+#include "slc_mysql_cmd.h"
+#include "slc_mysql_codec.h"
+#include "slc_mysql_router.h"
+#include "slc_mysql_upstream.h"
+
+typedef struct {
+    slc_backend_t  *replica;
+    uint64_t        done_primary, done_replica;
+    unsigned        opened, lost;
+} slc_ts_ctx_t;
+
+static int  slc_ts_check(slc_mysql_srv_t *srv, char *err, size_t errlen);
+static void slc_ts_start(slc_session_t *s);
+static void slc_ts_ready(slc_session_t *s);
+static slc_backend_t *slc_ts_command(slc_session_t *s, const slc_cmd_t *c);
+static void slc_ts_close(slc_session_t *s);
+static void slc_ts_replica_ready(slc_backend_t *b);
+static void slc_ts_replica_fail(slc_backend_t *b, const char *why);
+static void slc_ts_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r);
+
+static const slc_router_t slc_ts_router = {
+    .check = slc_ts_check,
+    .start = slc_ts_start,
+    .ready = slc_ts_ready,
+    .command = slc_ts_command,
+    .close = slc_ts_close,
+};
+
+static const slc_backend_ops_t slc_ts_replica_ops = {
+    .ready = slc_ts_replica_ready,
+    .fail = slc_ts_replica_fail,
+    .done = slc_ts_replica_done,
+};
+
+slc_module_t slc_testsplit_module = {
+    .name = "testsplit",
+    .type = SLC_MODULE_ROUTER,
+    .router = &slc_ts_router,
+};
+
+static int
+slc_ts_check(slc_mysql_srv_t *srv, char *err, size_t errlen)
+{
+    if (srv->auth != SLC_AUTH_LOCAL) {
+        snprintf(err, errlen, "%s:%u: testsplit needs auth local",
+            srv->file, srv->line);
+        return SLC_ERROR;
+    }
+    return SLC_OK;
+}
+
+static void
+slc_ts_start(slc_session_t *s)
+{
+    slc_upstream_server_t *us;
+    int                    full;
+
+    if (s->router_data == NULL
+        && (s->router_data = calloc(1, sizeof(slc_ts_ctx_t))) == NULL)
+    {
+        slc_session_close(s, SLC_LOG_ERR, "out of memory");
+        return;
+    }
+    us = slc_upstream_pick(s->srv->upstream, SLC_ROLE_PRIMARY, NULL, &full);
+    if (us == NULL) {
+        slc_session_fail(s, SLC_ER_CONNECT_TO_BACKEND, "HY000",
+            "testsplit: no primary");
+        return;
+    }
+    (void) slc_backend_open(s, us);
+}
+
+/* Never called: command() makes the session run in command mode. */
+static void
+slc_ts_ready(slc_session_t *s)
+{
+    (void) s;
+}
+
+static void
+slc_ts_replica_ready(slc_backend_t *b)
+{
+    slc_session_log(b->session, SLC_LOG_INFO, "testsplit: replica backend "
+        "%s ready", b->server->name);
+    slc_cmd_attach(b);
+}
+
+static void
+slc_ts_replica_fail(slc_backend_t *b, const char *why)
+{
+    slc_ts_ctx_t *ts = b->session->router_data;
+
+    slc_session_log(b->session, SLC_LOG_WARN, "testsplit: replica backend "
+        "%s lost: %s", b->server->name, why);
+    if (ts->replica == b) {
+        ts->replica = NULL;
+        ts->lost++;
+    }
+    slc_backend_close(b);
+}
+
+static void
+slc_ts_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r)
+{
+    slc_ts_ctx_t *ts = b->session->router_data;
+
+    (void) r;
+    ts->done_replica++;
+}
+
+static slc_backend_t *
+slc_ts_replica(slc_session_t *s, slc_ts_ctx_t *ts)
+{
+    slc_upstream_server_t *us;
+    int                    full;
+
+    if (ts->replica != NULL) {
+        return ts->replica;
+    }
+    us = slc_upstream_pick(s->srv->upstream, SLC_ROLE_REPLICA, NULL, &full);
+    if (us == NULL) {
+        return NULL;
+    }
+    slc_upstream_release(us);           /* open_aux takes its own slot */
+    ts->replica = slc_backend_open_aux(s, us, &slc_ts_replica_ops, ts,
+        &full);
+    ts->opened += ts->replica != NULL;
+    return ts->replica;
+}
+
+static int
+slc_ts_answer(slc_session_t *s, const char *text)
+{
+    static const uint8_t def[] = {
+        3, 'd', 'e', 'f', 0, 0, 0, 1, 'v', 0, 0x0c,
+        33, 0, 0, 1, 0, 0, 0xfd, 0, 0, 0, 0, 0
+    };
+    uint8_t  one = 1, row[256], end[16];
+    size_t   n = strlen(text), e;
+    uint8_t *p = slc_mysql_lenenc_int_put(row, n);
+
+    memcpy(p, text, n);
+    e = slc_mysql_ok_build(end, sizeof(end), 0, 0, slc_cmd_status(s), 0);
+    end[0] = SLC_MYSQL_EOF;
+    if (!(slc_cmd_client_caps(s) & SLC_CLIENT_DEPRECATE_EOF)) {
+        slc_mysql_le_put(end + 1, 0, 2);
+        slc_mysql_le_put(end + 3, slc_cmd_status(s), 2);
+        e = 5;
+    }
+    if (slc_cmd_reply(s, &one, 1) != SLC_OK
+        || slc_cmd_reply(s, def, sizeof(def)) != SLC_OK
+        || (!(slc_cmd_client_caps(s) & SLC_CLIENT_DEPRECATE_EOF)
+            && slc_cmd_reply(s, end, e) != SLC_OK)
+        || slc_cmd_reply(s, row, (size_t) (p - row) + n) != SLC_OK
+        || slc_cmd_reply(s, end, e) != SLC_OK)
+    {
+        return SLC_ERROR;
+    }
+    return SLC_OK;
+}
+
+static slc_backend_t *
+slc_ts_command(slc_session_t *s, const slc_cmd_t *c)
+{
+    slc_ts_ctx_t *ts = s->router_data;
+    const char   *q = (const char *) c->payload + 1;
+    size_t        n = c->avail > 0 ? c->avail - 1 : 0;
+    char          text[128];
+    uint8_t       p[128];
+    slc_backend_t *b;
+
+    if (c->command != SLC_COM_QUERY) {
+        ts->done_primary++;
+        return s->backend;
+    }
+    if (n >= 15 && memcmp(q, "/*split:stats*/", 15) == 0) {
+        snprintf(text, sizeof(text), "primary=%llu replica=%llu opened=%u "
+            "lost=%u", (unsigned long long) ts->done_primary,
+            (unsigned long long) ts->done_replica, ts->opened, ts->lost);
+        if (slc_ts_answer(s, text) != SLC_OK) {
+            slc_session_close(s, SLC_LOG_ERR, "testsplit: answer failed");
+        }
+        return NULL;
+    }
+    if (n >= 11 && memcmp(q, "/*replica*/", 11) == 0) {
+        if ((b = slc_ts_replica(s, ts)) == NULL) {
+            (void) slc_cmd_reply(s, p, slc_mysql_err_build(p, sizeof(p),
+                SLC_ER_CONNECT_TO_BACKEND, "HY000", "testsplit: no replica"));
+            return NULL;
+        }
+        return b;
+    }
+    ts->done_primary++;             /* counted when sent: no done hook */
+    return s->backend;
+}
+
+static void
+slc_ts_close(slc_session_t *s)
+{
+    slc_ts_ctx_t *ts = s->router_data;
+
+    if (ts != NULL && ts->replica != NULL) {
+        slc_backend_close(ts->replica);
+        ts->replica = NULL;
+    }
+}
