@@ -140,20 +140,25 @@ sub deadlocks {
     # it runs: the first report line
     ok(wait_for(sub { (slurp($out) // '') =~ /\] thds: \d+ tps: [1-9]/ },
                 what => 'sysbench to run'), 'sysbench runs through sluice');
+    my $status;
+    my $reaped = sub {
+        $status //= $? if waitpid($pid, POSIX::WNOHANG()) == $pid;
+        return defined $status;
+    };
     my $deadlocks = deadlocks($p);
     my ($done, $start) = (0, time);
     for (1 .. RELOADS) {
         # spread over the run: one more report line (1 s) between reloads
         my $lines = () = (slurp($out) // '') =~ /\] thds:/g;
         wait_for(sub { (() = (slurp($out) // '') =~ /\] thds:/g) > $lines });
-        last unless reload() && pid_alive($pid);
+        last unless reload() && !$reaped->();
         $done++;
     }
     is($done, RELOADS, RELOADS . ' reloads during the run, each old '
        . 'worker gone within ' . GONE . ' s');
     note(sprintf('%d reloads in %.1f s', $done, time - $start));
-    wait_exit($pid, 60);
-    my $rc = $?;
+    my $rc = wait_for($reaped, timeout => 60, what => 'sysbench')
+             ? $status : -1;
     my $text = slurp($out) // '';
     is($rc, 0, 'sysbench exits 0') or diag(join "\n",
         grep { /FATAL|ALERT|error/i } split /\n/, $text);
