@@ -128,13 +128,13 @@ sub deadlocks {
     if ($pid == 0) {
         open(STDOUT, '>', $out) or POSIX::_exit(1);
         open(STDERR, '>&', \*STDOUT) or POSIX::_exit(1);
-        exec($sysbench, 'oltp_read_write', @common, '--mysql-user=app',
+        { exec($sysbench, 'oltp_read_write', @common, '--mysql-user=app',
              '--mysql-password=secret', '--mysql-host=127.0.0.1',
              '--mysql-port=' . $t->port(0), '--threads=' . THREADS,
              '--time=25', '--events=0', '--report-interval=1',
              # only deadlocks are the workload's own: any other error
              # (2013 Lost connection) aborts the run
-             '--mysql-ignore-errors=1213', 'run');
+             '--mysql-ignore-errors=1213', 'run') }
         POSIX::_exit(127);
     }
     # it runs: the first report line
