@@ -44,7 +44,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(19);
+$t->plan(20);
 
 # two sessions that hold the two slots of max_connections=2
 sub fill {
@@ -91,6 +91,8 @@ gets_in('after reload, worker killed');
 # --- an old-generation worker, killed while it drains -----------------------
 
 @held = fill('draining');
+# inside a transaction: not at rest, so not handed over to the new worker
+ok((grep { $_->do('BEGIN') } @held) == 2, 'draining: two transactions open');
 my ($old) = $t->worker_pids;
 ok($t->reload, 'draining: a reload, the old worker keeps its sessions');
 $t->kill_worker(pid => $old, wait => 0);

@@ -3,6 +3,7 @@
 #include "slc_log.h"
 #include "slc_mysql_backend.h"
 #include "slc_mysql_command.h"
+#include "slc_mysql_handover.h"
 #include "slc_mysql_router.h"
 #include "slc_mysql_upstream.h"
 
@@ -33,6 +34,7 @@ static int  slc_readconn_check(slc_mysql_srv_t *srv, char *err,
     size_t errlen);
 static void slc_readconn_start(slc_session_t *s);
 static void slc_readconn_ready(slc_session_t *s);
+static const char *slc_readconn_adopt(slc_session_t *s);
 
 static const slc_conf_enum_t slc_readconn_roles_conf[] = {
     { "primary", SLC_ROLE_PRIMARY },
@@ -56,6 +58,7 @@ static const slc_router_t slc_readconn_router = {
     .ready = slc_readconn_ready,
     .retry = slc_readconn_start,
     .passthrough = 1,
+    .adopt = slc_readconn_adopt,
 };
 
 slc_module_t slc_readconn_module = {
@@ -307,7 +310,7 @@ slc_readconn_to_client(slc_session_t *s)
     if (s->held && !s->paused) {
         /* a KILL or COM_CHANGE_USER waited for this response to end */
         slc_readconn_to_backend(s);
-    } else if (slc_sessions.closing) {
+    } else if (slc_sessions.closing || slc_mysql_handover_active()) {
         slc_session_idle_check(s);
     }
 }
@@ -356,4 +359,17 @@ slc_readconn_ready(slc_session_t *s)
     if (s->state == SLC_SS_READY) {
         slc_readconn_to_backend(s);
     }
+}
+
+/* A session a reload handed over: go on forwarding, if readconn_role
+   still admits its server. */
+static const char *
+slc_readconn_adopt(slc_session_t *s)
+{
+    if (!(s->backend->server->role & slc_readconn_roles(s->srv))) {
+        return "backend server no longer admitted by readconn_role after "
+               "reload";
+    }
+    slc_readconn_ready(s);
+    return NULL;
 }

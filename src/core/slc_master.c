@@ -1,4 +1,5 @@
 #include "slc_core.h"
+#include "slc_channel.h"
 #include "slc_event.h"
 #include "slc_log.h"
 #include "slc_master.h"
@@ -315,6 +316,11 @@ slc_master_reload(void)
        that nobody accepts, for as long as that worker runs */
     slc_listen_close_all(old->listens, 1);
     slc_shm_zones_release(old, cycle);      /* likewise: not inherited */
+    /* the channels stay: the old workers hand their sessions over in
+       them, to the new worker of their slot or, for a slot this cycle
+       dropped, to slot % worker_processes */
+    (void) slc_channel_grow((unsigned) cycle->worker_processes);
+    slc_channel_publish((unsigned) cycle->worker_processes);
     slc_master_spawn_all(cycle);
     slc_master_signal_workers(SIGQUIT, 1);
     slc_cycle_free(old);
@@ -382,6 +388,7 @@ slc_master_handle_signals(void)
     if (slc_sig_quit == 1) {
         slc_sig_quit = 2;
         slc_log(SLC_LOG_NOTICE, "signal QUIT received, shutting down");
+        slc_channel_stop();         /* no new worker to hand over to */
         slc_master_signal_workers(SIGQUIT, 0);
         /* the workers stop accepting: close our copies too, so that new
            clients are refused instead of waiting in an accept queue that
@@ -417,6 +424,9 @@ slc_master_run(slc_cycle_t *cycle, int argc, char **argv)
     slc_master_title_set(argc, argv);
     slc_log(SLC_LOG_NOTICE, "sluice/%s started, %d worker(s)", SLC_VERSION,
         cycle->worker_processes);
+    if (slc_channel_grow((unsigned) cycle->worker_processes) == SLC_OK) {
+        slc_channel_publish((unsigned) cycle->worker_processes);
+    }
     slc_master_spawn_all(cycle);
 
     for ( ;; ) {

@@ -86,3 +86,13 @@ slc_module_close_idle(void)
         }
     }
 }
+
+void
+slc_module_handover(void)
+{
+    for (int i = 0; slc_modules[i] != NULL; i++) {
+        if (slc_modules[i]->handover != NULL) {
+            slc_modules[i]->handover();
+        }
+    }
+}

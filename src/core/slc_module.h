@@ -95,6 +95,17 @@ struct slc_module_s {
      */
     unsigned              (*conn_count)(void);
     void                  (*close_idle)(void);
+
+    /*
+     * Handover on reload (slc_channel.h).  handover: this worker quits
+     * for a reload and the channel is open: hand each connection over
+     * with slc_channel_send, those at rest now and the others as they
+     * come to rest.  handover_recv: a message of this module arrived on
+     * the worker's channel, with `nfds` descriptors that it now owns.
+     */
+    void                  (*handover)(void);
+    void                  (*handover_recv)(int *fds, unsigned nfds,
+                                           const uint8_t *msg, size_t len);
 };
 
 /* Call every module's reap_process hook (master, after waitpid). */
@@ -105,6 +116,7 @@ void slc_module_exit_process(slc_cycle_t *cycle, const slc_role_t *role);
 /* The client connections all modules hold (the sum of conn_count). */
 unsigned slc_module_conn_count(void);
 void slc_module_close_idle(void);
+void slc_module_handover(void);
 
 typedef struct {
     const char  *directive;

@@ -1,4 +1,5 @@
 #include "slc_core.h"
+#include "slc_channel.h"
 #include "slc_event.h"
 #include "slc_log.h"
 #include "slc_module.h"
@@ -52,6 +53,7 @@ slc_role_run(slc_cycle_t *cycle, slc_role_t *role, unsigned n, unsigned proc)
        address that a reload dropped taking connections nobody accepts
        (unix ones are not unlinked: the master owns the paths) */
     slc_listen_close_all(cycle->listens, 0);
+    slc_channel_close_all();        /* likewise the workers' channels */
     setproctitle("%s process", role->name);
     slc_module_init_process(cycle, role);
     if (role->init(cycle, role, n) != SLC_OK) {

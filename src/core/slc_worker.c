@@ -1,5 +1,6 @@
 #include "slc_core.h"
 #include "slc_buf.h"
+#include "slc_channel.h"
 #include "slc_event.h"
 #include "slc_log.h"
 #include "slc_module.h"
@@ -152,6 +153,13 @@ slc_worker_quit(void)
 {
     slc_worker_quitting = 1;
     slc_worker_stop_listening();
+    if (slc_channel_enabled(slc_worker_slot)) {
+        /* a reload: the sessions go on in the new worker of this slot,
+           which reads the channel from now on; a stopping master has
+           none, and this worker reads on until the channel is empty */
+        slc_channel_unlisten();
+        slc_module_handover();
+    }
     slc_log(SLC_LOG_NOTICE, "gracefully shutting down, %u session(s) open",
         slc_module_conn_count());
     slc_worker_shutdown_timer.handler = slc_worker_shutdown_expired;
@@ -267,11 +275,16 @@ slc_worker_run(slc_cycle_t *cycle, unsigned slot, unsigned proc)
         slc_log(SLC_LOG_ALERT, "worker init failed: out of memory");
         exit(2);
     }
+    if (cycle->master_process) {
+        slc_channel_listen(slot);
+    }
     setproctitle("worker process");
 
     for ( ;; ) {
         slc_worker_signals();
-        if (slc_worker_quitting && slc_module_conn_count() == 0) {
+        if (slc_worker_quitting && slc_module_conn_count() == 0
+            && slc_channel_pending() == 0)
+        {
             slc_worker_exit(0);
         }
         slc_loop_once(slc_loop, -1);

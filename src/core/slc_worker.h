@@ -6,9 +6,12 @@
 
 /*
  * A worker process: one epoll loop serving the sessions it accepts on its
- * own slot's listening sockets.  QUIT stops accepting; sessions then run
- * on, and once worker_shutdown_timeout has passed each is closed as soon as
- * it is idle and outside a transaction.  TERM exits at once.
+ * own slot's listening sockets, and those an old worker hands over
+ * (slc_channel.h).  QUIT stops accepting; on a reload the modules hand
+ * their sessions over to the new worker as each comes to rest, otherwise
+ * sessions run on, and once worker_shutdown_timeout has passed each is
+ * closed as soon as it is idle and outside a transaction.  TERM exits at
+ * once.
  */
 
 /*

@@ -1,6 +1,7 @@
 #include "slc_core.h"
 #include "slc_conf_file.h"
 #include "slc_mysql_conf.h"
+#include "slc_mysql_handover.h"
 #include "slc_mysql_registry.h"
 #include "slc_mysql_filter.h"
 #include "slc_mysql_router.h"
@@ -123,6 +124,8 @@ slc_module_t slc_mysql_module = {
     .init_process = slc_mysql_init_process,
     .conn_count = slc_sessions_count,
     .close_idle = slc_sessions_close_idle,
+    .handover = slc_mysql_handover_start,
+    .handover_recv = slc_mysql_handover_recv,
 };
 
 slc_mysql_conf_t *

@@ -33,6 +33,9 @@ slc_registry_init(slc_registry_t *r, size_t size,
 
     memset(r, 0, size);
     r->mask = (uint32_t) (slots - 1);
+    for (size_t i = 0; i < slots; i++) {
+        r->e[i].proc = UINT32_MAX;      /* no process's (slc_registry_del) */
+    }
     if (prev != NULL) {
         /* ids stay unique across a resize: old sessions keep theirs */
         r->next = __atomic_load_n(&prev->next, __ATOMIC_RELAXED);
@@ -96,8 +99,30 @@ slc_registry_del(slc_registry_t *r, uint32_t id)
     if (e != NULL) {
         e->thread_id = 0;
         e->server = 0;
+        /* no process's: the master reaping the old owner must not clear
+           the entry once the next owner has claimed it and before it
+           wrote its own index (a handover claims it from another process) */
+        __atomic_store_n(&e->proc, UINT32_MAX, __ATOMIC_RELAXED);
         __atomic_store_n(&e->id, 0, __ATOMIC_RELEASE);
     }
+}
+
+int
+slc_registry_claim(slc_registry_t *r, unsigned proc, uint32_t id)
+{
+    slc_registry_entry_t *e = &r->e[id & r->mask];
+    uint64_t              free_id = 0;
+
+    if (id < SLC_REGISTRY_ID_BASE
+        || !__atomic_compare_exchange_n(&e->id, &free_id, id, 0,
+               __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+    {
+        return SLC_AGAIN;
+    }
+    e->thread_id = 0;
+    e->server = 0;
+    e->proc = proc;
+    return SLC_OK;
 }
 
 int

@@ -55,6 +55,13 @@ int    slc_registry_add(slc_registry_t *r, unsigned proc, uint32_t *id);
 void   slc_registry_set_backend(slc_registry_t *r, uint32_t id,
     uint32_t server, uint32_t thread_id);
 void   slc_registry_del(slc_registry_t *r, uint32_t id);
+/*
+ * Take the entry of an id handed out before (a session handed over by a
+ * reload keeps the id its client saw) for process `proc`: SLC_OK, or
+ * SLC_AGAIN when another id holds its slot (the session then cannot be
+ * named in a KILL).
+ */
+int    slc_registry_claim(slc_registry_t *r, unsigned proc, uint32_t id);
 /* A copy of the entry of `id`; SLC_ERROR when there is none. */
 int    slc_registry_get(const slc_registry_t *r, uint32_t id,
     slc_registry_entry_t *out);

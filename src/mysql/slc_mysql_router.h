@@ -42,6 +42,15 @@ struct slc_router_s {
     void  (*close)(slc_session_t *s);
     /* Whether the router supports `auth passthrough`. */
     int     passthrough;
+    /*
+     * A session handed over on reload by an old worker
+     * (slc_mysql_handover.c): logged in, at rest, its backend s->backend
+     * on a server of s->srv's upstream.  Resume forwarding, or return
+     * why this server block no longer takes it (the caller closes it: at
+     * rest, that is a safe point).  NULL: the router takes none, and its
+     * sessions stay with the old worker.
+     */
+    const char *(*adopt)(slc_session_t *s);
 };
 
 /* The router of a server {} block: its module's `router` table, which

@@ -4,6 +4,7 @@
 #include "slc_mysql_change_user.h"
 #include "slc_mysql_cmd.h"
 #include "slc_mysql_command.h"
+#include "slc_mysql_handover.h"
 #include "slc_mysql_registry.h"
 #include "slc_mysql_router.h"
 #include "slc_mysql_session.h"
@@ -551,6 +552,11 @@ slc_session_arm_idle(slc_session_t *s)
 void
 slc_session_idle_check(slc_session_t *s)
 {
+    if (slc_mysql_handover_active() && slc_mysql_handover_at_rest(s)
+        && slc_mysql_handover_session(s) != SLC_ERROR)
+    {
+        return;     /* handed over to the new worker, or again soon */
+    }
     if (slc_sessions.closing && s->state == SLC_SS_READY
         && s->backend != NULL
         && slc_mysql_track_idle(&s->backend->track)
@@ -699,4 +705,25 @@ slc_session_read_auth(slc_session_t *s, uint8_t **p, uint32_t *len)
         s->seq++;
     }
     return rc;
+}
+
+slc_session_t *
+slc_session_new_adopted(int fd, slc_mysql_srv_t *srv)
+{
+    slc_session_t *s = calloc(1, sizeof(*s));
+
+    if (s == NULL) {
+        return NULL;
+    }
+    s->cycle = slc_worker_cycle;
+    s->srv = srv;
+    s->client.fd = fd;
+    s->client.data = s;
+    s->client.on_write = slc_session_on_write;
+    s->timer.handler = slc_session_timeout;
+    s->timer.data = s;
+    s->delay.data = s;
+    TAILQ_INSERT_TAIL(&slc_sessions.sessions, s, link);
+    slc_sessions.count++;
+    return s;
 }

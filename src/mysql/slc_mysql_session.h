@@ -86,6 +86,10 @@ struct slc_session_s {
 
     slc_defer_t            defer;
     TAILQ_ENTRY(slc_session_s) link;
+
+    /* a reload could not hand it over (slc_mysql_handover.h): it stays
+       with this worker, under worker_shutdown_timeout */
+    unsigned               no_handover:1;
 };
 
 TAILQ_HEAD(slc_session_list, slc_session_s);
@@ -135,6 +139,14 @@ void slc_session_idle_check(slc_session_t *s);
  */
 unsigned slc_sessions_count(void);
 void     slc_sessions_close_idle(void);
+
+/*
+ * A session handed over by an old worker (slc_mysql_handover.c): what
+ * slc_session_accept sets up for a new client, on the connection `fd` of
+ * server block `srv`, without a new id, a greeting or a timer; the caller
+ * fills in the rest.  NULL when out of memory.
+ */
+slc_session_t *slc_session_new_adopted(int fd, slc_mysql_srv_t *srv);
 
 /* Log with the session's context: "*ID client=..., user=...: msg". */
 void slc_session_log(slc_session_t *s, int level, const char *fmt, ...)

@@ -85,6 +85,13 @@ slc_upstream_pick(slc_upstream_t *up, unsigned roles, const uint8_t *skip,
 }
 
 void
+slc_upstream_take(slc_upstream_server_t *us)
+{
+    __atomic_add_fetch(&us->stats->active, 1, __ATOMIC_RELAXED);
+    slc_upstream_held(us)->active++;        /* ordered as in acquire */
+}
+
+void
 slc_upstream_release(slc_upstream_server_t *us)
 {
     slc_upstream_held(us)->active--;

@@ -40,6 +40,10 @@ slc_upstream_server_t *slc_upstream_pick(slc_upstream_t *up, unsigned roles,
 /* A connection slot on this very server: 0 when it is at max_connections. */
 int  slc_upstream_acquire(slc_upstream_server_t *us);
 void slc_upstream_release(slc_upstream_server_t *us);
+/* A connection slot for a backend connection that is already open (one
+   handed over by a reload, whose old worker gave its slot back): never
+   refused, even over max_connections. */
+void slc_upstream_take(slc_upstream_server_t *us);
 /*
  * A handshake slot (auth passthrough: a client not yet authenticated by
  * the server) on `us`, across workers; 0 when `max` (0: no limit) are

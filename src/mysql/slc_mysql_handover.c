@@ -1,0 +1,533 @@
+/*
+ * Sessions handed over on reload (contract in slc_mysql_handover.h): the
+ * old worker's side (at rest? encode, send, forget) and the new worker's
+ * (decode, find the server block and the backend server in the new
+ * configuration, adopt or close at a safe point).
+ */
+
+#include "slc_core.h"
+#include "slc_channel.h"
+#include "slc_log.h"
+#include "slc_mysql_backend.h"
+#include "slc_mysql_handover.h"
+#include "slc_mysql_registry.h"
+#include "slc_mysql_router.h"
+#include "slc_mysql_upstream.h"
+#include "slc_worker.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <netinet/in.h>
+
+/* A session the channel could not take now is tried again this soon. */
+#define SLC_HANDOVER_RETRY_MS  20
+
+static int          slc_handover_on;
+static slc_timer_t  slc_handover_timer;
+/* the message being built or read: static, wiped after each use */
+static uint8_t      slc_handover_buf[SLC_CHANNEL_MAX_MSG];
+
+int
+slc_mysql_handover_active(void)
+{
+    return slc_handover_on;
+}
+
+static void
+slc_handover_key(const slc_upstream_server_t *us, char *key, size_t n)
+{
+    snprintf(key, n, "%s/%s", us->upstream->name.data, us->name);
+}
+
+size_t
+slc_mysql_handover_encode(const slc_session_t *s, unsigned proc,
+    uint8_t *buf, size_t cap)
+{
+    const slc_backend_t *b = s->backend;
+    slc_handover_msg_t   m;
+    size_t               size = sizeof(m) + s->attrs_len;
+
+    if (b == NULL || size > cap || size > UINT32_MAX) {
+        return 0;
+    }
+    memset(&m, 0, sizeof(m));
+    m = (slc_handover_msg_t) {
+        .magic = SLC_HANDOVER_MAGIC, .version = SLC_HANDOVER_VERSION,
+        .size = (uint32_t) size, .attrs_len = (uint32_t) s->attrs_len,
+        .id = s->id, .proc = proc, .auth = s->srv->auth,
+        .caps = s->caps, .mariadb_caps = s->mariadb_caps,
+        .max_packet = s->max_packet, .charset = s->charset,
+        .has_db = (uint8_t) (s->has_db != 0),
+        .with_password = (uint8_t) (s->with_password != 0),
+        .cu_failures = (uint8_t) s->cu_failures,
+        .track_caps = s->track.caps,
+        .track_mariadb_caps = s->track.mariadb_caps,
+        .track_status = s->track.status,
+        .b_status = b->status, .b_caps = b->caps,
+        .b_mariadb_caps = b->mariadb_caps, .b_thread_id = b->thread_id,
+    };
+    memcpy(m.scramble, s->scramble, sizeof(m.scramble));
+    memcpy(m.stage1, s->stage1, sizeof(m.stage1));
+    strlcpy(m.user, s->user, sizeof(m.user));
+    strlcpy(m.db, s->db, sizeof(m.db));
+    strlcpy(m.peer, s->peer, sizeof(m.peer));
+    strlcpy(m.host, s->host, sizeof(m.host));
+    memcpy(m.b_scramble, b->scramble, sizeof(m.b_scramble));
+    slc_handover_key(b->server, m.server, sizeof(m.server));
+    memcpy(buf, &m, sizeof(m));
+    if (s->attrs_len > 0) {
+        memcpy(buf + sizeof(m), s->attrs, s->attrs_len);
+    }
+    explicit_bzero(&m, sizeof(m));
+    return size;
+}
+
+/* Every string of the message ends within its field. */
+static int
+slc_handover_strings_ok(const slc_handover_msg_t *m)
+{
+    return memchr(m->user, '\0', sizeof(m->user)) != NULL
+           && memchr(m->db, '\0', sizeof(m->db)) != NULL
+           && memchr(m->peer, '\0', sizeof(m->peer)) != NULL
+           && memchr(m->host, '\0', sizeof(m->host)) != NULL
+           && memchr(m->server, '\0', sizeof(m->server)) != NULL;
+}
+
+int
+slc_mysql_handover_decode(const uint8_t *p, size_t len,
+    slc_handover_msg_t *m, const uint8_t **attrs, const char **err)
+{
+    if (len < sizeof(*m)) {
+        *err = "message too short";
+        return SLC_ERROR;
+    }
+    memcpy(m, p, sizeof(*m));
+    if (m->magic != SLC_HANDOVER_MAGIC || m->version != SLC_HANDOVER_VERSION)
+    {
+        *err = "not a session of this version";
+    } else if (m->size != len || m->attrs_len != len - sizeof(*m)) {
+        *err = "message size does not match";
+    } else if (!slc_handover_strings_ok(m)) {
+        *err = "unterminated string";
+    } else if (m->id < SLC_REGISTRY_ID_BASE || m->id > UINT32_MAX) {
+        *err = "bad session id";
+    } else {
+        *attrs = m->attrs_len > 0 ? p + sizeof(*m) : NULL;
+        return SLC_OK;
+    }
+    explicit_bzero(m, sizeof(*m));
+    return SLC_ERROR;
+}
+
+int
+slc_mysql_handover_at_rest(const slc_session_t *s)
+{
+    const slc_backend_t *b = s->backend;
+
+    return s->state == SLC_SS_READY && b != NULL
+           && b->state == SLC_BS_READY && b->ops == NULL
+           && !b->conn.closed && !s->client.closed
+           && slc_mysql_track_idle(&s->track)
+           && !slc_mysql_track_in_trans(&s->track)
+           && !slc_mysql_track_quit_sent(&s->track)
+           && !s->held && !s->paused && s->change_user == NULL
+           && s->kill == NULL && s->in == NULL && s->out == NULL
+           && b->in == NULL && b->out == NULL
+           && s->scan.left == 0 && !s->scan.more;
+}
+
+static void slc_handover_retry(slc_timer_t *t);
+
+static void
+slc_handover_retry_later(void)
+{
+    if (!slc_handover_timer.armed) {
+        slc_handover_timer.handler = slc_handover_retry;
+        slc_timer_add(slc_loop, &slc_handover_timer, SLC_HANDOVER_RETRY_MS);
+    }
+}
+
+/* The socket stays open in the new worker: take it out of this worker's
+   epoll set first (the registration is the open file's, not the fd's),
+   then close this process's descriptor only. */
+static void
+slc_handover_forget(slc_conn_t *c)
+{
+    slc_conn_unregister(slc_loop, c);
+    close(c->fd);
+    c->fd = -1;
+}
+
+static int
+slc_handover_send(slc_session_t *s, size_t n)
+{
+    slc_registry_t *r = s->cycle->mysql->registry_zone->addr;
+    int             fds[2] = { s->client.fd, s->backend->conn.fd };
+    int             rc;
+
+    /* the new worker claims the id: free it first (KILL misses it only
+       while the message is in flight) */
+    if (s->registered) {
+        slc_registry_del(r, (uint32_t) s->id);
+    }
+    rc = slc_channel_send(slc_worker_slot, &slc_mysql_module,
+        slc_handover_buf, n, fds, 2);
+    if (rc != SLC_OK && s->registered
+        && slc_registry_claim(r, slc_worker_proc, (uint32_t) s->id)
+           == SLC_OK)
+    {
+        const slc_backend_t *b = s->backend;
+
+        slc_registry_set_backend(r, (uint32_t) s->id,
+            slc_mysql_stats_index(s->cycle->mysql, b->server->stats) + 1,
+            b->thread_id);
+    } else if (rc != SLC_OK) {
+        s->registered = 0;
+    }
+    return rc;
+}
+
+int
+slc_mysql_handover_session(slc_session_t *s)
+{
+    size_t n;
+    int    rc;
+
+    if (s->no_handover) {
+        return SLC_ERROR;
+    }
+    if (slc_mysql_srv_router(s->srv)->adopt == NULL) {
+        s->no_handover = 1;
+        return SLC_ERROR;
+    }
+    n = slc_mysql_handover_encode(s, slc_worker_proc, slc_handover_buf,
+        sizeof(slc_handover_buf));
+    if (n == 0) {
+        s->no_handover = 1;
+        slc_session_log(s, SLC_LOG_INFO, "cannot be handed over: connect "
+            "attributes too long");
+        return SLC_ERROR;
+    }
+    rc = slc_handover_send(s, n);
+    explicit_bzero(slc_handover_buf, n);
+    if (rc == SLC_AGAIN) {
+        slc_handover_retry_later();
+        return SLC_AGAIN;
+    }
+    if (rc != SLC_OK) {
+        s->no_handover = 1;
+        return SLC_ERROR;
+    }
+    slc_handover_forget(&s->client);
+    slc_handover_forget(&s->backend->conn);
+    s->registered = 0;
+    /* gives the backend's connection slot back: the new worker takes one */
+    slc_session_close(s, SLC_LOG_INFO, "handed over to the new worker");
+    return SLC_OK;
+}
+
+/* Every session at rest goes; the others wait for their next rest. */
+static void
+slc_handover_sweep(void)
+{
+    slc_session_t *s, *next;
+
+    for (s = TAILQ_FIRST(&slc_sessions.sessions); s != NULL; s = next) {
+        next = TAILQ_NEXT(s, link);
+        if (s->state == SLC_SS_READY) {
+            slc_session_idle_check(s);
+        }
+    }
+}
+
+/*
+ * A session comes to rest when the router forwards the end of a response
+ * (slc_session_idle_check).  This timer covers the rest: a send the
+ * channel refused for now, a session whose last command had no response
+ * (COM_STMT_CLOSE).  It runs only while sessions remain.
+ */
+static void
+slc_handover_retry(slc_timer_t *t)
+{
+    (void) t;
+    slc_handover_sweep();
+    if (slc_sessions.count > 0) {
+        slc_timer_add(slc_loop, &slc_handover_timer, 100);
+    }
+}
+
+void
+slc_mysql_handover_start(void)
+{
+    slc_handover_on = 1;
+    slc_handover_sweep();
+    if (slc_sessions.count > 0) {
+        slc_handover_retry_later();
+    }
+}
+
+/* ---- the new worker ---------------------------------------------------- */
+
+/* Whether listen `l` accepts connections whose local address is `a`. */
+static int
+slc_handover_listen_match(const slc_listen_t *l,
+    const struct sockaddr_storage *a)
+{
+    if (l->addr.ss_family != a->ss_family) {
+        return 0;
+    }
+    if (a->ss_family == AF_UNIX) {
+        return strcmp(((const struct sockaddr_un *) &l->addr)->sun_path,
+                      ((const struct sockaddr_un *) a)->sun_path) == 0;
+    }
+    if (a->ss_family == AF_INET) {
+        const struct sockaddr_in *x = (const void *) &l->addr;
+        const struct sockaddr_in *y = (const void *) a;
+        return x->sin_port == y->sin_port
+               && (x->sin_addr.s_addr == htonl(INADDR_ANY)
+                   || x->sin_addr.s_addr == y->sin_addr.s_addr);
+    }
+    if (a->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *x = (const void *) &l->addr;
+        const struct sockaddr_in6 *y = (const void *) a;
+        return x->sin6_port == y->sin6_port
+               && (IN6_IS_ADDR_UNSPECIFIED(&x->sin6_addr)
+                   || IN6_ARE_ADDR_EQUAL(&x->sin6_addr, &y->sin6_addr));
+    }
+    return 0;
+}
+
+/* The server {} of the new configuration that listens where the client
+   connected, or NULL. */
+static slc_mysql_srv_t *
+slc_handover_find_srv(int fd)
+{
+    struct sockaddr_storage a;
+    socklen_t               al = sizeof(a);
+
+    memset(&a, 0, sizeof(a));
+    if (getsockname(fd, (struct sockaddr *) &a, &al) == -1) {
+        return NULL;
+    }
+    for (slc_listen_t *l = slc_worker_cycle->listens; l != NULL;
+         l = l->next)
+    {
+        if (l->handler == slc_session_accept
+            && slc_handover_listen_match(l, &a))
+        {
+            return l->srv;
+        }
+    }
+    return NULL;
+}
+
+static slc_upstream_server_t *
+slc_handover_find_server(slc_upstream_t *up, const char *key)
+{
+    char k[SLC_HANDOVER_KEY];
+
+    for (unsigned i = 0; up != NULL && i < up->nservers; i++) {
+        slc_handover_key(&up->servers[i], k, sizeof(k));
+        if (strcmp(k, key) == 0) {
+            return &up->servers[i];
+        }
+    }
+    return NULL;
+}
+
+/* auth local: the user must still be configured, with the password the
+   client proved it knows. */
+static int
+slc_handover_user_ok(const slc_mysql_srv_t *srv, const slc_handover_msg_t *m)
+{
+    const slc_mysql_user_t *u;
+    uint8_t                 stage2[SLC_SHA1_LEN];
+    int                     same;
+
+    u = slc_mysql_user_find(slc_worker_cycle->mysql, m->user,
+        strlen(m->user));
+    if (u == NULL) {
+        return 0;
+    }
+    if (u->hash.is_empty) {
+        return !m->with_password;
+    }
+    slc_sha1(m->stage1, sizeof(m->stage1), stage2);
+    same = m->with_password
+           && memcmp(stage2, u->hash.stage2, sizeof(stage2)) == 0;
+    explicit_bzero(stage2, sizeof(stage2));
+    (void) srv;
+    return same;
+}
+
+/* Why the new configuration cannot take the session, or NULL. */
+static const char *
+slc_handover_refusal(const slc_mysql_srv_t *srv,
+    const slc_upstream_server_t *us, const slc_handover_msg_t *m)
+{
+    if (srv == NULL) {
+        return "its listen address was removed by reload";
+    }
+    if (us == NULL) {
+        return "backend server removed by reload";
+    }
+    if (srv->auth != m->auth) {
+        return "auth changed by reload";
+    }
+    if (m->auth == SLC_AUTH_LOCAL && !slc_handover_user_ok(srv, m)) {
+        return "user removed or password changed by reload";
+    }
+    if (slc_mysql_srv_router(srv)->adopt == NULL) {
+        return "the router cannot take a handed-over session";
+    }
+    return NULL;
+}
+
+/* Closed at a safe point (at rest): nothing of the client's is cut. */
+static void
+slc_handover_refuse(const slc_handover_msg_t *m, int *fds, const char *why)
+{
+    char euser[4 * SLC_MAX_USER + 1];
+
+    slc_log_escape(euser, sizeof(euser), m->user, strlen(m->user), 1);
+    slc_log(SLC_LOG_INFO, "*%llu closed at a safe point: %s, client: %s, "
+        "user: \"%s\", backend: %s", (unsigned long long) m->id, why,
+        m->peer, euser, m->server);
+    close(fds[0]);
+    close(fds[1]);
+}
+
+static void
+slc_handover_fill(slc_session_t *s, const slc_handover_msg_t *m)
+{
+    s->id = m->id;
+    s->caps = m->caps;
+    s->mariadb_caps = m->mariadb_caps;
+    s->max_packet = m->max_packet;
+    s->charset = m->charset;
+    s->has_db = m->has_db;
+    s->with_password = m->with_password;
+    s->cu_failures = m->cu_failures & 3;
+    memcpy(s->scramble, m->scramble, sizeof(s->scramble));
+    memcpy(s->stage1, m->stage1, sizeof(s->stage1));
+    strlcpy(s->user, m->user, sizeof(s->user));
+    strlcpy(s->db, m->db, sizeof(s->db));
+    strlcpy(s->peer, m->peer, sizeof(s->peer));
+    strlcpy(s->host, m->host, sizeof(s->host));
+    slc_mysql_track_init(&s->track, m->track_caps, m->track_status);
+    slc_mysql_track_set_mariadb_caps(&s->track, m->track_mariadb_caps);
+}
+
+/* The backend connection, logged in: it takes a slot on its server. */
+static slc_backend_t *
+slc_handover_backend(slc_session_t *s, slc_upstream_server_t *us, int fd,
+    const slc_handover_msg_t *m)
+{
+    slc_backend_t *b = calloc(1, sizeof(*b));
+
+    if (b == NULL) {
+        return NULL;
+    }
+    b->conn.fd = fd;
+    b->conn.data = b;
+    b->session = s;
+    b->server = us;
+    b->state = SLC_BS_READY;
+    b->caps = m->b_caps;
+    b->mariadb_caps = m->b_mariadb_caps;
+    b->status = m->b_status;
+    b->thread_id = m->b_thread_id;
+    memcpy(b->scramble, m->b_scramble, sizeof(b->scramble));
+    slc_upstream_take(us);
+    b->counted = 1;
+    return b;
+}
+
+static void
+slc_handover_register(slc_session_t *s)
+{
+    slc_mysql_conf_t *mc = s->cycle->mysql;
+    slc_registry_t   *r = mc->registry_zone->addr;
+
+    if (slc_registry_claim(r, slc_worker_proc, (uint32_t) s->id) != SLC_OK)
+    {
+        slc_session_log(s, SLC_LOG_WARN, "its id is taken in the session "
+            "registry: KILL cannot name it");
+        return;
+    }
+    s->registered = 1;
+    slc_registry_set_backend(r, (uint32_t) s->id,
+        slc_mysql_stats_index(mc, s->backend->server->stats) + 1,
+        s->backend->thread_id);
+}
+
+static void
+slc_handover_adopt(const slc_handover_msg_t *m, const uint8_t *attrs,
+    int *fds)
+{
+    slc_mysql_srv_t       *srv = slc_handover_find_srv(fds[0]);
+    slc_upstream_server_t *us = srv != NULL
+        ? slc_handover_find_server(srv->upstream, m->server) : NULL;
+    const char            *why = slc_handover_refusal(srv, us, m);
+    slc_session_t         *s;
+
+    if (why != NULL) {
+        slc_handover_refuse(m, fds, why);
+        return;
+    }
+    s = slc_session_new_adopted(fds[0], srv);
+    if (s == NULL) {
+        slc_handover_refuse(m, fds, "out of memory");
+        return;
+    }
+    slc_handover_fill(s, m);
+    s->backend = slc_handover_backend(s, us, fds[1], m);
+    if (s->backend == NULL) {
+        close(fds[1]);
+        slc_session_close(s, SLC_LOG_ERR, "out of memory");
+        return;
+    }
+    if (m->attrs_len > 0 && (s->attrs = malloc(m->attrs_len)) != NULL) {
+        memcpy(s->attrs, attrs, m->attrs_len);
+        s->attrs_len = m->attrs_len;
+    }
+    slc_handover_register(s);
+    s->state = SLC_SS_READY;
+    if (slc_conn_register(slc_loop, &s->client) != SLC_OK
+        || slc_conn_register(slc_loop, &s->backend->conn) != SLC_OK)
+    {
+        slc_session_close(s, SLC_LOG_ERR, "epoll_ctl() failed");
+        return;
+    }
+    /* look at both sockets once: what the client sent meanwhile waits */
+    s->client.readable = s->client.writable = 1;
+    s->backend->conn.readable = s->backend->conn.writable = 1;
+    slc_session_arm_idle(s);
+    slc_session_log(s, SLC_LOG_INFO, "handed over by process index %u",
+        m->proc);
+    why = slc_mysql_srv_router(srv)->adopt(s);
+    if (why != NULL) {
+        slc_session_close(s, SLC_LOG_INFO, why);
+    }
+}
+
+void
+slc_mysql_handover_recv(int *fds, unsigned nfds, const uint8_t *msg,
+    size_t len)
+{
+    slc_handover_msg_t  m;
+    const uint8_t      *attrs = NULL;
+    const char         *err = "descriptors missing";
+
+    if (nfds != 2
+        || slc_mysql_handover_decode(msg, len, &m, &attrs, &err) != SLC_OK)
+    {
+        slc_log(SLC_LOG_ALERT, "bad session handed over: %s", err);
+        for (unsigned i = 0; i < nfds; i++) {
+            close(fds[i]);
+        }
+        return;
+    }
+    slc_handover_adopt(&m, attrs, fds);
+    explicit_bzero(&m, sizeof(m));
+}
