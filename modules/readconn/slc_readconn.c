@@ -370,6 +370,6 @@ slc_readconn_adopt(slc_session_t *s)
         return "backend server no longer admitted by readconn_role after "
                "reload";
     }
-    slc_readconn_ready(s);
+    slc_session_go(s);              /* the new filters, if any */
     return NULL;
 }

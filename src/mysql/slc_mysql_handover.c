@@ -9,6 +9,7 @@
 #include "slc_channel.h"
 #include "slc_log.h"
 #include "slc_mysql_backend.h"
+#include "slc_mysql_cmd.h"
 #include "slc_mysql_handover.h"
 #include "slc_mysql_registry.h"
 #include "slc_mysql_router.h"
@@ -60,9 +61,9 @@ slc_mysql_handover_encode(const slc_session_t *s, unsigned proc,
         .has_db = (uint8_t) (s->has_db != 0),
         .with_password = (uint8_t) (s->with_password != 0),
         .cu_failures = (uint8_t) s->cu_failures,
-        .track_caps = s->track.caps,
-        .track_mariadb_caps = s->track.mariadb_caps,
-        .track_status = s->track.status,
+        .track_caps = s->backend->track.caps,
+        .track_mariadb_caps = s->backend->track.mariadb_caps,
+        .track_status = s->backend->track.status,
         .b_status = b->status, .b_caps = b->caps,
         .b_mariadb_caps = b->mariadb_caps, .b_thread_id = b->thread_id,
     };
@@ -127,9 +128,10 @@ slc_mysql_handover_at_rest(const slc_session_t *s)
     return s->state == SLC_SS_READY && b != NULL
            && b->state == SLC_BS_READY && b->ops == NULL
            && !b->conn.closed && !s->client.closed
-           && slc_mysql_track_idle(&s->track)
-           && !slc_mysql_track_in_trans(&s->track)
-           && !slc_mysql_track_quit_sent(&s->track)
+           && slc_mysql_track_idle(&b->track)
+           && !slc_mysql_track_in_trans(&b->track)
+           && !slc_mysql_track_quit_sent(&b->track)
+           && slc_cmd_at_rest(s)
            && !s->held && !s->paused && s->change_user == NULL
            && s->kill == NULL && s->in == NULL && s->out == NULL
            && b->in == NULL && b->out == NULL
@@ -161,7 +163,7 @@ slc_handover_forget(slc_conn_t *c)
 static int
 slc_handover_send(slc_session_t *s, size_t n)
 {
-    slc_registry_t *r = s->cycle->mysql->registry_zone->addr;
+    slc_registry_t *r = slc_mysql_conf(s->cycle)->registry_zone->addr;
     int             fds[2] = { s->client.fd, s->backend->conn.fd };
     int             rc;
 
@@ -177,10 +179,10 @@ slc_handover_send(slc_session_t *s, size_t n)
            == SLC_OK)
     {
         const slc_backend_t *b = s->backend;
+        slc_mysql_conf_t    *mc = slc_mysql_conf(s->cycle);
 
         slc_registry_set_backend(r, (uint32_t) s->id,
-            slc_mysql_stats_index(s->cycle->mysql, b->server->stats) + 1,
-            b->thread_id);
+            slc_mysql_stats_index(mc, b->server->stats) + 1, b->thread_id);
     } else if (rc != SLC_OK) {
         s->registered = 0;
     }
@@ -344,7 +346,7 @@ slc_handover_user_ok(const slc_mysql_srv_t *srv, const slc_handover_msg_t *m)
     uint8_t                 stage2[SLC_SHA1_LEN];
     int                     same;
 
-    u = slc_mysql_user_find(slc_worker_cycle->mysql, m->user,
+    u = slc_mysql_user_find(slc_mysql_conf(slc_worker_cycle), m->user,
         strlen(m->user));
     if (u == NULL) {
         return 0;
@@ -414,8 +416,6 @@ slc_handover_fill(slc_session_t *s, const slc_handover_msg_t *m)
     strlcpy(s->db, m->db, sizeof(s->db));
     strlcpy(s->peer, m->peer, sizeof(s->peer));
     strlcpy(s->host, m->host, sizeof(s->host));
-    slc_mysql_track_init(&s->track, m->track_caps, m->track_status);
-    slc_mysql_track_set_mariadb_caps(&s->track, m->track_mariadb_caps);
 }
 
 /* The backend connection, logged in: it takes a slot on its server. */
@@ -438,6 +438,8 @@ slc_handover_backend(slc_session_t *s, slc_upstream_server_t *us, int fd,
     b->status = m->b_status;
     b->thread_id = m->b_thread_id;
     memcpy(b->scramble, m->b_scramble, sizeof(b->scramble));
+    slc_mysql_track_init(&b->track, m->track_caps, m->track_status);
+    slc_mysql_track_set_mariadb_caps(&b->track, m->track_mariadb_caps);
     slc_upstream_take(us);
     b->counted = 1;
     return b;
@@ -446,7 +448,7 @@ slc_handover_backend(slc_session_t *s, slc_upstream_server_t *us, int fd,
 static void
 slc_handover_register(slc_session_t *s)
 {
-    slc_mysql_conf_t *mc = s->cycle->mysql;
+    slc_mysql_conf_t *mc = slc_mysql_conf(s->cycle);
     slc_registry_t   *r = mc->registry_zone->addr;
 
     if (slc_registry_claim(r, slc_worker_proc, (uint32_t) s->id) != SLC_OK)
