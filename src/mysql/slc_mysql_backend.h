@@ -24,7 +24,8 @@ typedef struct {
     /* why: what failed; the backend is still open, the callee closes it.
        In command mode also when it fails or speaks unasked later: the
        router decides what the client is told (a command waiting for it
-       or in flight on it gets ERR 1927 unless the callee answered) */
+       gets ERR 1429, one in flight on it ERR 1927, unless the callee
+       answered) */
     void  (*fail)(slc_backend_t *b, const char *why);
     /* command mode: the response to a command sent on it is complete */
     void  (*done)(slc_backend_t *b, const slc_mysql_reply_t *r);

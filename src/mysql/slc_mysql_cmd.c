@@ -338,6 +338,7 @@ slc_cmd_begin(slc_session_t *s)
     c->next = 0;
     c->target = NULL;
     c->discard = 0;
+    c->replied = 0;
     rc = slc_cmd_core(s);
     if (rc != SLC_DONE) {
         return rc;
@@ -631,8 +632,9 @@ slc_cmd_unasked(slc_session_t *s, slc_backend_t *b)
 /*
  * A backend of the router's (one with ops) failed: connecting, logging
  * in, or later.  The router hears it (ops->fail) and decides; when a
- * command was waiting for that backend or in flight on it, and the router
- * did not answer it, the client gets an ERR and the session goes on,
+ * command was waiting for that backend (ERR 1429) or in flight on it (ERR
+ * 1927), and the router did not answer it, the client gets that ERR and
+ * the session goes on,
  * unless part of the response had already reached the client: then
  * nothing can be said cleanly, and the session closes.
  */
@@ -643,7 +645,8 @@ slc_cmd_backend_fail(slc_backend_t *b, const char *why)
     struct slc_cmd_s *c = s->cmd;
     uint8_t           p[600];
     char              msg[512];
-    int               waiting, replied;
+    int               waiting, replied, connecting;
+    uint16_t          code;
 
     if (c == NULL) {
         b->ops->fail(b, why);
@@ -652,7 +655,8 @@ slc_cmd_backend_fail(slc_backend_t *b, const char *why)
     waiting = c->target == b && (c->state == SLC_CMD_WAIT
                                  || c->state == SLC_CMD_FORWARD);
     replied = c->replied;
-    if (waiting && c->state == SLC_CMD_WAIT) {
+    connecting = c->state == SLC_CMD_WAIT;
+    if (waiting && connecting) {
         slc_cmd_drop(s);                /* never sent */
     } else if (waiting) {
         c->target = NULL;
@@ -670,12 +674,13 @@ slc_cmd_backend_fail(slc_backend_t *b, const char *why)
             "a response");
         return;
     }
-    snprintf(msg, sizeof(msg), "Lost connection to backend server '%s' "
-        "(%s)", b->server->name, why);
-    slc_session_log(s, SLC_LOG_WARN, "answered error %u: %s",
-        SLC_ER_CONNECTION_KILLED, msg);
-    if (slc_cmd_reply(s, p, slc_mysql_err_build(p, sizeof(p),
-                      SLC_ER_CONNECTION_KILLED, "70100", msg)) != SLC_OK)
+    snprintf(msg, sizeof(msg), "%s backend server '%s' (%s)",
+        connecting ? "Can't connect to" : "Lost connection to",
+        b->server->name, why);
+    code = connecting ? SLC_ER_CONNECT_TO_BACKEND : SLC_ER_CONNECTION_KILLED;
+    slc_session_log(s, SLC_LOG_WARN, "answered error %u: %s", code, msg);
+    if (slc_cmd_reply(s, p, slc_mysql_err_build(p, sizeof(p), code,
+                      connecting ? "HY000" : "70100", msg)) != SLC_OK)
     {
         slc_session_close(s, SLC_LOG_ERR, "out of memory");
         return;

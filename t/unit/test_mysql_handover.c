@@ -63,8 +63,8 @@ slc_test_session(void)
     strlcpy(s->host, "127.0.0.1", sizeof(s->host));
     s->attrs = slc_test_attrs;
     s->attrs_len = sizeof(slc_test_attrs) - 1;
-    slc_mysql_track_init(&s->track, 0x81234, 0x0002);
-    slc_mysql_track_set_mariadb_caps(&s->track, 0x1c);
+    slc_mysql_track_init(&slc_test_b.track, 0x81234, 0x0002);
+    slc_mysql_track_set_mariadb_caps(&slc_test_b.track, 0x1c);
     return s;
 }
 
@@ -112,7 +112,7 @@ START_TEST(test_round_trip)
     ck_assert_uint_eq(m.attrs_len, s->attrs_len);
     ck_assert_ptr_eq(attrs, slc_test_buf + sizeof(m));
     ck_assert_mem_eq(attrs, slc_test_attrs, s->attrs_len);
-    slc_mysql_track_free(&s->track);
+    slc_mysql_track_free(&slc_test_b.track);
 }
 END_TEST
 
@@ -137,7 +137,7 @@ START_TEST(test_no_attrs_no_backend)
     s->backend = NULL;
     ck_assert_uint_eq(slc_mysql_handover_encode(s, 0, slc_test_buf,
                                                 sizeof(slc_test_buf)), 0);
-    slc_mysql_track_free(&s->track);
+    slc_mysql_track_free(&slc_test_b.track);
 }
 END_TEST
 
@@ -160,7 +160,7 @@ slc_test_refused(size_t off, const void *bytes, size_t len, long delta)
                          (size_t) ((long) n + delta), &m, &attrs, &err),
                      SLC_ERROR);
     ck_assert_ptr_nonnull(err);
-    slc_mysql_track_free(&s->track);
+    slc_mysql_track_free(&slc_test_b.track);
 }
 
 START_TEST(test_refused)
