@@ -8,9 +8,11 @@
 # ERR, and the rest of a large answered command is dropped; a filter
 # pauses one session on a timer while the worker serves others, and a
 # client hanging up meanwhile closes the session; the packet and done
-# hooks see each response's packets, status flags and PREPARE_OK; KILL
-# still reaches the proxy's own handling; and `filters` is checked at
-# configuration time with file:line.
+# hooks see each response's packets, status flags and PREPARE_OK; KILL,
+# COM_CHANGE_USER (a real client's change_user()) and LOAD DATA LOCAL
+# INFILE work in command mode, as does auth passthrough; a reload hands a
+# filtered session to the new worker, where it meets the filter again;
+# and `filters` is checked at configuration time with file:line.
 
 use strict;
 use warnings;
@@ -28,13 +30,20 @@ use constant ROWS => 20000;     # of 100 bytes: 2 MB through 16 KiB
 my $t = Sluice::Test->new;
 plan skip_all => 'no testfilter (./configure --with-test-modules)'
     unless $t->has_module('testfilter') && $t->has_module('readconn');
+my $py = '/usr/bin/python3';
+plan skip_all => 'no Python mysqlclient (python3-mysqldb)'
+    unless system($py, '-c', 'import MySQLdb') == 0;
+my $other = $t->name . '_other';
+$t->server_user($other, 'other-pw');
 
-$t->write_file_expand('sluice.conf', <<'EOF');
+$t->write_file_expand('sluice.conf', <<"EOF");
 worker_processes 1;
+worker_shutdown_timeout 1s;
 events { worker_connections 100; }
 mysql {
     buffer_size 16k;
     user app { password "secret"; }
+    user $other { password "other-pw"; }
     upstream cluster {
         server %%PRIMARY%% role=primary;
     }
@@ -44,10 +53,17 @@ mysql {
         upstream cluster;
         filters testfilter;
     }
+    server {
+        listen 127.0.0.1:%%PORT_2%%;
+        router readconn;
+        upstream cluster;
+        auth passthrough;
+        filters testfilter;
+    }
 }
 EOF
 $t->run;
-$t->plan(43);
+$t->plan(53);
 
 # A logged-in raw client (no DEPRECATE_EOF: results end with EOF).
 sub login {
@@ -195,9 +211,9 @@ like(last_seen($s), qr/^\d+ \d+ \d+ 0 $id 2 2$/,
 my $p = login();
 my $t0 = Time::HiRes::time();
 query($p, '/*tf:pause 400*/ SELECT 42');
-my $other = login();
-query($other, 'SELECT 8');
-($v) = read_result($other);
+my $second = login();
+query($second, 'SELECT 8');
+($v) = read_result($second);
 is("@{ $v // [] }", '8', 'another session is served while one is paused');
 my $rin = '';
 vec($rin, fileno($p), 1) = 1;
@@ -237,7 +253,55 @@ my $t1 = Time::HiRes::time();
 $victim->mariadb_async_result;
 cmp_ok(Time::HiRes::time() - $t1, '<', 10, 'and it interrupted the query');
 
-close $_ for $s, $p, $other;    # a graceful stop has nothing to wait for
+close $_ for $s, $p, $second;    # a graceful stop has nothing to wait for
+
+# --- other paths through command mode -----------------------------------------
+
+my $f = $t->testdir . '/infile.txt';
+$t->write_file('infile.txt', join '', map { "$_\tline $_\n" } 10 .. 2009);
+my $li = $t->dbh(mariadb_local_infile => 1);
+$li->do('CREATE OR REPLACE TABLE filter_li (id INT PRIMARY KEY, v TEXT)');
+ok($li->do("LOAD DATA LOCAL INFILE '$f' INTO TABLE filter_li"),
+   'LOAD DATA LOCAL INFILE through a filter') or diag($li->errstr);
+# the request for the file, MariaDB's progress reports (ERR 0xffff,
+# which the tracker steps over), then OK
+my $seen = $li->selectrow_array(q{/*tf:last*/}) // $li->errstr;
+ok($seen =~ /^(\d+) \d+ \d+ 0 / && $1 >= 2,
+   'its response: the request for the file, ..., OK') or diag($seen);
+is(scalar $li->selectrow_array('SELECT COUNT(*) FROM filter_li'), 2000,
+   'every line arrived');
+
+$t->write_file('cu.py', <<'PY');
+import sys, MySQLdb
+c = MySQLdb.connect(host='127.0.0.1', port=int(sys.argv[1]), user='app',
+                    passwd='secret', db='test')
+c.change_user(sys.argv[2], sys.argv[3], 'test')
+cur = c.cursor()
+cur.execute('SELECT CURRENT_USER()')
+print(cur.fetchone()[0])
+cur.execute('/*tf:rows 3*/')
+print(len(cur.fetchall()))
+PY
+my @out = `$py @{[ $t->testdir ]}/cu.py @{[ $t->port(0) ]} $other other-pw`;
+chomp @out;
+is("@out", "$other\@% 3", 'change_user() in command mode, and the filter '
+   . 'still answers after it');
+
+my $pt = $t->dbh(port => $t->port(2));
+ok($pt, 'auth passthrough with filters: login') or diag($DBI::errstr);
+is(scalar @{ $pt->selectcol_arrayref('/*tf:rows 5*/') // [] }, 5,
+   'the filter answers there too');
+
+my $old = ($t->worker_pids)[0];
+my $keep = $t->dbh;
+$keep->do('SET @mark = 42');
+ok($t->reload, 'reload');
+ok($t->wait_for(sub { !kill(0, $old) }, what => 'the old worker to go'),
+   'the old worker handed the filtered sessions over and exited');
+is(scalar $keep->selectrow_array('SELECT @mark'), 42,
+   'a filtered session goes on after the reload, on its backend');
+ok(!$keep->do('/*tf:err*/') && $keep->err == 1105,
+   'and meets the filter in the new worker');
 
 # --- configuration -------------------------------------------------------------
 

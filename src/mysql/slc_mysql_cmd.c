@@ -87,11 +87,23 @@ slc_cmd_client_caps(const slc_session_t *s)
     return s->caps;
 }
 
+/*
+ * The flags that describe the session, of the last status the server
+ * sent; not those that describe that response (more results, a cursor,
+ * session-state data that follows the OK: a client would look for it in
+ * the proxy's answer, and call it malformed).
+ */
+#define SLC_CMD_SESSION_FLAGS                                               \
+    (SLC_SERVER_STATUS_IN_TRANS | SLC_SERVER_STATUS_AUTOCOMMIT             \
+     | SLC_SERVER_STATUS_NO_BACKSLASH_ESCAPES                               \
+     | SLC_SERVER_STATUS_IN_TRANS_READONLY)
+
 uint16_t
 slc_cmd_status(const slc_session_t *s)
 {
-    return s->backend != NULL ? s->backend->track.status
-                              : SLC_SERVER_STATUS_AUTOCOMMIT;
+    return s->backend != NULL
+           ? (uint16_t) (s->backend->track.status & SLC_CMD_SESSION_FLAGS)
+           : SLC_SERVER_STATUS_AUTOCOMMIT;
 }
 
 

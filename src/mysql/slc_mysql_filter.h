@@ -90,9 +90,25 @@ typedef int (*slc_cmd_stream_pt)(slc_session_t *s, void *data);
 int  slc_cmd_reply(slc_session_t *s, const uint8_t *payload, size_t len);
 void slc_cmd_reply_stream(slc_session_t *s, slc_cmd_stream_pt fn,
     void *data);
-/* The client's capabilities (CLIENT_DEPRECATE_EOF decides how a result
-   set ends) and the status flags an answer should carry. */
+/* The client's capabilities and the status flags an answer should carry
+   (those of the session: in transaction, autocommit...). */
 uint32_t slc_cmd_client_caps(const slc_session_t *s);
 uint16_t slc_cmd_status(const slc_session_t *s);
+
+/*
+ * Answers in the form the client negotiated (slc_mysql_reply.c): a text
+ * result set is reply_columns (names of string columns, at most 64), a
+ * reply_row per row (a NULL value is SQL NULL), then reply_end; or one
+ * OK, or one ERR.  Each returns as slc_cmd_reply does; reply_columns
+ * queues all its packets or none.
+ */
+int  slc_cmd_reply_columns(slc_session_t *s, const char *const *names,
+    unsigned n);
+int  slc_cmd_reply_row(slc_session_t *s, const char *const *values,
+    const size_t *lens, unsigned n);
+int  slc_cmd_reply_end(slc_session_t *s);
+int  slc_cmd_reply_ok(slc_session_t *s, uint64_t affected);
+int  slc_cmd_reply_err(slc_session_t *s, uint16_t code, const char *state,
+    const char *msg);
 
 #endif /* SLC_MYSQL_FILTER_H */

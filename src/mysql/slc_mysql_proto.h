@@ -40,6 +40,8 @@
 /* Server status flags. */
 #define SLC_SERVER_STATUS_IN_TRANS      0x0001u
 #define SLC_SERVER_STATUS_AUTOCOMMIT    0x0002u
+#define SLC_SERVER_STATUS_NO_BACKSLASH_ESCAPES 0x0200u
+#define SLC_SERVER_STATUS_IN_TRANS_READONLY    0x2000u
 #define SLC_SERVER_MORE_RESULTS_EXISTS  0x0008u
 
 /* Commands. */
@@ -87,6 +89,8 @@
 #define SLC_MYSQL_NATIVE_PLUGIN     "mysql_native_password"
 
 /* Error codes sluice sends itself. */
+#define SLC_MYSQL_TYPE_VAR_STRING   0xfd
+
 #define SLC_ER_CON_COUNT_ERROR      1040    /* 08004 Too many connections */
 #define SLC_ER_HANDSHAKE_ERROR      1043    /* 08S01 Bad handshake */
 #define SLC_ER_ACCESS_DENIED_ERROR  1045    /* 28000 */

@@ -67,6 +67,7 @@
 /* MariaDB extended capability (bit 36 of 64, bit 4 of the upper word). */
 #define SLC_MARIADB_CLIENT_CACHE_METADATA 0x00000010u
 #define SLC_MARIADB_CLIENT_COM_MULTI      0x00000002u
+#define SLC_MARIADB_CLIENT_EXTENDED_TYPE_INFO 0x00000008u
 
 /*
  * Known limits, where following would be guesswork, the tracker turns

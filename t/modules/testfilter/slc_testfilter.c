@@ -94,54 +94,14 @@ slc_tf_close(slc_session_t *s, void *ctx)
     slc_timer_del(slc_loop, &tf->timer);
 }
 
-/* A result set of one text column "v": its head, rows, end. */
-static int
-slc_tf_eof(slc_session_t *s)
-{
-    uint8_t  p[16];
-    size_t   n;
-
-    if (slc_cmd_client_caps(s) & SLC_CLIENT_DEPRECATE_EOF) {
-        n = slc_mysql_ok_build(p, sizeof(p), 0, 0, slc_cmd_status(s), 0);
-        p[0] = SLC_MYSQL_EOF;           /* OK with an EOF header */
-    } else {
-        p[0] = SLC_MYSQL_EOF;
-        slc_mysql_le_put(p + 1, 0, 2);
-        slc_mysql_le_put(p + 3, slc_cmd_status(s), 2);
-        n = 5;
-    }
-    return slc_cmd_reply(s, p, n);
-}
-
-static int
-slc_tf_head(slc_session_t *s)
-{
-    static const uint8_t def[] = {
-        3, 'd', 'e', 'f', 0, 0, 0, 1, 'v', 0, 0x0c,
-        33, 0, 0, 1, 0, 0, 0xfd, 0, 0, 0, 0, 0
-    };
-    uint8_t one = 1;
-
-    if (slc_cmd_reply(s, &one, 1) != SLC_OK
-        || slc_cmd_reply(s, def, sizeof(def)) != SLC_OK)
-    {
-        return SLC_ERROR;
-    }
-    if (!(slc_cmd_client_caps(s) & SLC_CLIENT_DEPRECATE_EOF)) {
-        return slc_tf_eof(s);
-    }
-    return SLC_OK;
-}
+static const char *const slc_tf_columns[] = { "v" };
 
 static int
 slc_tf_row(slc_session_t *s, const char *v)
 {
-    uint8_t  p[SLC_TF_ROW + 9];
-    size_t   n = strlen(v);
-    uint8_t *e = slc_mysql_lenenc_int_put(p, n);
+    size_t n = strlen(v);
 
-    memcpy(e, v, n);
-    return slc_cmd_reply(s, p, (size_t) (e - p) + n);
+    return slc_cmd_reply_row(s, &v, &n, 1);
 }
 
 /* The stream of a rows answer: as much as the buffer takes each time. */
@@ -162,17 +122,14 @@ slc_tf_stream(slc_session_t *s, void *data)
         }
         tf->sent++;
     }
-    rc = slc_tf_eof(s);
+    rc = slc_cmd_reply_end(s);
     return rc == SLC_OK ? SLC_DONE : rc;
 }
 
 static int
 slc_tf_ok(slc_session_t *s)
 {
-    uint8_t p[16];
-
-    return slc_cmd_reply(s, p, slc_mysql_ok_build(p, sizeof(p), 0, 0,
-                         slc_cmd_status(s), 0));
+    return slc_cmd_reply_ok(s, 0);
 }
 
 static int
@@ -181,7 +138,6 @@ slc_tf_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
     slc_tf_ctx_t *tf = ctx;
     const char   *q = (const char *) c->payload + 1;
     size_t        n = c->avail > 0 ? c->avail - 1 : 0;
-    uint8_t       p[128];
     unsigned long long v = 0;
 
     tf->packets = tf->bytes = 0;
@@ -193,21 +149,20 @@ slc_tf_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
     if (n > 5 && memcmp(q, "rows ", 5) == 0) {
         tf->rows = strtoull(q + 5, NULL, 10);
         tf->sent = 0;
-        if (slc_tf_head(s) != SLC_OK) {
+        if (slc_cmd_reply_columns(s, slc_tf_columns, 1) != SLC_OK) {
             return SLC_FILTER_PASS;     /* cannot happen at a reply's start */
         }
         slc_cmd_reply_stream(s, slc_tf_stream, tf);
         return SLC_FILTER_ANSWER;
     }
     if (n >= 3 && memcmp(q, "err", 3) == 0) {
-        (void) slc_cmd_reply(s, p, slc_mysql_err_build(p, sizeof(p), 1105,
-            "HY000", "testfilter: refused"));
+        (void) slc_cmd_reply_err(s, 1105, "HY000", "testfilter: refused");
         return SLC_FILTER_ANSWER;
     }
     if (n >= 4 && memcmp(q, "last", 4) == 0) {
-        (void) slc_tf_head(s);
+        (void) slc_cmd_reply_columns(s, slc_tf_columns, 1);
         (void) slc_tf_row(s, tf->last);
-        (void) slc_tf_eof(s);
+        (void) slc_cmd_reply_end(s);
         return SLC_FILTER_ANSWER;
     }
     if (n > 5 && (memcmp(q, "pause", 5) == 0 || memcmp(q, "hold ", 5) == 0)) {

@@ -146,28 +146,12 @@ slc_ts_replica(slc_session_t *s, slc_ts_ctx_t *ts)
 static int
 slc_ts_answer(slc_session_t *s, const char *text)
 {
-    static const uint8_t def[] = {
-        3, 'd', 'e', 'f', 0, 0, 0, 1, 'v', 0, 0x0c,
-        33, 0, 0, 1, 0, 0, 0xfd, 0, 0, 0, 0, 0
-    };
-    uint8_t  one = 1, row[256], end[16];
-    size_t   n = strlen(text), e;
-    uint8_t *p = slc_mysql_lenenc_int_put(row, n);
+    static const char *const columns[] = { "v" };
+    size_t                   n = strlen(text);
 
-    memcpy(p, text, n);
-    e = slc_mysql_ok_build(end, sizeof(end), 0, 0, slc_cmd_status(s), 0);
-    end[0] = SLC_MYSQL_EOF;
-    if (!(slc_cmd_client_caps(s) & SLC_CLIENT_DEPRECATE_EOF)) {
-        slc_mysql_le_put(end + 1, 0, 2);
-        slc_mysql_le_put(end + 3, slc_cmd_status(s), 2);
-        e = 5;
-    }
-    if (slc_cmd_reply(s, &one, 1) != SLC_OK
-        || slc_cmd_reply(s, def, sizeof(def)) != SLC_OK
-        || (!(slc_cmd_client_caps(s) & SLC_CLIENT_DEPRECATE_EOF)
-            && slc_cmd_reply(s, end, e) != SLC_OK)
-        || slc_cmd_reply(s, row, (size_t) (p - row) + n) != SLC_OK
-        || slc_cmd_reply(s, end, e) != SLC_OK)
+    if (slc_cmd_reply_columns(s, columns, 1) != SLC_OK
+        || slc_cmd_reply_row(s, &text, &n, 1) != SLC_OK
+        || slc_cmd_reply_end(s) != SLC_OK)
     {
         return SLC_ERROR;
     }
@@ -181,7 +165,6 @@ slc_ts_command(slc_session_t *s, const slc_cmd_t *c)
     const char   *q = (const char *) c->payload + 1;
     size_t        n = c->avail > 0 ? c->avail - 1 : 0;
     char          text[128];
-    uint8_t       p[128];
     slc_backend_t *b;
 
     if (c->command != SLC_COM_QUERY) {
@@ -199,8 +182,8 @@ slc_ts_command(slc_session_t *s, const slc_cmd_t *c)
     }
     if (n >= 11 && memcmp(q, "/*replica*/", 11) == 0) {
         if ((b = slc_ts_replica(s, ts)) == NULL) {
-            (void) slc_cmd_reply(s, p, slc_mysql_err_build(p, sizeof(p),
-                SLC_ER_CONNECT_TO_BACKEND, "HY000", "testsplit: no replica"));
+            (void) slc_cmd_reply_err(s, SLC_ER_CONNECT_TO_BACKEND, "HY000",
+                "testsplit: no replica");
             return NULL;
         }
         return b;
