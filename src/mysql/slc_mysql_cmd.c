@@ -19,6 +19,7 @@
 #include "slc_mysql_cmd.h"
 #include "slc_mysql_codec.h"
 #include "slc_mysql_command.h"
+#include "slc_mysql_handover.h"
 #include "slc_mysql_router.h"
 #include "slc_mysql_upstream.h"
 
@@ -321,6 +322,8 @@ slc_cmd_core_done(slc_session_t *s)
         c->target = b;                  /* passed on, rewritten or not */
         c->done_mark = b->track.reply.done;
         c->replied = 0;
+        c->hdr_len = 0;
+        c->left = 0;
         c->state = SLC_CMD_FORWARD;
     } else {
         c->target = NULL;
@@ -424,12 +427,12 @@ slc_cmd_complete(slc_session_t *s)
     if (r->done == c->done_mark) {
         return;                         /* a command without a response */
     }
-    for (unsigned i = 0; i < c->nfilters; i++) {
+    for (unsigned i = 0; i < c->nfilters && s->state == SLC_SS_READY; i++) {
         if (c->filters[i]->done != NULL) {
             c->filters[i]->done(s, c->ctx[i], r, b->track.status);
         }
     }
-    if (b->ops != NULL && b->ops->done != NULL) {
+    if (s->state == SLC_SS_READY && b->ops != NULL && b->ops->done != NULL) {
         b->ops->done(b, r);
     }
 }
@@ -494,8 +497,10 @@ slc_cmd_client(slc_session_t *s)
         slc_buf_put(s->in);             /* drained: idle sessions hold none */
         s->in = NULL;
     }
-    if (c->state == SLC_CMD_IDLE && slc_sessions.closing) {
-        slc_session_idle_check(s);
+    if (c->state == SLC_CMD_IDLE
+        && (slc_sessions.closing || slc_mysql_handover_active()))
+    {
+        slc_session_idle_check(s);      /* at rest: hand it over, or close */
     }
 }
 
@@ -511,7 +516,7 @@ slc_cmd_piece(slc_session_t *s, const uint8_t *p, size_t n, int first)
         .first = first, .last = c->left == 0,
     };
 
-    for (unsigned i = 0; i < c->nfilters; i++) {
+    for (unsigned i = 0; i < c->nfilters && s->state == SLC_SS_READY; i++) {
         if (c->filters[i]->packet != NULL) {
             c->filters[i]->packet(s, c->ctx[i], &pk);
         }
@@ -524,7 +529,7 @@ slc_cmd_packets(slc_session_t *s, const uint8_t *p, size_t len)
 {
     struct slc_cmd_s *c = s->cmd;
 
-    while (len > 0) {
+    while (len > 0 && s->state == SLC_SS_READY) {
         if (c->hdr_len < SLC_MYSQL_HDR_LEN) {
             size_t k = slc_min(len, SLC_MYSQL_HDR_LEN - c->hdr_len);
 
@@ -816,6 +821,8 @@ slc_cmd_start(slc_session_t *s)
     slc_cmd_client(s);
 }
 
+/* The memory stays until the session is freed (after the event batch):
+   a hook that closed the session may be called from a loop over them. */
 void
 slc_cmd_close(slc_session_t *s)
 {
@@ -829,6 +836,18 @@ slc_cmd_close(slc_session_t *s)
         if (c->filters[i]->close != NULL) {
             c->filters[i]->close(s, c->ctx[i]);
         }
+    }
+}
+
+void
+slc_cmd_free(slc_session_t *s)
+{
+    struct slc_cmd_s *c = s->cmd;
+
+    if (c == NULL) {
+        return;
+    }
+    for (unsigned i = 0; c->ctx != NULL && i < c->nfilters; i++) {
         free(c->ctx[i]);
     }
     free(c->ctx);

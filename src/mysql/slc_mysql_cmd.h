@@ -16,8 +16,10 @@ int  slc_cmd_wanted(const slc_mysql_srv_t *srv);
 /* The session is authenticated and its backend ready: enter command mode
    (instead of the router's ready()). */
 void slc_cmd_start(slc_session_t *s);
-/* Close: the filters' close hooks, then free the state. */
+/* Close: the filters' close hooks (session close); free: the memory
+   (session free, after the event batch). */
 void slc_cmd_close(slc_session_t *s);
+void slc_cmd_free(slc_session_t *s);
 /* Where the released client bytes go: the backend of the command in
    flight, NULL when they are dropped (the proxy answered it). */
 slc_backend_t *slc_cmd_target(const slc_session_t *s);

@@ -411,6 +411,7 @@ slc_session_free(void *arg)
 
     free(s->attrs);
     free(s->router_data);
+    slc_cmd_free(s);
     if (s->change_user != NULL) {
         explicit_bzero(s->change_user, sizeof(*s->change_user));
         free(s->change_user);
