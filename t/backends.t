@@ -10,7 +10,9 @@
 # replica connection killed while idle (reopened on next use), one lost
 # with a command in flight (ERR 1927), and one lost in the middle of a
 # response, which ends the session since nothing can be said cleanly.
-# Closing the session closes both backends.
+# A session command goes to both backends, the primary's reply alone to
+# the client; a backend that refuses its copy is dropped, and a command
+# waiting for it gets an ERR.  Closing the session closes both backends.
 
 use strict;
 use warnings;
@@ -83,7 +85,7 @@ mysql {
 EOF
 $t->allow_log(qr/\[error\].*(?:backend failed|connect\(\) to|Connection refused)/);
 $t->run;
-$t->plan(25);
+$t->plan(33);
 
 my $pid = $t->primary_dbh->selectrow_array('SELECT @@server_id');
 my $rid = $t->replica_dbh->selectrow_array('SELECT @@server_id');
@@ -116,7 +118,7 @@ is(replica_conns(), 1, 'one replica connection');
 $dbh->do('SET @where = "primary"');
 is(scalar $dbh->selectrow_array('SELECT @where'), 'primary',
    'the primary backend kept its session state meanwhile');
-like(stats($dbh), qr/ replica=3 opened=1 lost=0$/,
+like(stats($dbh), qr/ replica=3 opened=1 lost=0 copies_failed=0$/,
      'the router heard each replica response complete');
 
 # a pipeline alternating backends: answers in order
@@ -125,17 +127,56 @@ my @got = map { scalar $dbh->selectrow_array($_) }
      'SELECT @@server_id');
 is("@got", "$pid $rid $pid", 'alternating backends answer in order');
 
+# --- a command to every backend ---------------------------------------------
+
+ok($dbh->do('/*all*/ SET @both = 7'), 'a session command to both backends');
+is(scalar $dbh->selectrow_array('SELECT @both'), 7, 'the primary has it');
+is(scalar $dbh->selectrow_array('/*replica*/ SELECT @both'), 7,
+   'the replica too (its copy was answered before this query ran)');
+my $before = stats($dbh);
+# a copy the replica refuses (a table only the primary has: dropped on
+# the replica without binlog); the primary's reply is the client's
+$t->primary_dbh->do('CREATE TABLE IF NOT EXISTS split_only (i INT)');
+$t->wait_for(sub { $t->replica_dbh->selectrow_array(q{SELECT COUNT(*) FROM
+    information_schema.tables WHERE table_name = 'split_only'}) },
+    what => 'the table to replicate');
+$t->replica_dbh->do('SET sql_log_bin = 0');
+$t->replica_dbh->do('DROP TABLE split_only');
+ok($dbh->do('/*all*/ SET @n = (SELECT COUNT(*) FROM split_only)'),
+   'the primary answers the client');
+like(stats($dbh), qr/ copies_failed=1$/,
+     'the router heard the replica refuse its copy');
+ok($t->wait_for(sub { $t->grep_log(qr/replica backend .* lost: it refused/) },
+                what => 'the replica backend to be dropped'),
+   'and dropped that backend');
+is(scalar $dbh->selectrow_array('/*replica*/ SELECT 5'), 5,
+   'the next replica query opens another');
+# IF EXISTS: the replica has none, and replication must not stop on it
+$t->primary_dbh->do('DROP TABLE IF EXISTS split_only');
+my $sql_running = sub {
+    my $st = $t->replica_dbh->selectrow_hashref('SHOW SLAVE STATUS');
+    return $st && $st->{Slave_SQL_Running} eq 'Yes'
+           && $t->replica_dbh->selectrow_array(q{SELECT COUNT(*) = 0 FROM
+                  information_schema.tables WHERE table_name = 'split_only'});
+};
+ok($t->wait_for($sql_running, what => 'replication to go on'),
+   'replication goes on (the sandbox is shared)');
+
 # --- the replica backend fails, the session goes on --------------------------
 
+$c1 = $dbh->selectrow_array('/*replica*/ SELECT CONNECTION_ID()');
+my $lost = () = $t->grep_log(qr/testsplit: replica backend .* lost/);
 $t->replica_dbh->do("KILL CONNECTION $c1");
-ok($t->wait_for(sub { $t->grep_log(qr/testsplit: replica backend .* lost/) },
+ok($t->wait_for(sub { (() = $t->grep_log(
+                    qr/testsplit: replica backend .* lost/)) > $lost },
                 what => 'the router to hear the replica connection go'),
    'a replica connection killed while idle: the router hears it');
 is(scalar $dbh->selectrow_array('SELECT 1'), 1,
    'the session goes on on the primary');
 my $c3 = $dbh->selectrow_array('/*replica*/ SELECT CONNECTION_ID()');
 ok($c3 && $c3 != $c1, 'the next replica query opens a new replica backend');
-like(stats($dbh), qr/ opened=2 lost=1$/, 'opened twice, lost once');
+like(stats($dbh), qr/ opened=3 lost=2 copies_failed=1$/,
+     'opened three times, lost twice');
 
 my $d = $t->dbh(port => $t->port(1));
 ok($d, 'logged in where the replica is unreachable');

@@ -47,6 +47,9 @@ struct slc_cmd_s {
                                            client */
     slc_cmd_stream_pt    stream;
     void                *stream_data;
+    /* backends that get a copy of the command (slc_cmd_also) */
+    slc_backend_t       *also[SLC_CMD_MAX_ALSO];
+    unsigned             nalso;
     int                  verdict;
     slc_posted_t         post;
     /* the response packet being walked for the packet hooks */
@@ -61,6 +64,9 @@ static void slc_cmd_pump(slc_session_t *s, slc_backend_t *b);
 static int  slc_cmd_chain(slc_session_t *s);
 static void slc_cmd_client_read(slc_conn_t *conn);
 static void slc_cmd_unasked(slc_session_t *s, slc_backend_t *b);
+static int  slc_cmd_forward(slc_session_t *s);
+static void slc_cmd_answer_lost(slc_session_t *s, slc_backend_t *b,
+    const char *why, int connecting);
 static void slc_cmd_client_write(slc_conn_t *conn);
 
 int
@@ -208,6 +214,52 @@ slc_cmd_head(const slc_session_t *s, slc_cmd_t *cmd)
     cmd->command = cmd->payload[0];
 }
 
+/*
+ * The command (whole: slc_cmd_also refuses a larger one) goes to the
+ * router's other backends too.  Their responses are read in the
+ * background and dropped (slc_cmd_background); the router hears each
+ * through ops->done, and a later command for such a backend waits until
+ * it is idle again.  A copy that cannot be queued costs the router that
+ * backend (ops->fail), never the session.
+ */
+static int
+slc_cmd_copy(slc_session_t *s, const uint8_t *p, size_t n)
+{
+    struct slc_cmd_s *c = s->cmd;
+
+    for (unsigned i = 0; i < c->nalso; i++) {
+        slc_backend_t *b = c->also[i];
+
+        if (slc_buf_append(&b->out, p, n) != SLC_OK
+            || slc_conn_flush(&b->conn, &b->out) != SLC_OK)
+        {
+            slc_cmd_backend_fail(b, "write failed");
+            if (s->state != SLC_SS_READY) {
+                return SLC_ERROR;
+            }
+            continue;
+        }
+        slc_mysql_track_client(&b->track, p, n);
+        slc_upstream_count_bytes(b->server, 0, n);
+    }
+    c->nalso = 0;
+    return SLC_OK;
+}
+
+int
+slc_cmd_also(slc_session_t *s, slc_backend_t *b)
+{
+    struct slc_cmd_s *c = s->cmd;
+
+    if (s->scan.big || c->nalso == SLC_CMD_MAX_ALSO
+        || b->state != SLC_BS_READY || b == s->backend)
+    {
+        return SLC_ERROR;
+    }
+    c->also[c->nalso++] = b;
+    return SLC_OK;
+}
+
 /* Send the held command's head to the target; the rest follows as the
    scan releases it. */
 static int
@@ -224,6 +276,9 @@ slc_cmd_forward(slc_session_t *s)
     c->discard = 0;
     c->hdr_len = 0;
     c->left = 0;
+    if (slc_cmd_copy(s, s->in->pos, taken) != SLC_OK) {
+        return SLC_ERROR;
+    }
     slc_mysql_track_client(&b->track, s->in->pos, taken);
     s->in_ready = taken;
     slc_mysql_scan_pass(&s->scan, plen, taken);
@@ -251,8 +306,10 @@ slc_cmd_route(slc_session_t *s, const slc_cmd_t *cmd)
         return SLC_OK;
     }
     c->target = b;
-    if (b->state != SLC_BS_READY) {
-        c->state = SLC_CMD_WAIT;        /* slc_cmd_attach goes on */
+    if (b->state != SLC_BS_READY || !slc_mysql_track_idle(&b->track)) {
+        /* logging in (slc_cmd_attach goes on), or still answering a copy
+           of an earlier command (slc_cmd_background goes on) */
+        c->state = SLC_CMD_WAIT;
         return SLC_OK;
     }
     return slc_cmd_forward(s);
@@ -354,6 +411,7 @@ slc_cmd_begin(slc_session_t *s)
     c->target = NULL;
     c->discard = 0;
     c->replied = 0;
+    c->nalso = 0;
     rc = slc_cmd_core(s);
     if (rc != SLC_DONE) {
         return rc;
@@ -655,15 +713,36 @@ slc_cmd_unasked(slc_session_t *s, slc_backend_t *b)
  * unless part of the response had already reached the client: then
  * nothing can be said cleanly, and the session closes.
  */
+/* The command waiting for b, or in flight on it, will not get b's
+   answer: the client gets ERR `code`, and the session goes on. */
+static void
+slc_cmd_answer_lost(slc_session_t *s, slc_backend_t *b, const char *why,
+    int connecting)
+{
+    uint8_t   p[600];
+    char      msg[512];
+    uint16_t  code = connecting ? SLC_ER_CONNECT_TO_BACKEND
+                                : SLC_ER_CONNECTION_KILLED;
+
+    snprintf(msg, sizeof(msg), "%s backend server '%s' (%s)",
+        connecting ? "Can't connect to" : "Lost connection to",
+        b->server->name, why);
+    slc_session_log(s, SLC_LOG_WARN, "answered error %u: %s", code, msg);
+    if (slc_cmd_reply(s, p, slc_mysql_err_build(p, sizeof(p), code,
+                      connecting ? "HY000" : "70100", msg)) != SLC_OK)
+    {
+        slc_session_close(s, SLC_LOG_ERR, "out of memory");
+        return;
+    }
+    slc_cmd_client(s);
+}
+
 void
 slc_cmd_backend_fail(slc_backend_t *b, const char *why)
 {
     slc_session_t    *s = b->session;
     struct slc_cmd_s *c = s->cmd;
-    uint8_t           p[600];
-    char              msg[512];
     int               waiting, replied, connecting;
-    uint16_t          code;
 
     if (c == NULL) {
         b->ops->fail(b, why);
@@ -672,8 +751,8 @@ slc_cmd_backend_fail(slc_backend_t *b, const char *why)
     waiting = c->target == b && (c->state == SLC_CMD_WAIT
                                  || c->state == SLC_CMD_FORWARD);
     replied = c->replied;
-    connecting = c->state == SLC_CMD_WAIT;
-    if (waiting && connecting) {
+    connecting = b->state != SLC_BS_READY;
+    if (waiting && c->state == SLC_CMD_WAIT) {
         slc_cmd_drop(s);                /* never sent */
     } else if (waiting) {
         c->target = NULL;
@@ -691,18 +770,55 @@ slc_cmd_backend_fail(slc_backend_t *b, const char *why)
             "a response");
         return;
     }
-    snprintf(msg, sizeof(msg), "%s backend server '%s' (%s)",
-        connecting ? "Can't connect to" : "Lost connection to",
-        b->server->name, why);
-    code = connecting ? SLC_ER_CONNECT_TO_BACKEND : SLC_ER_CONNECTION_KILLED;
-    slc_session_log(s, SLC_LOG_WARN, "answered error %u: %s", code, msg);
-    if (slc_cmd_reply(s, p, slc_mysql_err_build(p, sizeof(p), code,
-                      connecting ? "HY000" : "70100", msg)) != SLC_OK)
-    {
-        slc_session_close(s, SLC_LOG_ERR, "out of memory");
+    slc_cmd_answer_lost(s, b, why, connecting);
+}
+
+/*
+ * A backend answering a copy of a command (slc_cmd_also): read, follow
+ * and drop; once it is idle the router hears how it went, and a command
+ * waiting for this backend goes on.
+ */
+static void
+slc_cmd_background(slc_session_t *s, slc_backend_t *b)
+{
+    struct slc_cmd_s *c = s->cmd;
+    uint8_t           buf[4096];
+    ssize_t           n;
+
+    while (b->conn.readable && !slc_mysql_track_idle(&b->track)) {
+        n = slc_conn_read(&b->conn, buf, sizeof(buf));
+        if (n < 0 || b->conn.eof) {
+            slc_cmd_backend_fail(b, "closed connection");
+            return;
+        }
+        slc_mysql_track_server(&b->track, buf, (size_t) n);
+        slc_upstream_count_bytes(b->server, (size_t) n, 0);
+    }
+    if (!slc_mysql_track_idle(&b->track)) {
         return;
     }
-    slc_cmd_client(s);
+    if (b->ops != NULL && b->ops->done != NULL) {
+        b->ops->done(b, &b->track.reply);
+        if (s->state != SLC_SS_READY) {
+            return;
+        }
+    }
+    if (b->conn.closed) {
+        /* the router dropped it (its copy failed): a command waiting for
+           it gets the ERR it would have got had b died */
+        if (c->state == SLC_CMD_WAIT && c->target == b) {
+            slc_cmd_drop(s);
+            slc_cmd_answer_lost(s, b, "dropped by the router", 0);
+        }
+        return;
+    }
+    if (c->state == SLC_CMD_WAIT && c->target == b) {
+        if (slc_cmd_forward(s) == SLC_OK) {
+            slc_cmd_client(s);
+        }
+    } else if (b->conn.readable) {
+        slc_cmd_unasked(s, b);          /* more than it was asked */
+    }
 }
 
 static void
@@ -714,11 +830,13 @@ slc_cmd_backend_read(slc_conn_t *conn)
     if (s->state != SLC_SS_READY) {
         return;
     }
-    if (s->cmd->target != b || s->cmd->state != SLC_CMD_FORWARD) {
+    if (s->cmd->target == b && s->cmd->state == SLC_CMD_FORWARD) {
+        slc_cmd_pump(s, b);
+    } else if (!slc_mysql_track_idle(&b->track)) {
+        slc_cmd_background(s, b);
+    } else {
         slc_cmd_unasked(s, b);
-        return;
     }
-    slc_cmd_pump(s, b);
 }
 
 static void
@@ -726,9 +844,14 @@ slc_cmd_backend_write(slc_conn_t *conn)
 {
     slc_backend_t *b = conn->data;
 
-    if (b->session->state == SLC_SS_READY) {
-        slc_cmd_client(b->session);
+    if (b->session->state != SLC_SS_READY) {
+        return;
     }
+    if (b->out != NULL && slc_conn_flush(&b->conn, &b->out) != SLC_OK) {
+        slc_cmd_backend_fail(b, "write failed");   /* a copy's backend */
+        return;
+    }
+    slc_cmd_client(b->session);
 }
 
 static void

@@ -46,6 +46,8 @@ typedef struct {
 #define SLC_FILTER_ANSWER   1   /* the filter answered (slc_cmd_reply*) */
 #define SLC_FILTER_PAUSE    2   /* wait for slc_filter_resume() */
 
+typedef struct slc_backend_s  slc_backend_t;
+
 typedef struct slc_filter_s {
     /* per session context, allocated zeroed by the core when the
        session enters command mode, freed after `close` */
@@ -64,6 +66,19 @@ typedef struct slc_filter_s {
 
 /* The filter of a `filters` entry: its module's `filter` table. */
 #define slc_filter_of(module)  ((const slc_filter_t *) (module)->filter)
+
+/*
+ * For a router's command hook: the command goes to `b` too (session
+ * state: SET, USE, PREPARE on every backend), besides the backend the
+ * hook returns, whose reply alone reaches the client.  b must be another
+ * logged-in backend of the session's, and the command one that fits a
+ * buffer; SLC_ERROR otherwise.  b's reply is read in the background and
+ * dropped; the router hears it through b's ops->done (an ERR there: the
+ * router decides, typically dropping b), and a later command for b waits
+ * until b has answered.
+ */
+#define SLC_CMD_MAX_ALSO  4
+int  slc_cmd_also(slc_session_t *s, slc_backend_t *b);
 
 /*
  * A paused command goes on: `verdict` as the `command` hook would have

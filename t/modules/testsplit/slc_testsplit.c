@@ -4,7 +4,10 @@
  * with the comment "/ *replica* /" (without the blanks) goes to a replica
  * backend that the router opens on first use (auth local), and when that
  * backend fails the router drops it, and the session goes on: the next
- * such query opens another.  "/ *split:stats* /" is answered by the
+ * such query opens another.  "/ *all* /" goes to the primary, whose
+ * reply is the client's, and a copy to the replica backend if one is
+ * open (session state: SET); a copy the replica refuses costs the
+ * session its replica backend.  "/ *split:stats* /" is answered by the
  * router itself: responses completed per backend, and replica backends
  * opened and lost.
  */
@@ -22,6 +25,8 @@ typedef struct {
     slc_backend_t  *replica;
     uint64_t        done_primary, done_replica;
     unsigned        opened, lost;
+    unsigned        copies;     /* copies sent to the replica, unanswered */
+    unsigned        copies_failed;
 } slc_ts_ctx_t;
 
 static int  slc_ts_check(slc_mysql_srv_t *srv, char *err, size_t errlen);
@@ -119,8 +124,15 @@ slc_ts_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r)
 {
     slc_ts_ctx_t *ts = b->session->router_data;
 
-    (void) r;
     ts->done_replica++;
+    if (ts->copies == 0) {
+        return;
+    }
+    ts->copies--;                       /* answered in order */
+    if (r->first == SLC_MYSQL_ERR) {
+        ts->copies_failed++;
+        slc_ts_replica_fail(b, "it refused a copy of a session command");
+    }
 }
 
 static slc_backend_t *
@@ -173,8 +185,9 @@ slc_ts_command(slc_session_t *s, const slc_cmd_t *c)
     }
     if (n >= 15 && memcmp(q, "/*split:stats*/", 15) == 0) {
         snprintf(text, sizeof(text), "primary=%llu replica=%llu opened=%u "
-            "lost=%u", (unsigned long long) ts->done_primary,
-            (unsigned long long) ts->done_replica, ts->opened, ts->lost);
+            "lost=%u copies_failed=%u", (unsigned long long) ts->done_primary,
+            (unsigned long long) ts->done_replica, ts->opened, ts->lost,
+            ts->copies_failed);
         if (slc_ts_answer(s, text) != SLC_OK) {
             slc_session_close(s, SLC_LOG_ERR, "testsplit: answer failed");
         }
@@ -187,6 +200,11 @@ slc_ts_command(slc_session_t *s, const slc_cmd_t *c)
             return NULL;
         }
         return b;
+    }
+    if (n >= 7 && memcmp(q, "/*all*/", 7) == 0 && ts->replica != NULL
+        && slc_cmd_also(s, ts->replica) == SLC_OK)
+    {
+        ts->copies++;
     }
     ts->done_primary++;             /* counted when sent: no done hook */
     return s->backend;
