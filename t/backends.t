@@ -85,7 +85,7 @@ mysql {
 EOF
 $t->allow_log(qr/\[error\].*(?:backend failed|connect\(\) to|Connection refused)/);
 $t->run;
-$t->plan(33);
+$t->plan(39);
 
 my $pid = $t->primary_dbh->selectrow_array('SELECT @@server_id');
 my $rid = $t->replica_dbh->selectrow_array('SELECT @@server_id');
@@ -197,6 +197,24 @@ ok($t->wait_for(sub { $t->grep_log(
         qr/backend failed in the middle of a response/) },
         what => 'the session to close'),
    'that ends the session: nothing can be said cleanly');
+
+# --- a reload hands the session over with both backends ------------------
+
+my $rc = $dbh->selectrow_array('/*replica*/ SELECT CONNECTION_ID()');
+my $pc = $dbh->selectrow_array('SELECT CONNECTION_ID()');
+$dbh->do('/*all*/ SET @carried = 9');
+my ($old) = $t->worker_pids;
+ok($t->reload, 'reload');
+ok($t->wait_for(sub { !kill(0, $old) }, what => 'the old worker to go'),
+   'the old worker handed its sessions over and exited');
+is(scalar $dbh->selectrow_array('SELECT CONNECTION_ID()'), $pc,
+   'after the reload: the same primary connection');
+is(scalar $dbh->selectrow_array('/*replica*/ SELECT CONNECTION_ID()'), $rc,
+   'and the same replica connection: it came along');
+is(scalar $dbh->selectrow_array('/*replica*/ SELECT @carried'), 9,
+   'with its session state');
+like(stats($dbh), qr/ opened=1 lost=0 /,
+     'the new worker\'s router took it as its replica backend');
 
 # --- closing ---------------------------------------------------------------
 

@@ -34,7 +34,8 @@ static int  slc_readconn_check(slc_mysql_srv_t *srv, char *err,
     size_t errlen);
 static void slc_readconn_start(slc_session_t *s);
 static void slc_readconn_ready(slc_session_t *s);
-static const char *slc_readconn_adopt(slc_session_t *s);
+static const char *slc_readconn_adopt(slc_session_t *s,
+    slc_backend_t **extra, const uint8_t *tags, unsigned n);
 
 static const slc_conf_enum_t slc_readconn_roles_conf[] = {
     { "primary", SLC_ROLE_PRIMARY },
@@ -364,8 +365,12 @@ slc_readconn_ready(slc_session_t *s)
 /* A session a reload handed over: go on forwarding, if readconn_role
    still admits its server. */
 static const char *
-slc_readconn_adopt(slc_session_t *s)
+slc_readconn_adopt(slc_session_t *s, slc_backend_t **extra,
+    const uint8_t *tags, unsigned n)
 {
+    (void) extra;                   /* readconn has none: n is 0 */
+    (void) tags;
+    (void) n;
     if (!(s->backend->server->role & slc_readconn_roles(s->srv))) {
         return "backend server no longer admitted by readconn_role after "
                "reload";

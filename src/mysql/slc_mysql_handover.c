@@ -40,15 +40,31 @@ slc_handover_key(const slc_upstream_server_t *us, char *key, size_t n)
     snprintf(key, n, "%s/%s", us->upstream->name.data, us->name);
 }
 
-size_t
-slc_mysql_handover_encode(const slc_session_t *s, unsigned proc,
-    uint8_t *buf, size_t cap)
+static void
+slc_handover_backend_encode(const slc_backend_t *b, uint8_t tag,
+    slc_handover_backend_t *e)
 {
-    const slc_backend_t *b = s->backend;
+    *e = (slc_handover_backend_t) {
+        .status = b->status, .caps = b->caps,
+        .mariadb_caps = b->mariadb_caps, .thread_id = b->thread_id,
+        .track_caps = b->track.caps,
+        .track_mariadb_caps = b->track.mariadb_caps,
+        .track_status = b->track.status, .tag = tag,
+    };
+    memcpy(e->scramble, b->scramble, sizeof(e->scramble));
+    slc_handover_key(b->server, e->server, sizeof(e->server));
+}
+
+size_t
+slc_mysql_handover_encode(const slc_session_t *s, slc_backend_t *const *b,
+    const uint8_t *tags, unsigned n, unsigned proc, uint8_t *buf, size_t cap)
+{
     slc_handover_msg_t   m;
     size_t               size = sizeof(m) + s->attrs_len;
 
-    if (b == NULL || size > cap || size > UINT32_MAX) {
+    if (s->backend == NULL || n > SLC_HANDOVER_EXTRA || size > cap
+        || size > UINT32_MAX)
+    {
         return 0;
     }
     memset(&m, 0, sizeof(m));
@@ -61,11 +77,7 @@ slc_mysql_handover_encode(const slc_session_t *s, unsigned proc,
         .has_db = (uint8_t) (s->has_db != 0),
         .with_password = (uint8_t) (s->with_password != 0),
         .cu_failures = (uint8_t) s->cu_failures,
-        .track_caps = b->track.caps,
-        .track_mariadb_caps = b->track.mariadb_caps,
-        .track_status = b->track.status,
-        .b_status = b->status, .b_caps = b->caps,
-        .b_mariadb_caps = b->mariadb_caps, .b_thread_id = b->thread_id,
+        .nextra = n,
     };
     memcpy(m.scramble, s->scramble, sizeof(m.scramble));
     memcpy(m.stage1, s->stage1, sizeof(m.stage1));
@@ -73,14 +85,29 @@ slc_mysql_handover_encode(const slc_session_t *s, unsigned proc,
     strlcpy(m.db, s->db, sizeof(m.db));
     strlcpy(m.peer, s->peer, sizeof(m.peer));
     strlcpy(m.host, s->host, sizeof(m.host));
-    memcpy(m.b_scramble, b->scramble, sizeof(m.b_scramble));
-    slc_handover_key(b->server, m.server, sizeof(m.server));
+    slc_handover_backend_encode(s->backend, 0, &m.own);
+    for (unsigned i = 0; i < n; i++) {
+        slc_handover_backend_encode(b[i], tags[i], &m.extra[i]);
+    }
     memcpy(buf, &m, sizeof(m));
     if (s->attrs_len > 0) {
         memcpy(buf + sizeof(m), s->attrs, s->attrs_len);
     }
     explicit_bzero(&m, sizeof(m));
     return size;
+}
+
+static int
+slc_handover_extra_strings_ok(const slc_handover_msg_t *m)
+{
+    for (unsigned i = 0; i < SLC_HANDOVER_EXTRA; i++) {
+        if (memchr(m->extra[i].server, '\0', sizeof(m->extra[i].server))
+            == NULL)
+        {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* Every string of the message ends within its field. */
@@ -91,7 +118,8 @@ slc_handover_strings_ok(const slc_handover_msg_t *m)
            && memchr(m->db, '\0', sizeof(m->db)) != NULL
            && memchr(m->peer, '\0', sizeof(m->peer)) != NULL
            && memchr(m->host, '\0', sizeof(m->host)) != NULL
-           && memchr(m->server, '\0', sizeof(m->server)) != NULL;
+           && memchr(m->own.server, '\0', sizeof(m->own.server)) != NULL
+           && slc_handover_extra_strings_ok(m);
 }
 
 int
@@ -108,6 +136,8 @@ slc_mysql_handover_decode(const uint8_t *p, size_t len,
         *err = "not a session of this version";
     } else if (m->size != len || m->attrs_len != len - sizeof(*m)) {
         *err = "message size does not match";
+    } else if (m->nextra > SLC_HANDOVER_EXTRA) {
+        *err = "too many backends";
     } else if (!slc_handover_strings_ok(m)) {
         *err = "unterminated string";
     } else if (m->id < SLC_REGISTRY_ID_BASE || m->id > UINT32_MAX) {
@@ -120,21 +150,47 @@ slc_mysql_handover_decode(const uint8_t *p, size_t len,
     return SLC_ERROR;
 }
 
+/* A backend idle, outside a transaction, nothing buffered. */
+static int
+slc_handover_backend_at_rest(const slc_backend_t *b)
+{
+    return b->state == SLC_BS_READY && !b->conn.closed
+           && slc_mysql_track_idle(&b->track)
+           && !slc_mysql_track_in_trans(&b->track)
+           && !slc_mysql_track_quit_sent(&b->track)
+           && b->in == NULL && b->out == NULL;
+}
+
+/* The router's other backends of s, all at rest: how many (in b[] with
+   their tags), or -1 when one is not at rest. */
+static int
+slc_handover_extra(slc_session_t *s, slc_backend_t **b, uint8_t *tags)
+{
+    const slc_router_t *r = slc_mysql_srv_router(s->srv);
+    int                 n;
+
+    if (r->extra == NULL) {
+        return 0;
+    }
+    n = r->extra(s, b, tags, SLC_HANDOVER_EXTRA);
+    for (int i = 0; i < n; i++) {
+        if (!slc_handover_backend_at_rest(b[i])) {
+            return -1;
+        }
+    }
+    return n;
+}
+
 int
 slc_mysql_handover_at_rest(const slc_session_t *s)
 {
     const slc_backend_t *b = s->backend;
 
-    return s->state == SLC_SS_READY && b != NULL
-           && b->state == SLC_BS_READY && b->ops == NULL
-           && !b->conn.closed && !s->client.closed
-           && slc_mysql_track_idle(&b->track)
-           && !slc_mysql_track_in_trans(&b->track)
-           && !slc_mysql_track_quit_sent(&b->track)
+    return s->state == SLC_SS_READY && b != NULL && b->ops == NULL
+           && !s->client.closed && slc_handover_backend_at_rest(b)
            && slc_cmd_at_rest(s)
            && !s->held && !s->paused && s->change_user == NULL
            && s->kill == NULL && s->in == NULL && s->out == NULL
-           && b->in == NULL && b->out == NULL
            && s->scan.left == 0 && !s->scan.more;
 }
 
@@ -161,11 +217,17 @@ slc_handover_forget(slc_conn_t *c)
 }
 
 static int
-slc_handover_send(slc_session_t *s, size_t n)
+slc_handover_send(slc_session_t *s, size_t n, slc_backend_t *const *extra,
+    unsigned nextra)
 {
     slc_registry_t *r = slc_mysql_conf(s->cycle)->registry_zone->addr;
-    int             fds[2] = { s->client.fd, s->backend->conn.fd };
+    int             fds[2 + SLC_HANDOVER_EXTRA] = { s->client.fd,
+                                                     s->backend->conn.fd };
     int             rc;
+
+    for (unsigned i = 0; i < nextra; i++) {
+        fds[2 + i] = extra[i]->conn.fd;
+    }
 
     /* the new worker claims the id: free it first (KILL misses it only
        while the message is in flight) */
@@ -173,7 +235,7 @@ slc_handover_send(slc_session_t *s, size_t n)
         slc_registry_del(r, (uint32_t) s->id);
     }
     rc = slc_channel_send(slc_worker_slot, &slc_mysql_module,
-        slc_handover_buf, n, fds, 2);
+        slc_handover_buf, n, fds, 2 + nextra);
     if (rc != SLC_OK && s->registered
         && slc_registry_claim(r, slc_worker_proc, (uint32_t) s->id)
            == SLC_OK)
@@ -192,8 +254,11 @@ slc_handover_send(slc_session_t *s, size_t n)
 int
 slc_mysql_handover_session(slc_session_t *s)
 {
-    size_t n;
-    int    rc;
+    slc_backend_t *extra[SLC_HANDOVER_EXTRA];
+    uint8_t        tags[SLC_HANDOVER_EXTRA];
+    int            nextra;
+    size_t         n;
+    int            rc;
 
     if (s->no_handover) {
         return SLC_ERROR;
@@ -202,15 +267,19 @@ slc_mysql_handover_session(slc_session_t *s)
         s->no_handover = 1;
         return SLC_ERROR;
     }
-    n = slc_mysql_handover_encode(s, slc_worker_proc, slc_handover_buf,
-        sizeof(slc_handover_buf));
+    nextra = slc_handover_extra(s, extra, tags);
+    if (nextra < 0) {
+        return SLC_AGAIN;               /* one of them is busy: later */
+    }
+    n = slc_mysql_handover_encode(s, extra, tags, (unsigned) nextra,
+        slc_worker_proc, slc_handover_buf, sizeof(slc_handover_buf));
     if (n == 0) {
         s->no_handover = 1;
         slc_session_log(s, SLC_LOG_INFO, "cannot be handed over: connect "
             "attributes too long");
         return SLC_ERROR;
     }
-    rc = slc_handover_send(s, n);
+    rc = slc_handover_send(s, n, extra, (unsigned) nextra);
     explicit_bzero(slc_handover_buf, n);
     if (rc == SLC_AGAIN) {
         slc_handover_retry_later();
@@ -222,6 +291,9 @@ slc_mysql_handover_session(slc_session_t *s)
     }
     slc_handover_forget(&s->client);
     slc_handover_forget(&s->backend->conn);
+    for (int i = 0; i < nextra; i++) {
+        slc_handover_forget(&extra[i]->conn);   /* the router closes it */
+    }
     s->registered = 0;
     /* gives the backend's connection slot back: the new worker takes one */
     slc_session_close(s, SLC_LOG_INFO, "handed over to the new worker");
@@ -394,9 +466,10 @@ slc_handover_refuse(const slc_handover_msg_t *m, int *fds, const char *why)
     slc_log_escape(euser, sizeof(euser), m->user, strlen(m->user), 1);
     slc_log(SLC_LOG_INFO, "*%llu closed at a safe point: %s, client: %s, "
         "user: \"%s\", backend: %s", (unsigned long long) m->id, why,
-        m->peer, euser, m->server);
-    close(fds[0]);
-    close(fds[1]);
+        m->peer, euser, m->own.server);
+    for (unsigned i = 0; i < 2 + m->nextra; i++) {
+        close(fds[i]);
+    }
 }
 
 static void
@@ -421,7 +494,7 @@ slc_handover_fill(slc_session_t *s, const slc_handover_msg_t *m)
 /* The backend connection, logged in: it takes a slot on its server. */
 static slc_backend_t *
 slc_handover_backend(slc_session_t *s, slc_upstream_server_t *us, int fd,
-    const slc_handover_msg_t *m)
+    const slc_handover_backend_t *m)
 {
     slc_backend_t *b = calloc(1, sizeof(*b));
 
@@ -433,11 +506,11 @@ slc_handover_backend(slc_session_t *s, slc_upstream_server_t *us, int fd,
     b->session = s;
     b->server = us;
     b->state = SLC_BS_READY;
-    b->caps = m->b_caps;
-    b->mariadb_caps = m->b_mariadb_caps;
-    b->status = m->b_status;
-    b->thread_id = m->b_thread_id;
-    memcpy(b->scramble, m->b_scramble, sizeof(b->scramble));
+    b->caps = m->caps;
+    b->mariadb_caps = m->mariadb_caps;
+    b->status = m->status;
+    b->thread_id = m->thread_id;
+    memcpy(b->scramble, m->scramble, sizeof(b->scramble));
     slc_mysql_track_init(&b->track, m->track_caps, m->track_status);
     slc_mysql_track_set_mariadb_caps(&b->track, m->track_mariadb_caps);
     slc_upstream_take(us);
@@ -463,13 +536,16 @@ slc_handover_register(slc_session_t *s)
         s->backend->thread_id);
 }
 
+static void slc_handover_adopt_extra(slc_session_t *s,
+    const slc_handover_msg_t *m, int *fds);
+
 static void
 slc_handover_adopt(const slc_handover_msg_t *m, const uint8_t *attrs,
     int *fds)
 {
     slc_mysql_srv_t       *srv = slc_handover_find_srv(fds[0]);
     slc_upstream_server_t *us = srv != NULL
-        ? slc_handover_find_server(srv->upstream, m->server) : NULL;
+        ? slc_handover_find_server(srv->upstream, m->own.server) : NULL;
     const char            *why = slc_handover_refusal(srv, us, m);
     slc_session_t         *s;
 
@@ -483,7 +559,7 @@ slc_handover_adopt(const slc_handover_msg_t *m, const uint8_t *attrs,
         return;
     }
     slc_handover_fill(s, m);
-    s->backend = slc_handover_backend(s, us, fds[1], m);
+    s->backend = slc_handover_backend(s, us, fds[1], &m->own);
     if (s->backend == NULL) {
         close(fds[1]);
         slc_session_close(s, SLC_LOG_ERR, "out of memory");
@@ -507,8 +583,49 @@ slc_handover_adopt(const slc_handover_msg_t *m, const uint8_t *attrs,
     slc_session_arm_idle(s);
     slc_session_log(s, SLC_LOG_INFO, "handed over by process index %u",
         m->proc);
-    why = slc_mysql_srv_router(srv)->adopt(s);
+    slc_handover_adopt_extra(s, m, fds + 2);
+}
+
+/*
+ * The router's other backends go to its adopt hook with the session; one
+ * whose server the reload removed is closed here (the router may open
+ * another later).  Refused, the session closes with them.
+ */
+static void
+slc_handover_adopt_extra(slc_session_t *s, const slc_handover_msg_t *m,
+    int *fds)
+{
+    slc_backend_t *extra[SLC_HANDOVER_EXTRA];
+    uint8_t        tags[SLC_HANDOVER_EXTRA];
+    unsigned       n = 0;
+    const char    *why;
+
+    for (unsigned i = 0; i < m->nextra; i++) {
+        slc_upstream_server_t *us = slc_handover_find_server(
+            s->srv->upstream, m->extra[i].server);
+        slc_backend_t         *b = us != NULL
+            ? slc_handover_backend(s, us, fds[i], &m->extra[i]) : NULL;
+
+        if (b == NULL || slc_conn_register(slc_loop, &b->conn) != SLC_OK) {
+            slc_session_log(s, SLC_LOG_INFO, "a backend of its router's "
+                "(%s) did not come along: %s", m->extra[i].server,
+                us == NULL ? "removed by reload" : "out of memory");
+            if (b != NULL) {
+                slc_backend_close(b);
+            } else {
+                close(fds[i]);
+            }
+            continue;
+        }
+        b->conn.readable = b->conn.writable = 1;
+        tags[n] = m->extra[i].tag;
+        extra[n++] = b;
+    }
+    why = slc_mysql_srv_router(s->srv)->adopt(s, extra, tags, n);
     if (why != NULL) {
+        for (unsigned i = 0; i < n; i++) {
+            slc_backend_close(extra[i]);
+        }
         slc_session_close(s, SLC_LOG_INFO, why);
     }
 }
@@ -519,12 +636,14 @@ slc_mysql_handover_recv(int *fds, unsigned nfds, const uint8_t *msg,
 {
     slc_handover_msg_t  m;
     const uint8_t      *attrs = NULL;
-    const char         *err = "descriptors missing";
+    const char         *err = NULL;
+    int                 ok;
 
-    if (nfds != 2
-        || slc_mysql_handover_decode(msg, len, &m, &attrs, &err) != SLC_OK)
-    {
-        slc_log(SLC_LOG_ALERT, "bad session handed over: %s", err);
+    ok = slc_mysql_handover_decode(msg, len, &m, &attrs, &err) == SLC_OK;
+    if (!ok || nfds != 2 + m.nextra) {
+        slc_log(SLC_LOG_ALERT, "bad session handed over: %s",
+            ok ? "descriptors missing" : err);
+        explicit_bzero(&m, sizeof(m));
         for (unsigned i = 0; i < nfds; i++) {
             close(fds[i]);
         }

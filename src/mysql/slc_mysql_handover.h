@@ -22,8 +22,27 @@
  */
 
 #define SLC_HANDOVER_MAGIC    0x534c484fu      /* "SLHO" */
-#define SLC_HANDOVER_VERSION  1
+#define SLC_HANDOVER_VERSION  2
 #define SLC_HANDOVER_KEY      160             /* slc_server_stats_t.key */
+/* a router's backends besides the session's own: the channel carries
+   SLC_CHANNEL_MAX_FDS descriptors, the client's and the own backend's
+   first */
+#define SLC_HANDOVER_EXTRA    2
+
+/* A backend connection, logged in and idle. */
+typedef struct {
+    uint16_t   status;
+    uint32_t   caps;
+    uint32_t   mariadb_caps;
+    uint32_t   thread_id;
+    uint8_t    scramble[SLC_MYSQL_SCRAMBLE_LEN];
+    /* its response tracker (idle: only what outlives a command) */
+    uint32_t   track_caps;
+    uint32_t   track_mariadb_caps;
+    uint16_t   track_status;
+    uint8_t    tag;                        /* the router's (extra ones) */
+    char       server[SLC_HANDOVER_KEY];   /* "upstream/address" */
+} slc_handover_backend_t;
 
 typedef struct {
     uint32_t   magic;
@@ -49,26 +68,19 @@ typedef struct {
     char       peer[64];
     char       host[48];
 
-    /* the response tracker (idle: only what outlives a command) */
-    uint32_t   track_caps;
-    uint32_t   track_mariadb_caps;
-    uint16_t   track_status;
-
-    /* the backend connection, logged in */
-    uint16_t   b_status;
-    uint32_t   b_caps;
-    uint32_t   b_mariadb_caps;
-    uint32_t   b_thread_id;
-    uint8_t    b_scramble[SLC_MYSQL_SCRAMBLE_LEN];
-    char       server[SLC_HANDOVER_KEY];   /* "upstream/address" */
+    slc_handover_backend_t  own;        /* s->backend */
+    uint32_t                nextra;     /* the router's others */
+    slc_handover_backend_t  extra[SLC_HANDOVER_EXTRA];
 } slc_handover_msg_t;
 
 /*
- * Encode session s (with its backend) into buf: the message's size, or 0
- * when it does not fit in `cap`.  Decode checks what arrived: SLC_OK with
+ * Encode session s (with its backend and the `n` extra backends b[] of its
+ * router, tagged by tags[]) into buf: the message's size, or 0 when it
+ * does not fit in `cap`.  Decode checks what arrived: SLC_OK with
  * *m filled and *attrs pointing into p, or SLC_ERROR with *err.
  */
-size_t slc_mysql_handover_encode(const slc_session_t *s, unsigned proc,
+size_t slc_mysql_handover_encode(const slc_session_t *s,
+    slc_backend_t *const *b, const uint8_t *tags, unsigned n, unsigned proc,
     uint8_t *buf, size_t cap);
 int    slc_mysql_handover_decode(const uint8_t *p, size_t len,
     slc_handover_msg_t *m, const uint8_t **attrs, const char **err);

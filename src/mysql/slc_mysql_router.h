@@ -45,12 +45,27 @@ struct slc_router_s {
     /*
      * A session handed over on reload by an old worker
      * (slc_mysql_handover.c): logged in, at rest, its backend s->backend
-     * on a server of s->srv's upstream.  Resume forwarding, or return
-     * why this server block no longer takes it (the caller closes it: at
-     * rest, that is a safe point).  NULL: the router takes none, and its
-     * sessions stay with the old worker.
+     * on a server of s->srv's upstream, and `n` more backends of the
+     * router's (the `extra` hook of the old worker's router named them,
+     * with its tags; logged in, idle, no ops yet).  Resume forwarding and
+     * take the extra backends (set their ops, slc_cmd_attach), or return
+     * why this server block no longer takes the session (the caller
+     * closes it and the extra backends: at rest, that is a safe point).
+     * NULL hook: the router takes none, and its sessions stay with the
+     * old worker.
      */
-    const char *(*adopt)(slc_session_t *s);
+    const char *(*adopt)(slc_session_t *s, slc_backend_t **extra,
+                         const uint8_t *tags, unsigned n);
+    /*
+     * The sending side: the router's backends of s besides s->backend
+     * that go along with it (at most `max`, with a tag each for adopt),
+     * and how many.  The core hands the session over only when every one
+     * of them is idle, and takes them out of this worker; the router's
+     * `close` then closes what it holds (their sockets already gone).
+     * NULL: the router has no other backend.
+     */
+    int   (*extra)(slc_session_t *s, slc_backend_t **b, uint8_t *tags,
+                   unsigned max);
 };
 
 /* The router of a server {} block: its module's `router` table, which

@@ -27,6 +27,14 @@ static slc_mysql_srv_t        slc_test_srv;
 static slc_backend_t          slc_test_b;
 static slc_session_t          slc_test_s;
 static uint8_t                slc_test_attrs[] = "\x03_os\x05Linux";
+static slc_upstream_server_t  slc_test_us2;
+static slc_backend_t          slc_test_b2;
+static slc_backend_t         *slc_test_extra[SLC_HANDOVER_EXTRA + 1] = {
+    &slc_test_b2, &slc_test_b2, &slc_test_b2
+};
+static uint8_t                slc_test_tags[SLC_HANDOVER_EXTRA + 1] = {
+    5, 6, 7
+};
 
 static slc_session_t *
 slc_test_session(void)
@@ -44,6 +52,11 @@ slc_test_session(void)
     slc_test_b.status = 0x0002;
     slc_test_b.thread_id = 77;
     memset(slc_test_b.scramble, 'b', sizeof(slc_test_b.scramble));
+    slc_test_us2 = slc_test_us;
+    strlcpy(slc_test_us2.name, "127.0.0.1:3307", sizeof(slc_test_us2.name));
+    slc_test_b2 = slc_test_b;
+    slc_test_b2.server = &slc_test_us2;
+    slc_test_b2.thread_id = 88;
     memset(s, 0, sizeof(*s));
     s->id = SLC_REGISTRY_ID_BASE + 5;
     s->srv = &slc_test_srv;
@@ -70,6 +83,7 @@ slc_test_session(void)
 
 static uint8_t  slc_test_buf[4096];
 
+
 START_TEST(test_round_trip)
 {
     slc_session_t       *s = slc_test_session();
@@ -78,7 +92,8 @@ START_TEST(test_round_trip)
     const char          *err = NULL;
     size_t               n;
 
-    n = slc_mysql_handover_encode(s, 3, slc_test_buf, sizeof(slc_test_buf));
+    n = slc_mysql_handover_encode(s, slc_test_extra, slc_test_tags, 1, 3,
+        slc_test_buf, sizeof(slc_test_buf));
     ck_assert_uint_eq(n, sizeof(m) + s->attrs_len);
     ck_assert_int_eq(slc_mysql_handover_decode(slc_test_buf, n, &m, &attrs,
                                                &err), SLC_OK);
@@ -98,17 +113,22 @@ START_TEST(test_round_trip)
     ck_assert_str_eq(m.db, "test");
     ck_assert_str_eq(m.peer, "127.0.0.1:5000");
     ck_assert_str_eq(m.host, "127.0.0.1");
-    ck_assert_uint_eq(m.track_caps, 0x81234);
-    ck_assert_uint_eq(m.track_mariadb_caps, 0x1c);
-    ck_assert_uint_eq(m.track_status, 0x0002);
-    ck_assert_uint_eq(m.b_caps, 0x81234);
-    ck_assert_uint_eq(m.b_mariadb_caps, 0x1c);
-    ck_assert_uint_eq(m.b_status, 0x0002);
-    ck_assert_uint_eq(m.b_thread_id, 77);
-    ck_assert_mem_eq(m.b_scramble, slc_test_b.scramble,
-        sizeof(m.b_scramble));
+    ck_assert_uint_eq(m.own.track_caps, 0x81234);
+    ck_assert_uint_eq(m.own.track_mariadb_caps, 0x1c);
+    ck_assert_uint_eq(m.own.track_status, 0x0002);
+    ck_assert_uint_eq(m.own.caps, 0x81234);
+    ck_assert_uint_eq(m.own.mariadb_caps, 0x1c);
+    ck_assert_uint_eq(m.own.status, 0x0002);
+    ck_assert_uint_eq(m.own.thread_id, 77);
+    ck_assert_mem_eq(m.own.scramble, slc_test_b.scramble,
+        sizeof(m.own.scramble));
     /* the key the stats zone uses: "upstream/address" */
-    ck_assert_str_eq(m.server, "cluster/127.0.0.1:3306");
+    ck_assert_str_eq(m.own.server, "cluster/127.0.0.1:3306");
+    /* the router's other backend, with its tag */
+    ck_assert_uint_eq(m.nextra, 1);
+    ck_assert_uint_eq(m.extra[0].thread_id, 88);
+    ck_assert_uint_eq(m.extra[0].tag, 5);
+    ck_assert_str_eq(m.extra[0].server, "cluster/127.0.0.1:3307");
     ck_assert_uint_eq(m.attrs_len, s->attrs_len);
     ck_assert_ptr_eq(attrs, slc_test_buf + sizeof(m));
     ck_assert_mem_eq(attrs, slc_test_attrs, s->attrs_len);
@@ -126,16 +146,23 @@ START_TEST(test_no_attrs_no_backend)
 
     s->attrs = NULL;
     s->attrs_len = 0;
-    n = slc_mysql_handover_encode(s, 0, slc_test_buf, sizeof(slc_test_buf));
+    n = slc_mysql_handover_encode(s, NULL, NULL, 0, 0, slc_test_buf,
+        sizeof(slc_test_buf));
     ck_assert_uint_eq(n, sizeof(m));
     ck_assert_int_eq(slc_mysql_handover_decode(slc_test_buf, n, &m, &attrs,
                                                &err), SLC_OK);
     ck_assert_ptr_null(attrs);
     /* too small a buffer, or no backend: nothing to send */
-    ck_assert_uint_eq(slc_mysql_handover_encode(s, 0, slc_test_buf,
-                                                sizeof(m) - 1), 0);
+    ck_assert_uint_eq(slc_mysql_handover_encode(s, NULL, NULL, 0, 0,
+                                                slc_test_buf, sizeof(m) - 1),
+                      0);
+    /* more extra backends than the channel carries */
+    ck_assert_uint_eq(slc_mysql_handover_encode(s, slc_test_extra,
+                          slc_test_tags, SLC_HANDOVER_EXTRA + 1, 0,
+                          slc_test_buf, sizeof(slc_test_buf)), 0);
     s->backend = NULL;
-    ck_assert_uint_eq(slc_mysql_handover_encode(s, 0, slc_test_buf,
+    ck_assert_uint_eq(slc_mysql_handover_encode(s, NULL, NULL, 0, 0,
+                                                slc_test_buf,
                                                 sizeof(slc_test_buf)), 0);
     slc_mysql_track_free(&slc_test_b.track);
 }
@@ -151,7 +178,8 @@ slc_test_refused(size_t off, const void *bytes, size_t len, long delta)
     const char          *err = NULL;
     size_t               n;
 
-    n = slc_mysql_handover_encode(s, 0, slc_test_buf, sizeof(slc_test_buf));
+    n = slc_mysql_handover_encode(s, NULL, NULL, 0, 0, slc_test_buf,
+        sizeof(slc_test_buf));
     ck_assert_uint_gt(n, 0);
     if (bytes != NULL) {
         memcpy(slc_test_buf + off, bytes, len);
@@ -181,6 +209,10 @@ START_TEST(test_refused)
         sizeof(junk), 0);                                   /* no NUL */
     v = 4096;
     slc_test_refused(offsetof(slc_handover_msg_t, attrs_len), &v, 4, 0);
+    v = SLC_HANDOVER_EXTRA + 1;                             /* backends */
+    slc_test_refused(offsetof(slc_handover_msg_t, nextra), &v, 4, 0);
+    slc_test_refused(offsetof(slc_handover_msg_t, extra[1].server), junk,
+        SLC_HANDOVER_KEY, 0);                               /* no NUL */
 }
 END_TEST
 

@@ -37,6 +37,10 @@ static void slc_ts_close(slc_session_t *s);
 static void slc_ts_replica_ready(slc_backend_t *b);
 static void slc_ts_replica_fail(slc_backend_t *b, const char *why);
 static void slc_ts_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r);
+static int  slc_ts_extra(slc_session_t *s, slc_backend_t **b, uint8_t *tags,
+    unsigned max);
+static const char *slc_ts_adopt(slc_session_t *s, slc_backend_t **extra,
+    const uint8_t *tags, unsigned n);
 
 static const slc_router_t slc_ts_router = {
     .check = slc_ts_check,
@@ -44,6 +48,8 @@ static const slc_router_t slc_ts_router = {
     .ready = slc_ts_ready,
     .command = slc_ts_command,
     .close = slc_ts_close,
+    .extra = slc_ts_extra,
+    .adopt = slc_ts_adopt,
 };
 
 static const slc_backend_ops_t slc_ts_replica_ops = {
@@ -219,4 +225,44 @@ slc_ts_close(slc_session_t *s)
         slc_backend_close(ts->replica);
         ts->replica = NULL;
     }
+}
+
+/* Handover on reload: the replica backend goes along (tag 1). */
+static int
+slc_ts_extra(slc_session_t *s, slc_backend_t **b, uint8_t *tags,
+    unsigned max)
+{
+    slc_ts_ctx_t *ts = s->router_data;
+
+    if (ts == NULL || ts->replica == NULL || max == 0) {
+        return 0;
+    }
+    b[0] = ts->replica;
+    tags[0] = 1;
+    return 1;
+}
+
+static const char *
+slc_ts_adopt(slc_session_t *s, slc_backend_t **extra, const uint8_t *tags,
+    unsigned n)
+{
+    slc_ts_ctx_t *ts = calloc(1, sizeof(*ts));
+
+    if (ts == NULL) {
+        return "out of memory";
+    }
+    s->router_data = ts;
+    slc_session_go(s);                  /* command mode: s->cmd exists */
+    for (unsigned i = 0; i < n && s->state == SLC_SS_READY; i++) {
+        if (tags[i] != 1 || ts->replica != NULL) {
+            slc_backend_close(extra[i]);
+            continue;
+        }
+        extra[i]->ops = &slc_ts_replica_ops;
+        extra[i]->data = ts;
+        ts->replica = extra[i];
+        ts->opened++;
+        slc_cmd_attach(extra[i]);
+    }
+    return NULL;
 }
