@@ -283,6 +283,9 @@ slc_registry_suite(void)
     Suite  *s = suite_create("mysql_registry");
     TCase  *tc = tcase_create("registry");
 
+    /* 100 000 ids under the sanitizers: seconds, more on a loaded machine */
+    tcase_set_timeout(tc, 60);
+
     tcase_add_test(tc, test_size);
     tcase_add_test(tc, test_init);
     tcase_add_test(tc, test_add_get_del);
