@@ -4,6 +4,7 @@
 #include "slc_mysql_backend.h"
 #include "slc_mysql_command.h"
 #include "slc_mysql_handover.h"
+#include "slc_mysql_monitor.h"
 #include "slc_mysql_router.h"
 #include "slc_mysql_upstream.h"
 
@@ -366,7 +367,8 @@ slc_readconn_ready(slc_session_t *s)
 static const char *
 slc_readconn_adopt(slc_session_t *s)
 {
-    if (!(s->backend->server->role & slc_readconn_roles(s->srv))) {
+    if (!(slc_monitor_role(s->backend->server) & slc_readconn_roles(s->srv)))
+    {
         return "backend server no longer admitted by readconn_role after "
                "reload";
     }
