@@ -87,7 +87,7 @@ EOF
 $t->write_file_expand('sluice.conf', $conf);
 $t->allow_log(qr/monitor/);
 $t->run;
-$t->plan(20);
+$t->plan(23);
 
 my $P = $t->primary;
 my $R = $t->replica;
@@ -145,6 +145,8 @@ $p->do('SET GLOBAL read_only = ON');
 ok(wait_for(sub { !defined server_id(0) }, timeout => 5,
             what => 'no primary'),
    'read_only=ON: readconn_role primary finds no primary, no reload');
+like($DBI::errstr, qr/No backend server of upstream "cluster" is available as primary/,
+     'the client is told why');
 like($t->error_log, qr{monitor: server "cluster/\Q$P\E" is now none},
      'the log says the primary is no primary any more');
 $p->do('SET GLOBAL read_only = OFF');
@@ -159,11 +161,15 @@ $r->do('STOP SLAVE SQL_THREAD');
 ok(wait_for(sub { !defined server_id(1) }, timeout => 5,
             what => 'the stopped replica left out'),
    'SQL thread stopped: readconn_role replica is refused');
+like($t->error_log, qr{monitor: server "cluster/\Q$R\E": replication stopped},
+     'the log says replication stopped');
 is(server_id(0), $primary_id, 'the primary still serves');
 $r->do('START SLAVE SQL_THREAD');
 ok(wait_for(sub { (server_id(1) // 0) == $replica_id }, timeout => 5,
             what => 'the replica back'),
    'SQL thread started: the replica is used again');
+like($t->error_log, qr{monitor: server "cluster/\Q$R\E": replication running},
+     'the log says replication runs again');
 
 # --- reload -----------------------------------------------------------------
 

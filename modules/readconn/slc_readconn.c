@@ -112,6 +112,13 @@ slc_readconn_roles(slc_mysql_srv_t *srv)
     return (unsigned) rc->role;
 }
 
+static const char *
+slc_readconn_role_name(unsigned roles)
+{
+    return roles == SLC_ROLE_PRIMARY ? "primary"
+           : roles == SLC_ROLE_REPLICA ? "replica" : "any";
+}
+
 static int
 slc_readconn_check(slc_mysql_srv_t *srv, char *err, size_t errlen)
 {
@@ -124,8 +131,7 @@ slc_readconn_check(slc_mysql_srv_t *srv, char *err, size_t errlen)
     }
     snprintf(err, errlen, "%s:%u: upstream \"%s\" has no server for "
         "readconn_role %s", srv->file, srv->line, srv->upstream->name.data,
-        roles == SLC_ROLE_PRIMARY ? "primary"
-        : roles == SLC_ROLE_REPLICA ? "replica" : "any");
+        slc_readconn_role_name(roles));
     return SLC_ERROR;
 }
 
@@ -160,6 +166,14 @@ slc_readconn_start(slc_session_t *s)
         slc_session_fail(s, SLC_ER_CONNECT_TO_BACKEND, "HY000",
             "Can't connect to any backend server of upstream \"%s\"",
             s->srv->upstream->name.data);
+        return;
+    }
+    if (us == NULL && !full) {
+        /* the monitor sees none of the role up (slc_monitor_role) */
+        slc_session_fail(s, SLC_ER_CONNECT_TO_BACKEND, "HY000",
+            "No backend server of upstream \"%s\" is available as %s",
+            s->srv->upstream->name.data,
+            slc_readconn_role_name(slc_readconn_roles(s->srv)));
         return;
     }
     if (us == NULL) {

@@ -555,6 +555,31 @@ slc_monitor_check(slc_monitor_srv_t *ms, const slc_monitor_conf_t *c,
                  : 0;
 }
 
+/* Replication threads stopped or started on a replica: logged once. */
+static void
+slc_monitor_log_replication(slc_monitor_srv_t *ms,
+    const slc_monitor_status_t *old, const slc_monitor_entry_t *e)
+{
+    uint32_t both = SLC_MONITOR_IO_RUNNING | SLC_MONITOR_SQL_RUNNING;
+    uint32_t was = old->checked_at != 0 && old->role == SLC_ROLE_REPLICA
+                   ? old->flags & both : both;
+    uint32_t now = e->st.flags & both;
+
+    if (e->st.role != SLC_ROLE_REPLICA || was == now) {
+        return;
+    }
+    if (now == both) {
+        slc_log(SLC_LOG_NOTICE, "monitor: server \"%s\": replication "
+            "running", ms->key);
+        return;
+    }
+    slc_log(SLC_LOG_WARN, "monitor: server \"%s\": replication stopped "
+        "(IO thread %s, SQL thread %s)%s%s", ms->key,
+        now & SLC_MONITOR_IO_RUNNING ? "running" : "stopped",
+        now & SLC_MONITOR_SQL_RUNNING ? "running" : "stopped",
+        e->error[0] != '\0' ? ": " : "", e->error);
+}
+
 /* A change of up/down or of the role is logged once. */
 static void
 slc_monitor_log_change(slc_monitor_srv_t *ms, const slc_monitor_status_t *old,
@@ -562,6 +587,7 @@ slc_monitor_log_change(slc_monitor_srv_t *ms, const slc_monitor_status_t *old,
 {
     uint32_t up = e->st.flags & SLC_MONITOR_UP;
 
+    slc_monitor_log_replication(ms, old, e);
     if (old->checked_at != 0 && (old->flags & SLC_MONITOR_UP) == up
         && old->role == e->st.role)
     {
