@@ -87,7 +87,7 @@ EOF
 $t->write_file_expand('sluice.conf', $conf);
 $t->allow_log(qr/monitor/);
 $t->run;
-$t->plan(23);
+$t->plan(22);
 
 my $P = $t->primary;
 my $R = $t->replica;
@@ -182,16 +182,3 @@ ok(wait_for(sub { my @n = $t->role_pids('monitor');
 # the state survives the reload: role=auto servers keep their role
 is(server_id(0), $primary_id, 'after the reload, the primary at once');
 is(server_id(1), $replica_id, 'and the replica');
-
-# --- configuration errors -----------------------------------------------------
-
-(my $bad = $conf) =~ s/monitor_user sluice_mon;\n(\s*)monitor_password "[^"]*";\n(\s*monitor_interval 200ms;\n\s*monitor_connect_timeout)/$2/;
-$t->write_file_expand('sluice.conf', $bad);
-$off = length $t->error_log;
-$t->signal('HUP');
-ok(wait_for(sub { substr($t->error_log, $off) =~ /reload failed|role=auto/ },
-            what => 'the failed reload')
-   && substr($t->error_log, $off)
-      =~ /role=auto but upstream "cluster" has no "monitor_user"/,
-   'role=auto without monitor_user is a config error');
-$t->write_file_expand('sluice.conf', $conf);

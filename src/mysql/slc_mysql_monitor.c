@@ -202,6 +202,13 @@ slc_monitor_merge_conf(slc_conf_t *cf, unsigned level, void *parent,
     (void) cf;
     (void) level;
     (void) parent;
+    if (c->user == NULL && (c->interval != SLC_CONF_UNSET
+                            || c->connect_timeout != SLC_CONF_UNSET
+                            || c->max_replication_lag != SLC_CONF_UNSET))
+    {
+        return "\"monitor_interval\", \"monitor_connect_timeout\" and "
+               "\"max_replication_lag\" need \"monitor_user\"";
+    }
     slc_conf_merge_value(c->interval, SLC_CONF_UNSET, 1000);
     slc_conf_merge_value(c->connect_timeout, SLC_CONF_UNSET, 1000);
     slc_conf_merge_value(c->max_replication_lag, SLC_CONF_UNSET, 0);
