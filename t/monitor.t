@@ -110,10 +110,15 @@ ok(wait_for(sub { @again = $t->role_pids('monitor');
 
 # --- roles seen -----------------------------------------------------------
 
-ok(wait_for(sub { $t->error_log =~ m{monitor: server "cluster/\Q$P\E" is now primary} },
+sub logged {
+    my ($re) = @_;
+    return sub { $t->error_log =~ $re };
+}
+
+ok(wait_for(logged(qr{monitor: server "cluster/\Q$P\E" is now primary}),
             what => 'the primary seen'),
    'the log says the primary is primary');
-ok(wait_for(sub { $t->error_log =~ m{monitor: server "cluster/\Q$R\E" is now replica} },
+ok(wait_for(logged(qr{monitor: server "cluster/\Q$R\E" is now replica}),
             what => 'the replica seen'),
    'the log says the replica is replica');
 
@@ -130,7 +135,7 @@ is(server_id(1), $replica_id, 'role=auto: readconn_role replica reaches '
 
 # --- a server that is down --------------------------------------------------
 
-ok(wait_for(sub { $t->error_log =~ m{monitor: server "dead/\Q$dead\E" is down} },
+ok(wait_for(logged(qr{monitor: server "dead/\Q$dead\E" is down}),
             what => 'the dead server seen down'),
    'the monitor marks a server nothing listens on down');
 my $off = length $t->error_log;
@@ -145,7 +150,8 @@ $p->do('SET GLOBAL read_only = ON');
 ok(wait_for(sub { !defined server_id(0) }, timeout => 5,
             what => 'no primary'),
    'read_only=ON: readconn_role primary finds no primary, no reload');
-like($DBI::errstr, qr/No backend server of upstream "cluster" is available as primary/,
+like($DBI::errstr,
+     qr/No backend server of upstream "cluster" is available as primary/,
      'the client is told why');
 like($t->error_log, qr{monitor: server "cluster/\Q$P\E" is now none},
      'the log says the primary is no primary any more');
@@ -161,14 +167,16 @@ $r->do('STOP SLAVE SQL_THREAD');
 ok(wait_for(sub { !defined server_id(1) }, timeout => 5,
             what => 'the stopped replica left out'),
    'SQL thread stopped: readconn_role replica is refused');
-like($t->error_log, qr{monitor: server "cluster/\Q$R\E": replication stopped},
+like($t->error_log,
+     qr{monitor: server "cluster/\Q$R\E": replication stopped},
      'the log says replication stopped');
 is(server_id(0), $primary_id, 'the primary still serves');
 $r->do('START SLAVE SQL_THREAD');
 ok(wait_for(sub { (server_id(1) // 0) == $replica_id }, timeout => 5,
             what => 'the replica back'),
    'SQL thread started: the replica is used again');
-like($t->error_log, qr{monitor: server "cluster/\Q$R\E": replication running},
+like($t->error_log,
+     qr{monitor: server "cluster/\Q$R\E": replication running},
      'the log says replication runs again');
 
 # --- reload -----------------------------------------------------------------
