@@ -235,9 +235,39 @@ mysql {
     }
 }
 EOF
-        msg  => 'server "127.0.0.1:3307" has no role (add role=primary or '
-              . 'role=replica)',
+        msg  => 'server "127.0.0.1:3307" has no role (add role=primary, '
+              . 'role=replica or role=auto)',
     },
+    # the monitor's directives: the upstream block is named
+    (map { my ($body, $msg) = @$_; {
+        name => "monitor: $msg",
+        conf => <<"EOF",
+mysql {
+    user app { password "secret"; }
+    upstream cluster { #<
+        $body
+    }
+    server {
+        listen 127.0.0.1:4000;
+        router readconn;
+        upstream cluster;
+    }
+}
+EOF
+        msg  => $msg,
+    } } (['monitor_user mon; server 127.0.0.1:3306 role=primary;',
+          '"monitor_user" without "monitor_password"'],
+         ['monitor_password pw; server 127.0.0.1:3306 role=primary;',
+          '"monitor_password" without "monitor_user"'],
+         ['max_replication_lag 5s; server 127.0.0.1:3306 role=primary;',
+          '"monitor_interval", "monitor_connect_timeout" and '
+          . '"max_replication_lag" need "monitor_user"'],
+         ['monitor_user m; monitor_password p; monitor_interval 5ms; '
+          . 'server 127.0.0.1:3306 role=primary;',
+          '"monitor_interval" is below 10ms'],
+         ['server 127.0.0.1:3306 role=auto;',
+          'server "127.0.0.1:3306" has role=auto but upstream "cluster" '
+          . 'has no "monitor_user"'])),
     # bad server parameters: the line with the parameter is named
     (map { my ($param, $msg) = @$_; +{
         name => "server $param",
@@ -249,8 +279,8 @@ mysql {
 }
 EOF
         msg  => $msg,
-    } } (['role=master', 'invalid "role=master" (role=primary or '
-                         . 'role=replica)'],
+    } } (['role=master', 'invalid "role=master" (role=primary, '
+                         . 'role=replica or role=auto)'],
          ['weight=0', 'invalid "weight=0" (1 to 1000)'],
          ['weight=1001', 'invalid "weight=1001" (1 to 1000)'],
          ['max_connections=x', 'invalid "max_connections=x"'],

@@ -4,7 +4,9 @@
 # neither the master nor a worker holds the text anywhere in its readable
 # memory (read through /proc/PID/mem), whether it was quoted, escaped,
 # a bare word or in an included file; nor after a reload, nor after a
-# reload that failed on a config error right after the password.
+# reload that failed on a config error right after the password.  The
+# same for `monitor_password`, in the monitor process too once it has
+# logged in with it.
 
 use strict;
 use warnings;
@@ -31,7 +33,12 @@ mysql {
     user c1 { password "Pl41nt3xt-Canary-7319"; }
     user c2 { password "Pl41nt3xt-Canary-\"5555"; }
     include users.d/*.conf;
-    upstream cluster { server %%PRIMARY%% role=primary; }
+    upstream cluster {
+        monitor_user pt_mon;
+        monitor_password "Pl41nt3xt-Canary-mon9";
+        monitor_interval 100ms;
+        server %%PRIMARY%% role=primary;
+    }
     server {
         listen 127.0.0.1:%%PORT_0%%;
         router readconn;
@@ -39,6 +46,10 @@ mysql {
     }
 }
 EOF
+# a real account, so that the monitor logs in with the password
+$t->primary_dbh->do("CREATE OR REPLACE USER 'pt_mon'\@'%' IDENTIFIED BY "
+                    . "'Pl41nt3xt-Canary-mon9'");
+$t->primary_dbh->do("GRANT SLAVE MONITOR ON *.* TO 'pt_mon'\@'%'");
 $t->write_file('users.d/c3.conf', "user c3 { password Pl41nt3xt-Canary-42; }\n");
 
 # How many times `needle` occurs in the readable memory of `pid`.  The
@@ -89,10 +100,19 @@ sub no_plaintext {
     is(join(' ', map { mem_count($_, $CANARY) } @workers),
        join(' ', map { 0 } @workers),
        "$what: the workers' memory holds none");
+    # the monitor holds its connection open once logged in
+    my @mon;
+    ok(wait_for(sub {
+           @mon = $t->role_pids('monitor');
+           @mon == 1 && $t->primary_dbh->selectrow_array("SELECT COUNT(*) "
+               . "FROM information_schema.processlist WHERE user = 'pt_mon'")
+       }, what => 'the monitor logged in')
+       && mem_count($mon[0], $CANARY) == 0,
+       "$what: the monitor, logged in, holds none");
 }
 
 $t->run;
-$t->plan(13);
+$t->plan(16);
 
 my $dbh = $t->dbh;
 ok($dbh && $dbh->do('SELECT 1'), 'a client logs in');

@@ -4,6 +4,7 @@
 #include "slc_mysql_backend.h"
 #include "slc_mysql_command.h"
 #include "slc_mysql_handover.h"
+#include "slc_mysql_monitor.h"
 #include "slc_mysql_router.h"
 #include "slc_mysql_upstream.h"
 
@@ -112,6 +113,13 @@ slc_readconn_roles(slc_mysql_srv_t *srv)
     return (unsigned) rc->role;
 }
 
+static const char *
+slc_readconn_role_name(unsigned roles)
+{
+    return roles == SLC_ROLE_PRIMARY ? "primary"
+           : roles == SLC_ROLE_REPLICA ? "replica" : "any";
+}
+
 static int
 slc_readconn_check(slc_mysql_srv_t *srv, char *err, size_t errlen)
 {
@@ -124,8 +132,7 @@ slc_readconn_check(slc_mysql_srv_t *srv, char *err, size_t errlen)
     }
     snprintf(err, errlen, "%s:%u: upstream \"%s\" has no server for "
         "readconn_role %s", srv->file, srv->line, srv->upstream->name.data,
-        roles == SLC_ROLE_PRIMARY ? "primary"
-        : roles == SLC_ROLE_REPLICA ? "replica" : "any");
+        slc_readconn_role_name(roles));
     return SLC_ERROR;
 }
 
@@ -160,6 +167,14 @@ slc_readconn_start(slc_session_t *s)
         slc_session_fail(s, SLC_ER_CONNECT_TO_BACKEND, "HY000",
             "Can't connect to any backend server of upstream \"%s\"",
             s->srv->upstream->name.data);
+        return;
+    }
+    if (us == NULL && !full) {
+        /* the monitor sees none of the role up (slc_monitor_role) */
+        slc_session_fail(s, SLC_ER_CONNECT_TO_BACKEND, "HY000",
+            "No backend server of upstream \"%s\" is available as %s",
+            s->srv->upstream->name.data,
+            slc_readconn_role_name(slc_readconn_roles(s->srv)));
         return;
     }
     if (us == NULL) {
@@ -371,7 +386,8 @@ slc_readconn_adopt(slc_session_t *s, slc_backend_t **extra,
     (void) extra;                   /* readconn has none: n is 0 */
     (void) tags;
     (void) n;
-    if (!(s->backend->server->role & slc_readconn_roles(s->srv))) {
+    if (!(slc_monitor_role(s->backend->server) & slc_readconn_roles(s->srv)))
+    {
         return "backend server no longer admitted by readconn_role after "
                "reload";
     }

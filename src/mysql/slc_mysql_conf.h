@@ -61,7 +61,8 @@ struct slc_upstream_server_s {
     char                      name[128];  /* address as configured */
     struct sockaddr_storage   addr;
     socklen_t                 addrlen;
-    unsigned                  role;
+    unsigned                  role;     /* SLC_ROLE_ANY when role_auto */
+    unsigned                  role_auto;    /* role=auto: as monitored */
     unsigned                  weight;
     unsigned                  max_connections;  /* 0 = unlimited */
     slc_server_stats_t       *stats;      /* shm */
@@ -70,6 +71,8 @@ struct slc_upstream_server_s {
        added to `active` and `handshakes`; only p writes it */
     slc_held_t               *held;
     slc_upstream_t           *upstream;
+    /* the monitor's entry (shm, mysql_monitor), NULL: not monitored */
+    struct slc_monitor_entry_s *monitor;
     /* worker-local health: a failed connect keeps it out for a while */
     uint64_t                  down_until;
     slc_log_burst_t           handshake_burst;  /* max_handshakes log */
@@ -168,6 +171,10 @@ slc_mysql_stats_index(const slc_mysql_conf_t *mc,
 {
     return (uint32_t) (st - (const slc_server_stats_t *) mc->stats_zone->addr);
 }
+/* The stats slot of `us` by its key, taken if new (whatever the order of
+   the zones' attach hooks); -1 when the zone is full. */
+int  slc_mysql_stats_key_index(const slc_mysql_conf_t *mc,
+    const slc_upstream_server_t *us);
 /* The server of this cycle whose stats slot is `index`, or NULL. */
 slc_upstream_server_t *slc_mysql_stats_server(const slc_mysql_conf_t *mc,
     uint32_t index);

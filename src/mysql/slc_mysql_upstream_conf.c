@@ -104,9 +104,13 @@ slc_mysql_server_param(slc_conf_t *cf, slc_upstream_server_t *us,
             us->role = SLC_ROLE_PRIMARY;
         } else if (strcmp(a->data + 5, "replica") == 0) {
             us->role = SLC_ROLE_REPLICA;
+        } else if (strcmp(a->data + 5, "auto") == 0) {
+            /* either, as the monitor sees it (slc_monitor_role) */
+            us->role = SLC_ROLE_ANY;
+            us->role_auto = 1;
         } else {
-            return slc_conf_error(cf, "invalid \"%s\" (role=primary or "
-                "role=replica)", a->data);
+            return slc_conf_error(cf, "invalid \"%s\" (role=primary, "
+                "role=replica or role=auto)", a->data);
         }
         return NULL;
     }
@@ -167,7 +171,7 @@ slc_mysql_upstream_server(slc_conf_t *cf, const slc_command_t *cmd,
     }
     if (us->role == 0) {
         return slc_conf_error(cf, "server \"%s\" has no role (add "
-            "role=primary or role=replica)", us->name);
+            "role=primary, role=replica or role=auto)", us->name);
     }
     for (unsigned i = 0; i < up->nservers; i++) {
         if (strcmp(up->servers[i].name, us->name) == 0) {
@@ -227,6 +231,18 @@ slc_mysql_stats_attach(slc_shm_zone_t *z, slc_cycle_t *cycle, char *err,
         }
     }
     return SLC_OK;
+}
+
+int
+slc_mysql_stats_key_index(const slc_mysql_conf_t *mc,
+    const slc_upstream_server_t *us)
+{
+    slc_server_stats_t *st;
+    char                key[160];
+
+    snprintf(key, sizeof(key), "%s/%s", us->upstream->name.data, us->name);
+    st = slc_mysql_stats_slot(mc->stats_zone->addr, key);
+    return st != NULL ? (int) slc_mysql_stats_index(mc, st) : -1;
 }
 
 slc_upstream_server_t *

@@ -396,8 +396,11 @@ sub master_pid {
 
 # Children of the master titled "sluice: worker process", ascending; in
 # scalar context, how many.
-sub worker_pids {
-    my ($self) = @_;
+sub worker_pids { $_[0]->role_pids('worker') }
+
+# The same for the processes of a role: "sluice: NAME process".
+sub role_pids {
+    my ($self, $name) = @_;
     my $master = $self->{pid} or return ();
     opendir(my $d, '/proc') or return ();
     my @w;
@@ -407,7 +410,7 @@ sub worker_pids {
         my ($state, $ppid) = split ' ', $stat;
         next unless $ppid == $master && $state ne 'Z' && $state ne 'X';
         my $cmd = proc_cmdline($p) // next;
-        push @w, $p if $cmd =~ /^sluice: worker process/;
+        push @w, $p if $cmd =~ /^sluice: \Q$name\E process/;
     }
     return wantarray ? sort { $a <=> $b } @w : scalar @w;
 }
