@@ -545,6 +545,9 @@ typedef struct {
     unsigned         semi:1;    /* a ";" ended a statement */
     unsigned         var:1;     /* a user variable, read unless := */
     unsigned         set_stmt:1; /* SET STATEMENT: FOR starts the inner */
+    unsigned         into:1;    /* INTO @a, @b: assigned, not read */
+    unsigned         more:1;    /* a statement after the first */
+    slc_sql_kind_t   first;     /* and the first one's kind */
 } slc_sql_state_t;
 
 static int
@@ -904,6 +907,7 @@ slc_sql_word(slc_sql_state_t *st, const slc_sql_tok_t *t)
         return;
     }
     st->nw++;
+    st->into = 0;
     if (d->attr & SLC_SQL_BARE) {
         *f |= d->fn;
     }
@@ -996,12 +1000,19 @@ slc_sql_punct(slc_sql_state_t *st, const slc_sql_tok_t *t)
     st->capture = 0;
 }
 
-/* @x: assigned as the target of SET, else read unless := follows. */
+/*
+ * @x: assigned as a target of SET or of INTO, else read unless := follows.
+ */
 static void
 slc_sql_uservar(slc_sql_state_t *st)
 {
-    if (st->kind == SLC_SQL_SET && st->depth == 0
-        && (st->w1 == SLC_SQL_W_SET || slc_sql_punct_is(&st->p1, st->q, ',')))
+    int  comma = slc_sql_punct_is(&st->p1, st->q, ',');
+
+    if (st->w1 == SLC_SQL_W_INTO || (st->into && comma)) {
+        st->into = 1;
+        st->out->flags |= SLC_SQL_F_USER_VAR_ASSIGN;
+    } else if (st->kind == SLC_SQL_SET && st->depth == 0
+               && (st->w1 == SLC_SQL_W_SET || comma))
     {
         st->out->flags |= SLC_SQL_F_USER_VAR_ASSIGN;
     } else {
@@ -1057,6 +1068,43 @@ slc_sql_token_start(slc_sql_state_t *st, const slc_sql_tok_t *t)
     }
 }
 
+/* The kind of the statement read so far, had the text ended here. */
+static slc_sql_kind_t
+slc_sql_stmt_kind(const slc_sql_state_t *st)
+{
+    if (st->with || st->start) {
+        return SLC_SQL_UNKNOWN;         /* WITH without a statement */
+    }
+    if (st->outer || st->explain) {
+        return SLC_SQL_EXPLAIN;
+    }
+    if (st->kind == SLC_SQL_BEGIN && st->main == SLC_SQL_W_START
+        && st->nw == 0)
+    {
+        return SLC_SQL_ADMIN;           /* START alone */
+    }
+    return st->kind;
+}
+
+/*
+ * More after a ";": a multi-statement.  The first statement's kind is
+ * the text's; the others are read the same way for their flags and
+ * tables (a DROP TABLE among them is one).
+ */
+static void
+slc_sql_next_statement(slc_sql_state_t *st)
+{
+    if (!st->more) {
+        st->more = 1;
+        st->first = slc_sql_stmt_kind(st);
+    }
+    st->out->flags |= SLC_SQL_F_MULTI;
+    *st = (slc_sql_state_t) {
+        .out = st->out, .q = st->q, .start = 1, .more = 1,
+        .first = st->first
+    };
+}
+
 static void
 slc_sql_token(slc_sql_state_t *st, const slc_sql_tok_t *t)
 {
@@ -1068,7 +1116,7 @@ slc_sql_token(slc_sql_state_t *st, const slc_sql_tok_t *t)
         if (st->main != SLC_SQL_W_CREATE && st->main != SLC_SQL_W_ALTER
             && st->kind != SLC_SQL_COMPOUND)
         {
-            st->out->flags |= SLC_SQL_F_MULTI;  /* not a routine's body */
+            slc_sql_next_statement(st);     /* not a routine's body */
         }
     }
     if (st->var && t->type != SLC_SQL_T_ASSIGN) {
@@ -1131,19 +1179,8 @@ slc_sql_finish(slc_sql_state_t *st, int seen)
     if (st->var) {
         si->flags |= SLC_SQL_F_USER_VAR_READ;
     }
-    si->kind = st->kind;
-    if (!seen) {
-        si->kind = SLC_SQL_EMPTY;
-    } else if (st->with || st->start) {
-        si->kind = SLC_SQL_UNKNOWN;     /* WITH without a statement */
-    } else if (st->outer || st->explain) {
-        si->kind = SLC_SQL_EXPLAIN;
-    }
-    if (st->kind == SLC_SQL_BEGIN && st->main == SLC_SQL_W_START
-        && st->nw == 0)
-    {
-        si->kind = SLC_SQL_ADMIN;       /* START alone */
-    }
+    si->kind = !seen ? SLC_SQL_EMPTY
+               : st->more ? st->first : slc_sql_stmt_kind(st);
     switch (si->kind) {
     case SLC_SQL_SET:
         if (si->ntables > 0

@@ -25,8 +25,11 @@
  *     and not here, so such text is flagged SLC_SQL_F_AMBIGUOUS;
  *   - ANSI_QUOTES: a double-quoted table name is a string here, not a name;
  *   - in a multi-statement the kind is the first statement's; the others
- *     add flags and tables only (a CREATE TEMPORARY TABLE among them does
- *     not set SLC_SQL_F_TEMPORARY's table);
+ *     add their flags and tables (so tables[0] of a CREATE TEMPORARY TABLE
+ *     that is not the first statement is not the table created);
+ *   - a routine's body (CREATE PROCEDURE ... BEGIN ...; ...; END, BEGIN
+ *     NOT ATOMIC) is one statement, not a multi-statement; a labelled
+ *     compound statement is UNKNOWN;
  *   - tables are the names after FROM, JOIN, UPDATE, INTO (of INSERT and
  *     REPLACE), TABLE/TABLES, DELETE's and DESCRIBE's, HANDLER, and after
  *     commas of those lists; FROM inside EXTRACT/TRIM/SUBSTRING and SHOW
