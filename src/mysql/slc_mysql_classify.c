@@ -1020,6 +1020,21 @@ slc_sql_uservar(slc_sql_state_t *st)
     }
 }
 
+/* 'user'@'host', user@host: an account (GRANT, CREATE USER), no variable */
+static int
+slc_sql_is_account(const slc_sql_state_t *st, const slc_sql_tok_t *t)
+{
+    const slc_sql_tok_t  *p = &st->p1;
+    uint32_t              end = p->off + p->len;
+
+    if (p->type == SLC_SQL_T_STRING || p->type == SLC_SQL_T_QUOTED) {
+        end++;                          /* the closing quote */
+    } else if (p->type != SLC_SQL_T_WORD) {
+        return 0;
+    }
+    return end == t->off - (st->q[t->off - 1] == '@' ? 1 : 2);
+}
+
 /* @@[scope.]name */
 static void
 slc_sql_sysvar(slc_sql_state_t *st, const slc_sql_tok_t *t)
@@ -1152,7 +1167,9 @@ slc_sql_token(slc_sql_state_t *st, const slc_sql_tok_t *t)
             break;
         case SLC_SQL_T_USERVAR:
             st->capture = 0;
-            slc_sql_uservar(st);
+            if (!slc_sql_is_account(st, t)) {
+                slc_sql_uservar(st);
+            }
             break;
         case SLC_SQL_T_SYSVAR:
             st->capture = 0;

@@ -160,6 +160,8 @@ static const struct {
     S("SELECT @a := @a + 1 FROM t", SELECT, VA | VR, PRIMARY, "t"),
     S("SELECT a FROM t WHERE b = @x", SELECT, VR, REPLICA, "t"),
     S("SELECT @`quoted var`", SELECT, VR, REPLICA, ""),
+    S("SELECT 1,@a", SELECT, VR, REPLICA, ""),
+    S("SELECT (@a)", SELECT, VR, REPLICA, ""),
     S("SELECT @'v' := 2", SELECT, VA, PRIMARY, ""),
     S("SELECT 'a' ':=' 'b'", SELECT, 0, REPLICA, ""),
     S("SELECT * FROM t WHERE a = '@x := 1'", SELECT, 0, REPLICA, "t"),
@@ -338,7 +340,9 @@ static const struct {
     S("CREATE SEQUENCE s", DDL, WR, PRIMARY, ""),
     S("CREATE PROCEDURE p() BEGIN SELECT 1; SELECT 2; END", DDL, WR,
       PRIMARY, ""),
-    S("CREATE USER 'u'@'h' IDENTIFIED BY 'p'", DDL, WR | VR, PRIMARY, ""),
+    S("CREATE USER 'u'@'h' IDENTIFIED BY 'p'", DDL, WR, PRIMARY, ""),
+    S("CREATE USER bob@localhost", DDL, WR, PRIMARY, ""),
+    S("DROP USER `bob`@`%`", DDL, WR, PRIMARY, ""),
     S("/*!40000 ALTER TABLE t DISABLE KEYS */", DDL, WR, PRIMARY, "t"),
 
     /* session state: every backend */
@@ -423,7 +427,7 @@ static const struct {
     S("FLUSH TABLES t1, t2", ADMIN, WR, PRIMARY, "t1,t2"),
     S("KILL 5", ADMIN, WR, PRIMARY, ""),
     S("KILL QUERY 5", ADMIN, WR, PRIMARY, ""),
-    S("GRANT SELECT ON db.* TO 'u'@'h'", ADMIN, WR | VR, PRIMARY, ""),
+    S("GRANT SELECT ON db.* TO 'u'@'h'", ADMIN, WR, PRIMARY, ""),
     S("OPTIMIZE TABLE t", ADMIN, WR, PRIMARY, "t"),
     S("CHECK TABLE t1, t2", ADMIN, WR, PRIMARY, "t1,t2"),
     S("REPAIR TABLE t", ADMIN, WR, PRIMARY, "t"),
