@@ -297,6 +297,7 @@ typedef struct {
     size_t           i;
     int              exec;      /* inside an executable comment */
     int              seen;      /* a token was returned */
+    int              nobs;      /* NO_BACKSLASH_ESCAPES */
     slc_sql_info_t  *out;
 } slc_sql_lex_t;
 
@@ -399,11 +400,8 @@ slc_sql_lex_quoted(slc_sql_lex_t *lx, slc_sql_tok_t *t)
     size_t          i;
 
     for (i = lx->i + 1; i < lx->n; i++) {
-        if (q[i] == '\\' && c != '`' && i + 1 < lx->n) {
-            if (q[i + 1] == c) {
-                lx->out->flags |= SLC_SQL_F_AMBIGUOUS;
-            }
-            i++;
+        if (q[i] == '\\' && c != '`' && !lx->nobs && i + 1 < lx->n) {
+            i++;                        /* escaped */
         } else if (q[i] == c) {
             if (i + 1 < lx->n && q[i + 1] == c) {
                 i++;                    /* doubled */
@@ -1216,9 +1214,13 @@ slc_sql_finish(slc_sql_state_t *st, int seen)
 }
 
 int
-slc_sql_classify(const uint8_t *q, size_t len, slc_sql_info_t *out)
+slc_sql_classify(const uint8_t *q, size_t len, unsigned status,
+                 slc_sql_info_t *out)
 {
-    slc_sql_lex_t    lx = { .q = q, .n = len, .out = out };
+    slc_sql_lex_t    lx = {
+        .q = q, .n = len, .out = out,
+        .nobs = (status & SLC_SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0
+    };
     slc_sql_state_t  st = { .out = out, .q = q, .start = 1 };
     slc_sql_tok_t    t;
 
@@ -1233,8 +1235,9 @@ slc_sql_classify(const uint8_t *q, size_t len, slc_sql_info_t *out)
             break;
         }
         if (t.type == SLC_SQL_T_BAD) {
-            out->kind = SLC_SQL_UNKNOWN;
-            out->flags |= SLC_SQL_F_UNTERMINATED;
+            out->kind = SLC_SQL_UNKNOWN;    /* and nothing read before */
+            out->flags = SLC_SQL_F_UNTERMINATED;
+            out->ntables = 0;
             return SLC_ERROR;
         }
         slc_sql_token(&st, &t);
@@ -1287,7 +1290,7 @@ slc_sql_route(const slc_sql_info_t *si, int in_trx, int read_only_trx)
     }
     if (si->hint == SLC_SQL_HINT_PRIMARY || si->kind == SLC_SQL_UNKNOWN
         || si->kind == SLC_SQL_EMPTY
-        || (f & (SLC_SQL_F_UNTERMINATED | SLC_SQL_F_AMBIGUOUS)))
+        || (f & SLC_SQL_F_UNTERMINATED))
     {
         return SLC_SQL_TO_PRIMARY;
     }

@@ -2,6 +2,7 @@
 #define SLC_MYSQL_CLASSIFY_H
 
 #include "slc_core.h"
+#include "slc_mysql_proto.h"
 
 /*
  * The statement classifier: what a COM_QUERY's text is, for a router that
@@ -10,7 +11,8 @@
  * allocation, bounded by the length.  It knows comments (-- , #, block),
  * executable comments (slash-star-! with or without a version, MariaDB's
  * slash-star-M!) whose content it reads as code, quotes with backslash
- * escapes and doubled quotes, backticks, and case-insensitive keywords
+ * escapes (unless the server says NO_BACKSLASH_ESCAPES) and doubled
+ * quotes, backticks, and case-insensitive keywords
  * (only unquoted words are keywords: a column `update` is not a write).
  *
  * What it reports is what the text says, never what the server will do:
@@ -21,8 +23,6 @@
  * Known limits (all of them err towards the primary or towards listing a
  * name that is not a table):
  *   - executable comments are code whatever their version number;
- *   - NO_BACKSLASH_ESCAPES: a quote after a backslash ends a string there
- *     and not here, so such text is flagged SLC_SQL_F_AMBIGUOUS;
  *   - ANSI_QUOTES: a double-quoted table name is a string here, not a name;
  *   - in a multi-statement the kind is the first statement's; the others
  *     add their flags and tables (so tables[0] of a CREATE TEMPORARY TABLE
@@ -116,18 +116,14 @@ typedef enum {
                                                   dropped */
 #define SLC_SQL_F_TABLES_PARTIAL   0x00200000u /* more than MAX_TABLES */
 #define SLC_SQL_F_UNTERMINATED     0x00400000u /* quote or comment open */
-#define SLC_SQL_F_AMBIGUOUS        0x00800000u /* backslash before a quote:
-                                                  NO_BACKSLASH_ESCAPES reads
-                                                  it otherwise */
-#define SLC_SQL_F_SQL_NO_CACHE     0x01000000u /* SQL_NO_CACHE */
+#define SLC_SQL_F_SQL_NO_CACHE     0x00800000u /* SQL_NO_CACHE */
 
 /* Flags that send a statement to the primary whatever its kind. */
 #define SLC_SQL_F_PRIMARY                                                    \
     (SLC_SQL_F_WRITE | SLC_SQL_F_LOCKING_READ | SLC_SQL_F_SELECT_INTO        \
      | SLC_SQL_F_USER_VAR_ASSIGN | SLC_SQL_F_MULTI | SLC_SQL_F_LAST_ID       \
      | SLC_SQL_F_LOCK_FUNC | SLC_SQL_F_SEQUENCE | SLC_SQL_F_CONN_ID          \
-     | SLC_SQL_F_BINLOG | SLC_SQL_F_GLOBAL | SLC_SQL_F_UNTERMINATED          \
-     | SLC_SQL_F_AMBIGUOUS)
+     | SLC_SQL_F_BINLOG | SLC_SQL_F_GLOBAL | SLC_SQL_F_UNTERMINATED)
 
 /* A routing hint in a comment before the first word:
    / * sluice: route=primary|replica|last * / (also in -- and # comments). */
@@ -161,11 +157,16 @@ typedef struct {
 } slc_sql_info_t;
 
 /*
- * Classify q[0..len).  Always fills *out; returns SLC_ERROR (kind
- * UNKNOWN, SLC_SQL_F_UNTERMINATED) when a quote or comment is left open or
- * the text is longer than 4 GiB, else SLC_OK.
+ * Classify q[0..len).  `status` is the session's last server status flags
+ * (OK, EOF, or the greeting's): only SLC_SERVER_STATUS_NO_BACKSLASH_ESCAPES
+ * counts, because with it a backslash escapes nothing and a quote after
+ * one ends the string, so the same text holds other statements.  Always
+ * fills *out; returns SLC_ERROR (kind UNKNOWN, flags
+ * SLC_SQL_F_UNTERMINATED only, no tables; a hint before is kept) when a
+ * quote or comment is left open or the text is longer than 4 GiB, else
+ * SLC_OK.
  */
-int          slc_sql_classify(const uint8_t *q, size_t len,
+int          slc_sql_classify(const uint8_t *q, size_t len, unsigned status,
                               slc_sql_info_t *out);
 
 const char  *slc_sql_kind_name(slc_sql_kind_t kind);
@@ -177,7 +178,7 @@ int          slc_sql_words_sorted(void);
  *
  *   hint route=last                         LAST
  *   hint route=primary                      PRIMARY
- *   UNKNOWN, EMPTY, unterminated, ambiguous PRIMARY
+ *   UNKNOWN, EMPTY, unterminated           PRIMARY
  *   hint route=replica                      REPLICA, unless in a read-write
  *                                           transaction or session state
  *   multi-statement                         PRIMARY

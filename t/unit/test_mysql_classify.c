@@ -37,18 +37,19 @@
 #define TM  SLC_SQL_F_TEMPORARY
 #define DT  SLC_SQL_F_DROP_TABLE
 #define UT  SLC_SQL_F_UNTERMINATED
-#define AM  SLC_SQL_F_AMBIGUOUS
 #define NC  SLC_SQL_F_SQL_NO_CACHE
 
 #define S(q, k, f, r, t)  { q, SLC_SQL_##k, f, SLC_SQL_TO_##r, t }
 
-static const struct {
+typedef struct {
     const char       *q;
     slc_sql_kind_t    kind;
     uint32_t          flags;
     slc_sql_route_t   route;        /* autocommit, no transaction */
     const char       *tables;       /* "db.t,u" */
-} slc_test_stmts[] = {
+} slc_test_stmt_t;
+
+static const slc_test_stmt_t  slc_test_stmts[] = {
     /* reads */
     S("SELECT 1", SELECT, 0, REPLICA, ""),
     S("select * from t", SELECT, 0, REPLICA, "t"),
@@ -467,10 +468,11 @@ static const struct {
     S("SELECT 1; SELECT * FROM t WHERE a = 'x;y'; SELECT 3", SELECT, MU,
       PRIMARY, "t"),
 
-    /* backslashes before a quote: NO_BACKSLASH_ESCAPES would differ */
-    S("SELECT 'a\\'; DROP TABLE t; -- '", SELECT, AM, PRIMARY, ""),
-    S("SELECT * FROM t WHERE a = \"\\\";DELETE\"", SELECT, AM, PRIMARY,
+    /* backslash escapes (NO_BACKSLASH_ESCAPES: below) */
+    S("SELECT 'a\\'; DROP TABLE t; -- '", SELECT, 0, REPLICA, ""),
+    S("SELECT * FROM t WHERE a = \"\\\";DELETE\"", SELECT, 0, REPLICA,
       "t"),
+    S("SELECT * FROM t WHERE a = 'don\\'t'", SELECT, 0, REPLICA, "t"),
     S("SELECT 'a\\\\'", SELECT, 0, REPLICA, ""),
     S("SELECT 'a\\nb'", SELECT, 0, REPLICA, ""),
     S("SELECT `a\\`", SELECT, 0, REPLICA, ""),
@@ -521,7 +523,7 @@ static const struct {
     S("SELECT `abc", UNKNOWN, UT, PRIMARY, ""),
     S("SELECT 1 /* x", UNKNOWN, UT, PRIMARY, ""),
     S("/*! SELECT 1", UNKNOWN, UT, PRIMARY, ""),
-    S("SELECT 'a\\'", UNKNOWN, UT | AM, PRIMARY, ""),
+    S("SELECT 'a\\'", UNKNOWN, UT, PRIMARY, ""),
     S("SELECT @'abc", UNKNOWN, UT, PRIMARY, ""),
 };
 
@@ -558,28 +560,55 @@ slc_test_copy(const char *q, size_t n)
     return buf;
 }
 
-START_TEST(test_classify_golden)
+static void
+slc_test_check(const slc_test_stmt_t *ts, unsigned status)
 {
-    const char      *q = slc_test_stmts[_i].q;
-    size_t           n = strlen(q);
-    uint8_t         *buf = slc_test_copy(q, n);
+    size_t           n = strlen(ts->q);
+    uint8_t         *buf = slc_test_copy(ts->q, n);
     slc_sql_info_t   si;
     char             tables[512];
     int              rc;
 
-    rc = slc_sql_classify(buf, n, &si);
+    rc = slc_sql_classify(buf, n, status, &si);
     ck_assert_int_eq(rc, (si.flags & UT) ? SLC_ERROR : SLC_OK);
-    ck_assert_msg(si.kind == slc_test_stmts[_i].kind, "\"%s\": kind %s",
-                  q, slc_sql_kind_name(si.kind));
-    ck_assert_msg(si.flags == slc_test_stmts[_i].flags,
-                  "\"%s\": flags 0x%x, want 0x%x", q, si.flags,
-                  slc_test_stmts[_i].flags);
-    ck_assert_msg(slc_sql_route(&si, 0, 0) == slc_test_stmts[_i].route,
-                  "\"%s\": route %d", q, slc_sql_route(&si, 0, 0));
+    ck_assert_msg(si.kind == ts->kind, "\"%s\": kind %s", ts->q,
+                  slc_sql_kind_name(si.kind));
+    ck_assert_msg(si.flags == ts->flags, "\"%s\": flags 0x%x, want 0x%x",
+                  ts->q, si.flags, ts->flags);
+    ck_assert_msg(slc_sql_route(&si, 0, 0) == ts->route, "\"%s\": route %d",
+                  ts->q, slc_sql_route(&si, 0, 0));
     slc_test_tables(buf, &si, tables, sizeof(tables));
-    ck_assert_msg(strcmp(tables, slc_test_stmts[_i].tables) == 0,
-                  "\"%s\": tables \"%s\"", q, tables);
+    ck_assert_msg(strcmp(tables, ts->tables) == 0, "\"%s\": tables \"%s\"",
+                  ts->q, tables);
     free(buf);
+}
+
+START_TEST(test_classify_golden)
+{
+    slc_test_check(&slc_test_stmts[_i], 0);
+}
+END_TEST
+
+/*
+ * The server says NO_BACKSLASH_ESCAPES: a backslash is a character, and a
+ * quote after it ends the string.
+ */
+static const slc_test_stmt_t  slc_test_nobs[] = {
+    S("SELECT 'a\\'; DROP TABLE t; -- '", SELECT, MU | WR | DT, PRIMARY,
+      "t"),
+    S("SELECT * FROM t WHERE a = \"\\\";DELETE FROM u\"", UNKNOWN,
+      UT, PRIMARY, ""),
+    S("SELECT 'a\\'", SELECT, 0, REPLICA, ""),
+    S("SELECT 'don''t' FROM t", SELECT, 0, REPLICA, "t"),
+    S("SELECT 'C:\\' FROM t FOR UPDATE", SELECT, LR, PRIMARY, "t"),
+};
+
+#define SLC_TEST_NNOBS  (sizeof(slc_test_nobs) / sizeof(slc_test_nobs[0]))
+
+START_TEST(test_classify_no_backslash_escapes)
+{
+    slc_test_check(&slc_test_nobs[_i],
+                   SLC_SERVER_STATUS_NO_BACKSLASH_ESCAPES);
 }
 END_TEST
 
@@ -593,7 +622,7 @@ START_TEST(test_classify_prefixes)
     for (size_t k = 0; k <= n; k++) {
         uint8_t  *buf = slc_test_copy(q, k);
 
-        (void) slc_sql_classify(buf, k, &si);
+        (void) slc_sql_classify(buf, k, 0, &si);
         ck_assert_int_lt(si.kind, SLC_SQL_NKINDS);
         ck_assert_uint_le(si.ntables, SLC_SQL_MAX_TABLES);
         for (unsigned i = 0; i < si.ntables; i++) {
@@ -641,7 +670,7 @@ START_TEST(test_classify_trx)
     const char      *q = slc_test_trx[_i].q;
     slc_sql_info_t   si;
 
-    (void) slc_sql_classify((const uint8_t *) q, strlen(q), &si);
+    (void) slc_sql_classify((const uint8_t *) q, strlen(q), 0, &si);
     ck_assert_msg(slc_sql_route(&si, slc_test_trx[_i].in_trx,
                                 slc_test_trx[_i].ro)
                   == slc_test_trx[_i].route, "\"%s\" in_trx %d ro %d", q,
@@ -672,7 +701,7 @@ START_TEST(test_classify_hint)
     for (size_t i = 0; i < sizeof(h) / sizeof(h[0]); i++) {
         slc_sql_info_t  si;
 
-        (void) slc_sql_classify((const uint8_t *) h[i].q, strlen(h[i].q),
+        (void) slc_sql_classify((const uint8_t *) h[i].q, strlen(h[i].q), 0,
                                 &si);
         ck_assert_msg(si.hint == h[i].hint, "\"%s\": hint %d", h[i].q,
                       si.hint);
@@ -691,7 +720,7 @@ START_TEST(test_classify_many_tables)
     for (int i = 1; i < SLC_SQL_MAX_TABLES + 4; i++) {
         n += (size_t) snprintf(q + n, sizeof(q) - n, ", db.t%d", i);
     }
-    ck_assert_int_eq(slc_sql_classify((uint8_t *) q, n, &si), SLC_OK);
+    ck_assert_int_eq(slc_sql_classify((uint8_t *) q, n, 0, &si), SLC_OK);
     ck_assert_uint_eq(si.ntables, SLC_SQL_MAX_TABLES);
     ck_assert_uint_eq(si.flags, SLC_SQL_F_TABLES_PARTIAL);
     ck_assert_int_eq(slc_sql_route(&si, 0, 0), SLC_SQL_TO_REPLICA);
@@ -714,26 +743,26 @@ START_TEST(test_classify_big)
     memset(q, 'a', SLC_TEST_MB);                 /* SELECT 'aaa...' FROM t */
     memcpy(q, "SELECT '", 8);
     memcpy(q + SLC_TEST_MB - 8, "' FROM t", 8);
-    ck_assert_int_eq(slc_sql_classify(q, SLC_TEST_MB, &si), SLC_OK);
+    ck_assert_int_eq(slc_sql_classify(q, SLC_TEST_MB, 0, &si), SLC_OK);
     ck_assert_int_eq(si.kind, SLC_SQL_SELECT);
     ck_assert_uint_eq(si.ntables, 1);
     ck_assert_int_eq(slc_sql_route(&si, 0, 0), SLC_SQL_TO_REPLICA);
 
     memcpy(q + SLC_TEST_MB - 8, "aaaaaaaa", 8);  /* never closed */
-    ck_assert_int_eq(slc_sql_classify(q, SLC_TEST_MB, &si), SLC_ERROR);
+    ck_assert_int_eq(slc_sql_classify(q, SLC_TEST_MB, 0, &si), SLC_ERROR);
     ck_assert_int_eq(si.kind, SLC_SQL_UNKNOWN);
 
     memcpy(q, "/* a  ", 6);                      /* a comment, then */
     memcpy(q + SLC_TEST_MB - 20, "*/ DELETE FROM t   ", 19);
     q[SLC_TEST_MB - 1] = ' ';
-    ck_assert_int_eq(slc_sql_classify(q, SLC_TEST_MB, &si), SLC_OK);
+    ck_assert_int_eq(slc_sql_classify(q, SLC_TEST_MB, 0, &si), SLC_OK);
     ck_assert_int_eq(si.kind, SLC_SQL_DELETE);
 
     for (n = 0; n + 16 <= SLC_TEST_MB; n += 16) {  /* words, commas */
         memcpy(q + n, n == 0 ? "SELECT a FROM b " : ", b, c, now(), d", 16);
     }
     memcpy(q + n - 16, " FOR UPDATE     ", 16);
-    ck_assert_int_eq(slc_sql_classify(q, n, &si), SLC_OK);
+    ck_assert_int_eq(slc_sql_classify(q, n, 0, &si), SLC_OK);
     ck_assert_int_eq(si.kind, SLC_SQL_SELECT);
     ck_assert(si.flags & SLC_SQL_F_LOCKING_READ);
     ck_assert(si.flags & SLC_SQL_F_TABLES_PARTIAL);
@@ -741,13 +770,13 @@ START_TEST(test_classify_big)
     memset(q, '(', h);                           /* deep parentheses */
     memset(q + h, ')', SLC_TEST_MB - h);
     memcpy(q + h - 10, "SELECT 1  ", 10);
-    ck_assert_int_eq(slc_sql_classify(q, SLC_TEST_MB, &si), SLC_OK);
+    ck_assert_int_eq(slc_sql_classify(q, SLC_TEST_MB, 0, &si), SLC_OK);
     ck_assert_int_eq(si.kind, SLC_SQL_SELECT);
 
     for (n = 0; n + 4 <= SLC_TEST_MB; n += 4) {  /* ";" after ";" */
         memcpy(q + n, n == 0 ? "DO 1" : "; ;1", 4);
     }
-    ck_assert_int_eq(slc_sql_classify(q, n, &si), SLC_OK);
+    ck_assert_int_eq(slc_sql_classify(q, n, 0, &si), SLC_OK);
     ck_assert_int_eq(si.kind, SLC_SQL_DO);
     ck_assert(si.flags & SLC_SQL_F_MULTI);
     free(q);
@@ -771,6 +800,8 @@ slc_classify_suite(void)
     TCase  *tc = tcase_create("classify");
 
     tcase_add_loop_test(tc, test_classify_golden, 0, SLC_TEST_NSTMTS);
+    tcase_add_loop_test(tc, test_classify_no_backslash_escapes, 0,
+                        SLC_TEST_NNOBS);
     tcase_add_loop_test(tc, test_classify_prefixes, 0, SLC_TEST_NSTMTS);
     tcase_add_loop_test(tc, test_classify_trx, 0, SLC_TEST_NTRX);
     tcase_add_test(tc, test_classify_hint);
