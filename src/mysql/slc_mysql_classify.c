@@ -1,0 +1,1318 @@
+/*
+ * The statement classifier (slc_mysql_classify.h): a tokenizer over SQL
+ * text and a small state machine over its tokens.  No parser: it looks at
+ * the first word, at a few words after it, at some pairs and triples of
+ * words (FOR UPDATE, LOCK IN SHARE MODE, NEXT VALUE FOR), at names after
+ * the words that introduce tables, and at function names followed by "(".
+ * One pass, no recursion, no allocation.
+ */
+
+#include "slc_mysql_classify.h"
+
+#include <string.h>
+
+
+/* --- words -------------------------------------------------------------- */
+
+/* What a word is, besides its identity. */
+#define SLC_SQL_RES     0x01    /* reserved: never an unquoted table name */
+#define SLC_SQL_SKIP    0x02    /* may come between TABLE/FROM/INTO and the
+                                   name (IF NOT EXISTS, LOW_PRIORITY) */
+#define SLC_SQL_CLAUSE  0x04    /* ends a list of tables (WHERE, ON...) */
+#define SLC_SQL_BARE    0x08    /* its flags apply without "(" too */
+#define SLC_SQL_ND      SLC_SQL_F_NON_DETERMINISTIC
+
+/*
+ * The words the classifier knows, IN ASCII ORDER (they are searched by
+ * bisection; the unit test checks the order): name, attributes, and the
+ * flags the word sets when it is called as a function (or bare, with
+ * SLC_SQL_BARE).
+ */
+#define SLC_SQL_WORDS(X) \
+    X(ALTER, SLC_SQL_RES, 0) \
+    X(ANALYZE, SLC_SQL_RES, 0) \
+    X(AS, SLC_SQL_RES, 0) \
+    X(BACKUP, 0, 0) \
+    X(BEGIN, 0, 0) \
+    X(BINARY, SLC_SQL_RES, 0) \
+    X(BINLOG, 0, 0) \
+    X(CACHE, 0, 0) \
+    X(CALL, SLC_SQL_RES, 0) \
+    X(CHANGE, SLC_SQL_RES, 0) \
+    X(CHECK, SLC_SQL_RES, 0) \
+    X(CHECKSUM, 0, 0) \
+    X(COMMIT, 0, 0) \
+    X(CONNECTION_ID, 0, SLC_SQL_F_CONN_ID | SLC_SQL_ND) \
+    X(CONSISTENT, 0, 0) \
+    X(COUNT, 0, 0) \
+    X(CREATE, SLC_SQL_RES, 0) \
+    X(CURDATE, 0, SLC_SQL_ND) \
+    X(CURRENT_DATE, SLC_SQL_RES | SLC_SQL_BARE, SLC_SQL_ND) \
+    X(CURRENT_ROLE, SLC_SQL_BARE, SLC_SQL_ND) \
+    X(CURRENT_TIME, SLC_SQL_RES | SLC_SQL_BARE, SLC_SQL_ND) \
+    X(CURRENT_TIMESTAMP, SLC_SQL_RES | SLC_SQL_BARE, SLC_SQL_ND) \
+    X(CURRENT_USER, SLC_SQL_RES | SLC_SQL_BARE, SLC_SQL_ND) \
+    X(CURTIME, 0, SLC_SQL_ND) \
+    X(DATABASE, SLC_SQL_RES, SLC_SQL_ND) \
+    X(DEALLOCATE, 0, 0) \
+    X(DEFAULT, SLC_SQL_RES, 0) \
+    X(DELAYED, SLC_SQL_RES | SLC_SQL_SKIP, 0) \
+    X(DELETE, SLC_SQL_RES, 0) \
+    X(DESC, SLC_SQL_RES, 0) \
+    X(DESCRIBE, SLC_SQL_RES, 0) \
+    X(DIAGNOSTICS, 0, 0) \
+    X(DO, 0, 0) \
+    X(DROP, SLC_SQL_RES, 0) \
+    X(DUAL, SLC_SQL_RES, 0) \
+    X(ERRORS, 0, 0) \
+    X(EXCEPT, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
+    X(EXECUTE, 0, 0) \
+    X(EXISTS, SLC_SQL_RES | SLC_SQL_SKIP, 0) \
+    X(EXPLAIN, SLC_SQL_RES, 0) \
+    X(EXTENDED, 0, 0) \
+    X(FLUSH, 0, 0) \
+    X(FOR, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
+    X(FORCE, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
+    X(FORMAT, 0, 0) \
+    X(FOUND_ROWS, 0, SLC_SQL_F_SAME_AS_LAST | SLC_SQL_ND) \
+    X(FROM, SLC_SQL_RES, 0) \
+    X(GET, SLC_SQL_RES, 0) \
+    X(GET_LOCK, 0, SLC_SQL_F_LOCK_FUNC | SLC_SQL_ND) \
+    X(GLOBAL, 0, 0) \
+    X(GRANT, SLC_SQL_RES, 0) \
+    X(GROUP, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
+    X(HANDLER, 0, 0) \
+    X(HAVING, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
+    X(HIGH_PRIORITY, SLC_SQL_RES | SLC_SQL_SKIP, 0) \
+    X(IF, SLC_SQL_RES | SLC_SQL_SKIP, 0) \
+    X(IGNORE, SLC_SQL_RES | SLC_SQL_SKIP | SLC_SQL_CLAUSE, 0) \
+    X(IN, SLC_SQL_RES, 0) \
+    X(INSERT, SLC_SQL_RES, 0) \
+    X(INSTALL, 0, 0) \
+    X(INTERSECT, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
+    X(INTO, SLC_SQL_RES | SLC_SQL_SKIP | SLC_SQL_CLAUSE, 0) \
+    X(IS_FREE_LOCK, 0, SLC_SQL_F_LOCK_FUNC | SLC_SQL_ND) \
+    X(IS_USED_LOCK, 0, SLC_SQL_F_LOCK_FUNC | SLC_SQL_ND) \
+    X(JOIN, SLC_SQL_RES, 0) \
+    X(KILL, SLC_SQL_RES, 0) \
+    X(LASTVAL, 0, SLC_SQL_F_SEQUENCE | SLC_SQL_ND) \
+    X(LAST_INSERT_ID, 0, SLC_SQL_F_LAST_ID | SLC_SQL_ND) \
+    X(LATERAL, SLC_SQL_RES, 0) \
+    X(LIKE, SLC_SQL_RES, 0) \
+    X(LIMIT, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
+    X(LOAD, SLC_SQL_RES, 0) \
+    X(LOCAL, 0, 0) \
+    X(LOCALTIME, SLC_SQL_RES | SLC_SQL_BARE, SLC_SQL_ND) \
+    X(LOCALTIMESTAMP, SLC_SQL_RES | SLC_SQL_BARE, SLC_SQL_ND) \
+    X(LOCK, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
+    X(LOW_PRIORITY, SLC_SQL_RES | SLC_SQL_SKIP, 0) \
+    X(MASTER, 0, 0) \
+    X(NEXT, 0, 0) \
+    X(NEXTVAL, 0, SLC_SQL_F_SEQUENCE | SLC_SQL_ND) \
+    X(NOT, SLC_SQL_RES | SLC_SQL_SKIP, 0) \
+    X(NOW, 0, SLC_SQL_ND) \
+    X(NO_WRITE_TO_BINLOG, SLC_SQL_RES, 0) \
+    X(ON, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
+    X(ONLY, 0, 0) \
+    X(OPTIMIZE, SLC_SQL_RES, 0) \
+    X(ORDER, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
+    X(PARTITIONS, 0, 0) \
+    X(PASSWORD, 0, 0) \
+    X(PERSIST, 0, 0) \
+    X(PERSIST_ONLY, 0, 0) \
+    X(PREPARE, 0, 0) \
+    X(PREVIOUS, 0, 0) \
+    X(PROFILE, 0, 0) \
+    X(PROFILES, 0, 0) \
+    X(PURGE, SLC_SQL_RES, 0) \
+    X(RAND, 0, SLC_SQL_ND) \
+    X(RANDOM_BYTES, 0, SLC_SQL_ND) \
+    X(READ, SLC_SQL_RES, 0) \
+    X(RELEASE, SLC_SQL_RES, 0) \
+    X(RELEASE_ALL_LOCKS, 0, SLC_SQL_F_LOCK_FUNC | SLC_SQL_ND) \
+    X(RELEASE_LOCK, 0, SLC_SQL_F_LOCK_FUNC | SLC_SQL_ND) \
+    X(RENAME, SLC_SQL_RES, 0) \
+    X(REPAIR, 0, 0) \
+    X(REPLACE, SLC_SQL_RES, 0) \
+    X(RESET, 0, 0) \
+    X(RESIGNAL, SLC_SQL_RES, 0) \
+    X(RETURNING, SLC_SQL_CLAUSE, 0) \
+    X(REVOKE, SLC_SQL_RES, 0) \
+    X(ROLLBACK, 0, 0) \
+    X(ROW_COUNT, 0, SLC_SQL_F_SAME_AS_LAST | SLC_SQL_ND) \
+    X(SAVEPOINT, 0, 0) \
+    X(SCHEMA, SLC_SQL_RES, SLC_SQL_ND) \
+    X(SELECT, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
+    X(SESSION, 0, 0) \
+    X(SESSION_USER, 0, SLC_SQL_ND) \
+    X(SET, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
+    X(SETVAL, 0, SLC_SQL_F_SEQUENCE | SLC_SQL_ND) \
+    X(SHARE, 0, 0) \
+    X(SHOW, SLC_SQL_RES, 0) \
+    X(SHUTDOWN, 0, 0) \
+    X(SIGNAL, SLC_SQL_RES, 0) \
+    X(SLEEP, 0, SLC_SQL_ND) \
+    X(SQL_NO_CACHE, 0, 0) \
+    X(START, 0, 0) \
+    X(STATEMENT, 0, 0) \
+    X(STATUS, 0, 0) \
+    X(STOP, 0, 0) \
+    X(STRAIGHT_JOIN, SLC_SQL_RES, 0) \
+    X(SYSDATE, 0, SLC_SQL_ND) \
+    X(SYSTEM_USER, 0, SLC_SQL_ND) \
+    X(SYS_GUID, 0, SLC_SQL_ND) \
+    X(TABLE, SLC_SQL_RES | SLC_SQL_SKIP, 0) \
+    X(TABLES, SLC_SQL_SKIP, 0) \
+    X(TEMPORARY, SLC_SQL_SKIP, 0) \
+    X(TO, SLC_SQL_RES, 0) \
+    X(TRANSACTION, 0, 0) \
+    X(TRUNCATE, 0, 0) \
+    X(UNINSTALL, 0, 0) \
+    X(UNION, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
+    X(UNIX_TIMESTAMP, 0, SLC_SQL_ND) \
+    X(UNLOCK, SLC_SQL_RES, 0) \
+    X(UPDATE, SLC_SQL_RES, 0) \
+    X(USE, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
+    X(USER, 0, SLC_SQL_ND) \
+    X(USING, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
+    X(UTC_DATE, SLC_SQL_RES | SLC_SQL_BARE, SLC_SQL_ND) \
+    X(UTC_TIME, SLC_SQL_RES | SLC_SQL_BARE, SLC_SQL_ND) \
+    X(UTC_TIMESTAMP, SLC_SQL_RES | SLC_SQL_BARE, SLC_SQL_ND) \
+    X(UUID, 0, SLC_SQL_ND) \
+    X(UUID_SHORT, 0, SLC_SQL_ND) \
+    X(VALUE, 0, 0) \
+    X(VALUES, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
+    X(WARNINGS, 0, 0) \
+    X(WHERE, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
+    X(WINDOW, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
+    X(WITH, SLC_SQL_RES, 0) \
+    X(WRITE, SLC_SQL_RES, 0) \
+    X(XA, 0, 0) \
+
+
+typedef enum {
+    SLC_SQL_W_NONE = 0,
+#define SLC_SQL_WORD_ID(w, a, f)  SLC_SQL_W_##w,
+    SLC_SQL_WORDS(SLC_SQL_WORD_ID)
+#undef SLC_SQL_WORD_ID
+    SLC_SQL_W_N
+} slc_sql_word_t;
+
+typedef struct {
+    const char  *name;
+    uint8_t      len;
+    uint8_t      attr;
+    uint32_t     fn;
+} slc_sql_wdef_t;
+
+static const slc_sql_wdef_t  slc_sql_words[] = {
+    { "", 0, 0, 0 },
+#define SLC_SQL_WORD_DEF(w, a, f)  { #w, sizeof(#w) - 1, (a), (f) },
+    SLC_SQL_WORDS(SLC_SQL_WORD_DEF)
+#undef SLC_SQL_WORD_DEF
+};
+
+#define SLC_SQL_WORD_MAX  24
+
+static int
+slc_sql_is_word_char(uint8_t c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+           || (c >= '0' && c <= '9') || c == '_' || c == '$' || c >= 0x80;
+}
+
+static int
+slc_sql_is_blank(uint8_t c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
+           || c == '\v';
+}
+
+/* The id of the word q[0..len), SLC_SQL_W_NONE when it is no keyword. */
+static slc_sql_word_t
+slc_sql_word_find(const uint8_t *q, size_t len)
+{
+    char    up[SLC_SQL_WORD_MAX];
+    size_t  lo = 1, hi = SLC_SQL_W_N;
+
+    if (len >= SLC_SQL_WORD_MAX) {
+        return SLC_SQL_W_NONE;
+    }
+    for (size_t i = 0; i < len; i++) {
+        up[i] = (char) ((q[i] >= 'a' && q[i] <= 'z') ? q[i] - 32 : q[i]);
+    }
+    up[len] = '\0';
+    while (lo < hi) {
+        size_t  mid = lo + (hi - lo) / 2;
+        int     c = strcmp(up, slc_sql_words[mid].name);
+
+        if (c == 0) {
+            return (slc_sql_word_t) mid;
+        }
+        if (c < 0) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    return SLC_SQL_W_NONE;
+}
+
+int
+slc_sql_words_sorted(void)
+{
+    for (size_t i = 2; i < SLC_SQL_W_N; i++) {
+        if (strcmp(slc_sql_words[i - 1].name, slc_sql_words[i].name) >= 0) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+
+/* --- the tokenizer ------------------------------------------------------ */
+
+typedef enum {
+    SLC_SQL_T_END = 0,
+    SLC_SQL_T_WORD,             /* unquoted word: keyword, name, number */
+    SLC_SQL_T_QUOTED,           /* `name` (off/len inside the backticks) */
+    SLC_SQL_T_STRING,           /* 'x' or "x" */
+    SLC_SQL_T_USERVAR,          /* @x, @'x', @`x` */
+    SLC_SQL_T_SYSVAR,           /* @@x, @@session.x (off/len after @@) */
+    SLC_SQL_T_ASSIGN,           /* := */
+    SLC_SQL_T_PUNCT,            /* any other byte, one at a time */
+    SLC_SQL_T_BAD               /* a quote or comment left open */
+} slc_sql_ttype_t;
+
+typedef struct {
+    slc_sql_ttype_t  type;
+    slc_sql_word_t   word;      /* T_WORD: its keyword id */
+    uint32_t         off;
+    uint32_t         len;
+} slc_sql_tok_t;
+
+typedef struct {
+    const uint8_t   *q;
+    size_t           n;
+    size_t           i;
+    int              exec;      /* inside an executable comment */
+    int              seen;      /* a token was returned */
+    int              nobs;      /* NO_BACKSLASH_ESCAPES */
+    slc_sql_info_t  *out;
+} slc_sql_lex_t;
+
+/* "sluice: route=primary|master|replica|slave|last" at p[0..n). */
+static slc_sql_hint_t
+slc_sql_hint_parse(const uint8_t *p, size_t n)
+{
+    static const struct {
+        const char      *w;
+        slc_sql_hint_t   h;
+    } vals[] = {
+        { "primary", SLC_SQL_HINT_PRIMARY }, { "master", SLC_SQL_HINT_PRIMARY },
+        { "replica", SLC_SQL_HINT_REPLICA }, { "slave", SLC_SQL_HINT_REPLICA },
+        { "last", SLC_SQL_HINT_LAST },
+    };
+    size_t  i = 0, l;
+
+    while (i < n && slc_sql_is_blank(p[i])) {
+        i++;
+    }
+    if (n - i < 7 || strncasecmp((const char *) p + i, "sluice:", 7) != 0) {
+        return SLC_SQL_HINT_NONE;
+    }
+    for (i += 7; i < n && slc_sql_is_blank(p[i]); i++) { /* blanks */ }
+    if (n - i < 5 || strncasecmp((const char *) p + i, "route", 5) != 0) {
+        return SLC_SQL_HINT_NONE;
+    }
+    for (i += 5; i < n && slc_sql_is_blank(p[i]); i++) { /* blanks */ }
+    if (i == n || p[i] != '=') {
+        return SLC_SQL_HINT_NONE;
+    }
+    for (i++; i < n && slc_sql_is_blank(p[i]); i++) { /* blanks */ }
+    for (l = 0; i + l < n && slc_sql_is_word_char(p[i + l]); l++) { }
+    for (size_t k = 0; k < sizeof(vals) / sizeof(vals[0]); k++) {
+        if (l == strlen(vals[k].w)
+            && strncasecmp((const char *) p + i, vals[k].w, l) == 0)
+        {
+            return vals[k].h;
+        }
+    }
+    return SLC_SQL_HINT_NONE;
+}
+
+/* A comment's text: a hint when no token came before. */
+static void
+slc_sql_lex_comment(slc_sql_lex_t *lx, size_t from, size_t to)
+{
+    if (!lx->seen && lx->out->hint == SLC_SQL_HINT_NONE) {
+        lx->out->hint = slc_sql_hint_parse(lx->q + from, to - from);
+    }
+}
+
+/* Skip a comment that starts at q[i]; 0 when q[i] starts none. */
+static int
+slc_sql_lex_skip_comment(slc_sql_lex_t *lx)
+{
+    const uint8_t  *q = lx->q;
+    size_t          n = lx->n, i = lx->i, s;
+
+    if (q[i] == '#' || (q[i] == '-' && i + 1 < n && q[i + 1] == '-'
+                        && (i + 2 == n || q[i + 2] <= ' ')))
+    {
+        for (s = i; i < n && q[i] != '\n'; i++) { }
+        slc_sql_lex_comment(lx, s + (q[s] == '#' ? 1 : 2), i);
+        lx->i = i;
+        return 1;
+    }
+    if (q[i] != '/' || i + 1 >= n || q[i + 1] != '*') {
+        return 0;
+    }
+    if ((i + 2 < n && q[i + 2] == '!')
+        || (i + 3 < n && q[i + 2] == 'M' && q[i + 3] == '!'))
+    {
+        /* executable: its content is code, whatever the version */
+        i += q[i + 2] == '!' ? 3 : 4;
+        while (i < n && q[i] >= '0' && q[i] <= '9') {
+            i++;
+        }
+        lx->exec = 1;
+        lx->i = i;
+        return 1;
+    }
+    for (s = i + 2, i = s; i + 1 < n; i++) {
+        if (q[i] == '*' && q[i + 1] == '/') {
+            slc_sql_lex_comment(lx, s, i);
+            lx->i = i + 2;
+            return 1;
+        }
+    }
+    lx->i = n;
+    return -1;                          /* unterminated */
+}
+
+/* A quoted run from q[i] (the quote); end after the closing quote. */
+static int
+slc_sql_lex_quoted(slc_sql_lex_t *lx, slc_sql_tok_t *t)
+{
+    const uint8_t  *q = lx->q;
+    uint8_t         c = q[lx->i];
+    size_t          i;
+
+    for (i = lx->i + 1; i < lx->n; i++) {
+        if (q[i] == '\\' && c != '`' && !lx->nobs && i + 1 < lx->n) {
+            i++;                        /* escaped */
+        } else if (q[i] == c) {
+            if (i + 1 < lx->n && q[i + 1] == c) {
+                i++;                    /* doubled */
+                continue;
+            }
+            t->off = (uint32_t) lx->i + 1;
+            t->len = (uint32_t) (i - lx->i - 1);
+            lx->i = i + 1;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static void
+slc_sql_lex_var(slc_sql_lex_t *lx, slc_sql_tok_t *t)
+{
+    const uint8_t  *q = lx->q;
+    size_t          i = lx->i + 1;
+
+    t->type = SLC_SQL_T_USERVAR;
+    if (i < lx->n && q[i] == '@') {
+        t->type = SLC_SQL_T_SYSVAR;
+        i++;
+    }
+    if (i < lx->n && (q[i] == '\'' || q[i] == '"' || q[i] == '`')) {
+        lx->i = i;
+        if (slc_sql_lex_quoted(lx, t) != 0) {
+            t->type = SLC_SQL_T_BAD;
+        }
+        return;
+    }
+    t->off = (uint32_t) i;
+    while (i < lx->n && (slc_sql_is_word_char(q[i])
+                         || (t->type == SLC_SQL_T_SYSVAR && q[i] == '.')))
+    {
+        i++;
+    }
+    t->len = (uint32_t) (i - t->off);
+    lx->i = i;
+}
+
+/* The next token; T_END at the end, T_BAD in an open quote or comment. */
+static void
+slc_sql_lex_next(slc_sql_lex_t *lx, slc_sql_tok_t *t)
+{
+    const uint8_t  *q = lx->q;
+    size_t          n = lx->n;
+    int             rc;
+
+    t->word = SLC_SQL_W_NONE;
+    for ( ;; ) {
+        if (lx->i >= n) {
+            t->type = lx->exec ? SLC_SQL_T_BAD : SLC_SQL_T_END;
+            return;
+        }
+        if (slc_sql_is_blank(q[lx->i])) {
+            lx->i++;
+            continue;
+        }
+        if (lx->exec && q[lx->i] == '*' && lx->i + 1 < n
+            && q[lx->i + 1] == '/')
+        {
+            lx->exec = 0;
+            lx->i += 2;
+            continue;
+        }
+        rc = slc_sql_lex_skip_comment(lx);
+        if (rc < 0) {
+            t->type = SLC_SQL_T_BAD;
+            return;
+        }
+        if (rc == 0) {
+            break;
+        }
+    }
+    lx->seen = 1;
+    t->off = (uint32_t) lx->i;
+    switch (q[lx->i]) {
+    case '\'': case '"': case '`':
+        t->type = q[lx->i] == '`' ? SLC_SQL_T_QUOTED : SLC_SQL_T_STRING;
+        if (slc_sql_lex_quoted(lx, t) != 0) {
+            t->type = SLC_SQL_T_BAD;
+        }
+        return;
+    case '@':
+        slc_sql_lex_var(lx, t);
+        return;
+    case ':':
+        if (lx->i + 1 < n && q[lx->i + 1] == '=') {
+            t->type = SLC_SQL_T_ASSIGN;
+            t->len = 2;
+            lx->i += 2;
+            return;
+        }
+        break;
+    default:
+        if (slc_sql_is_word_char(q[lx->i])) {
+            size_t  i = lx->i;
+
+            while (i < n && slc_sql_is_word_char(q[i])) {
+                i++;
+            }
+            t->type = SLC_SQL_T_WORD;
+            t->len = (uint32_t) (i - lx->i);
+            t->word = slc_sql_word_find(q + lx->i, t->len);
+            lx->i = i;
+            return;
+        }
+    }
+    t->type = SLC_SQL_T_PUNCT;
+    t->len = 1;
+    lx->i++;
+}
+
+
+/* --- the classifier ----------------------------------------------------- */
+
+typedef struct {
+    slc_sql_info_t  *out;
+    const uint8_t   *q;
+    slc_sql_kind_t   kind;      /* of the statement that decides (EXPLAIN's
+                                   and SET STATEMENT's inner one) */
+    slc_sql_word_t   main;      /* the word that set kind */
+    slc_sql_word_t   w1, w2;    /* the two tokens before, when words */
+    slc_sql_tok_t    p1;        /* the token before */
+    slc_sql_ttype_t  p2type;    /* and the one before that */
+    uint8_t          p2punct;
+    unsigned         depth;     /* parentheses */
+    uint64_t         lists;     /* bit d: a list of tables at depth d */
+    unsigned         nw;        /* words since main */
+    unsigned         start:1;   /* the next word starts a statement */
+    unsigned         with:1;    /* WITH: the main statement is to come */
+    unsigned         explain:2; /* after EXPLAIN (1), ANALYZE (2) */
+    unsigned         skip:2;    /* EXPLAIN FORMAT = x: tokens to skip */
+    unsigned         outer:1;   /* EXPLAIN of the inner statement */
+    unsigned         capture:1; /* the next name is a table */
+    unsigned         dot:2;     /* 1: a table was named; 2: and a "." */
+    unsigned         semi:1;    /* a ";" ended a statement */
+    unsigned         var:1;     /* a user variable, read unless := */
+    unsigned         set_stmt:1; /* SET STATEMENT: FOR starts the inner */
+    unsigned         into:1;    /* INTO @a, @b: assigned, not read */
+    unsigned         more:1;    /* a statement after the first */
+    slc_sql_kind_t   first;     /* and the first one's kind */
+} slc_sql_state_t;
+
+static int
+slc_sql_punct_is(const slc_sql_tok_t *t, const uint8_t *q, uint8_t c)
+{
+    return t->type == SLC_SQL_T_PUNCT && q[t->off] == c;
+}
+
+static void
+slc_sql_list_open(slc_sql_state_t *st)
+{
+    if (st->depth < 64) {
+        st->lists |= (uint64_t) 1 << st->depth;
+    }
+}
+
+static void
+slc_sql_list_close(slc_sql_state_t *st)
+{
+    if (st->depth < 64) {
+        st->lists &= ~((uint64_t) 1 << st->depth);
+    }
+}
+
+static int
+slc_sql_list_is_open(const slc_sql_state_t *st)
+{
+    return st->depth < 64 && (st->lists >> st->depth & 1);
+}
+
+/* A table name at t: record it, unless it cannot be one. */
+static void
+slc_sql_name(slc_sql_state_t *st, const slc_sql_tok_t *t)
+{
+    slc_sql_info_t  *si = st->out;
+    size_t           i;
+
+    st->capture = 0;
+    if (t->type == SLC_SQL_T_WORD) {
+        for (i = 0; i < t->len && st->q[t->off + i] >= '0'
+                    && st->q[t->off + i] <= '9'; i++) { }
+        if (i == t->len) {
+            return;                     /* a number */
+        }
+    }
+    if (si->ntables == SLC_SQL_MAX_TABLES) {
+        si->flags |= SLC_SQL_F_TABLES_PARTIAL;
+        return;
+    }
+    si->tables[si->ntables++] = (slc_sql_name_t) {
+        .off = t->off, .len = t->len
+    };
+    st->dot = 1;
+}
+
+/* db.name: the last name was the schema. */
+static void
+slc_sql_name_qualify(slc_sql_state_t *st, const slc_sql_tok_t *t)
+{
+    slc_sql_name_t  *nm = &st->out->tables[st->out->ntables - 1];
+
+    nm->db_off = nm->off;
+    nm->db_len = nm->len;
+    nm->off = t->off;
+    nm->len = t->len;
+}
+
+static int
+slc_sql_is_main(slc_sql_word_t w)
+{
+    switch (w) {
+    case SLC_SQL_W_SELECT: case SLC_SQL_W_VALUES: case SLC_SQL_W_TABLE:
+    case SLC_SQL_W_INSERT: case SLC_SQL_W_UPDATE: case SLC_SQL_W_DELETE:
+    case SLC_SQL_W_REPLACE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The kind a statement's first word gives, and what to expect next. */
+static slc_sql_kind_t
+slc_sql_first_kind(slc_sql_state_t *st, slc_sql_word_t w)
+{
+    switch (w) {
+    case SLC_SQL_W_SELECT: case SLC_SQL_W_VALUES:
+        return SLC_SQL_SELECT;
+    case SLC_SQL_W_TABLE:
+        st->capture = 1;
+        return SLC_SQL_SELECT;
+    case SLC_SQL_W_WITH:
+        st->with = 1;
+        return SLC_SQL_UNKNOWN;
+    case SLC_SQL_W_SHOW:
+        return SLC_SQL_SHOW;
+    case SLC_SQL_W_DESCRIBE: case SLC_SQL_W_DESC: case SLC_SQL_W_EXPLAIN:
+        st->explain = 1;
+        return SLC_SQL_EXPLAIN;
+    case SLC_SQL_W_ANALYZE:
+        st->explain = 2;
+        return SLC_SQL_EXPLAIN;
+    case SLC_SQL_W_SET:
+        return SLC_SQL_SET;
+    case SLC_SQL_W_USE:
+        return SLC_SQL_USE;
+    case SLC_SQL_W_BEGIN: case SLC_SQL_W_START:
+        return SLC_SQL_BEGIN;           /* START: TRANSACTION, or ADMIN */
+    case SLC_SQL_W_COMMIT:
+        return SLC_SQL_COMMIT;
+    case SLC_SQL_W_ROLLBACK:
+        return SLC_SQL_ROLLBACK;
+    case SLC_SQL_W_SAVEPOINT: case SLC_SQL_W_RELEASE:
+        return SLC_SQL_SAVEPOINT;
+    case SLC_SQL_W_XA:
+        return SLC_SQL_XA;
+    case SLC_SQL_W_INSERT:
+        st->capture = 1;
+        return SLC_SQL_INSERT;
+    case SLC_SQL_W_REPLACE:
+        st->capture = 1;
+        return SLC_SQL_REPLACE;
+    case SLC_SQL_W_UPDATE:
+        st->capture = 1;
+        slc_sql_list_open(st);
+        return SLC_SQL_UPDATE;
+    case SLC_SQL_W_DELETE:
+        return SLC_SQL_DELETE;
+    case SLC_SQL_W_TRUNCATE:
+        st->capture = 1;
+        return SLC_SQL_DDL;
+    case SLC_SQL_W_CREATE: case SLC_SQL_W_ALTER: case SLC_SQL_W_DROP:
+    case SLC_SQL_W_RENAME:
+        return SLC_SQL_DDL;
+    case SLC_SQL_W_CALL:
+        return SLC_SQL_CALL;
+    case SLC_SQL_W_LOAD:
+        return SLC_SQL_LOAD;
+    case SLC_SQL_W_PREPARE:
+        return SLC_SQL_PREPARE;
+    case SLC_SQL_W_EXECUTE:
+        return SLC_SQL_EXECUTE;
+    case SLC_SQL_W_DEALLOCATE:
+        return SLC_SQL_DEALLOCATE;
+    case SLC_SQL_W_DO:
+        return SLC_SQL_DO;
+    case SLC_SQL_W_LOCK: case SLC_SQL_W_UNLOCK:
+        return SLC_SQL_LOCK;
+    case SLC_SQL_W_HANDLER:
+        st->capture = 1;
+        return SLC_SQL_HANDLER;
+    case SLC_SQL_W_FLUSH: case SLC_SQL_W_KILL: case SLC_SQL_W_GRANT:
+    case SLC_SQL_W_REVOKE: case SLC_SQL_W_OPTIMIZE: case SLC_SQL_W_CHECK:
+    case SLC_SQL_W_CHECKSUM: case SLC_SQL_W_REPAIR: case SLC_SQL_W_RESET:
+    case SLC_SQL_W_PURGE: case SLC_SQL_W_INSTALL: case SLC_SQL_W_UNINSTALL:
+    case SLC_SQL_W_CHANGE: case SLC_SQL_W_STOP: case SLC_SQL_W_SHUTDOWN:
+    case SLC_SQL_W_CACHE: case SLC_SQL_W_BINLOG: case SLC_SQL_W_BACKUP:
+    case SLC_SQL_W_SIGNAL: case SLC_SQL_W_RESIGNAL: case SLC_SQL_W_GET:
+        return SLC_SQL_ADMIN;
+    default:
+        return SLC_SQL_UNKNOWN;
+    }
+}
+
+static void
+slc_sql_first(slc_sql_state_t *st, slc_sql_word_t w)
+{
+    st->start = 0;
+    st->main = w;
+    st->nw = 0;
+    st->kind = slc_sql_first_kind(st, w);
+    switch (st->kind) {
+    case SLC_SQL_INSERT: case SLC_SQL_UPDATE: case SLC_SQL_DELETE:
+    case SLC_SQL_REPLACE: case SLC_SQL_DDL: case SLC_SQL_CALL:
+    case SLC_SQL_LOAD: case SLC_SQL_LOCK:
+        st->out->flags |= SLC_SQL_F_WRITE;
+        break;
+    case SLC_SQL_ADMIN:
+        if (w != SLC_SQL_W_GET) {
+            st->out->flags |= SLC_SQL_F_WRITE;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* After EXPLAIN/DESCRIBE/ANALYZE: options, a statement, or a table. */
+static void
+slc_sql_explain(slc_sql_state_t *st, const slc_sql_tok_t *t)
+{
+    slc_sql_word_t  w = t->word;
+
+    if (st->skip > 0) {
+        st->skip--;
+        return;
+    }
+    if (w == SLC_SQL_W_EXTENDED || w == SLC_SQL_W_PARTITIONS
+        || w == SLC_SQL_W_ANALYZE)
+    {
+        return;
+    }
+    if (w == SLC_SQL_W_FORMAT) {
+        st->skip = 2;                   /* = JSON */
+        return;
+    }
+    if (st->explain == 2
+        && (w == SLC_SQL_W_TABLE || w == SLC_SQL_W_TABLES
+            || w == SLC_SQL_W_NO_WRITE_TO_BINLOG || w == SLC_SQL_W_LOCAL))
+    {
+        st->explain = 0;
+        st->kind = SLC_SQL_ADMIN;
+        st->out->flags |= SLC_SQL_F_WRITE;
+        st->capture = 1;
+        slc_sql_list_open(st);
+        return;
+    }
+    st->explain = 0;
+    if (slc_sql_is_main(w) || w == SLC_SQL_W_WITH) {
+        st->outer = 1;
+        slc_sql_first(st, w);
+    } else if (slc_sql_punct_is(t, st->q, '(')) {
+        st->depth++;                    /* EXPLAIN (SELECT ...) */
+    } else if (w == SLC_SQL_W_FOR || t->type == SLC_SQL_T_STRING) {
+        st->out->flags |= SLC_SQL_F_WRITE;  /* FOR CONNECTION: primary */
+    } else if (t->type == SLC_SQL_T_WORD || t->type == SLC_SQL_T_QUOTED) {
+        slc_sql_name(st, t);            /* DESCRIBE t */
+    }
+}
+
+/* Words that mean something after a statement's first word. */
+static void
+slc_sql_word_kind(slc_sql_state_t *st, slc_sql_word_t w)
+{
+    uint32_t  *f = &st->out->flags;
+
+    switch (st->kind) {
+    case SLC_SQL_BEGIN:
+        if (st->main == SLC_SQL_W_START && st->nw == 1
+            && w != SLC_SQL_W_TRANSACTION)
+        {
+            st->kind = SLC_SQL_ADMIN;   /* START SLAVE, START REPLICA */
+            *f |= SLC_SQL_F_WRITE;
+        } else if (st->main == SLC_SQL_W_BEGIN && st->nw == 1
+                   && w == SLC_SQL_W_NOT)
+        {
+            st->kind = SLC_SQL_COMPOUND;    /* BEGIN NOT ATOMIC */
+            *f |= SLC_SQL_F_WRITE;
+        } else if (st->w1 == SLC_SQL_W_READ && w == SLC_SQL_W_ONLY) {
+            *f |= SLC_SQL_F_READ_ONLY_TRX;
+        } else if (st->w1 == SLC_SQL_W_READ && w == SLC_SQL_W_WRITE) {
+            *f |= SLC_SQL_F_READ_WRITE_TRX;
+        } else if (w == SLC_SQL_W_CONSISTENT) {
+            *f |= SLC_SQL_F_SNAPSHOT;
+        }
+        break;
+    case SLC_SQL_ROLLBACK:
+        if (w == SLC_SQL_W_TO) {
+            st->kind = SLC_SQL_SAVEPOINT;
+        }
+        break;
+    case SLC_SQL_DDL:
+        if (w == SLC_SQL_W_TEMPORARY) {
+            *f |= SLC_SQL_F_TEMPORARY;
+        } else if (w == SLC_SQL_W_PREPARE && st->main == SLC_SQL_W_DROP
+                   && st->nw == 1)
+        {
+            st->kind = SLC_SQL_DEALLOCATE;
+            *f &= ~SLC_SQL_F_WRITE;
+        } else if (w == SLC_SQL_W_LIKE) {
+            st->capture = 1;            /* CREATE TABLE t LIKE u */
+        }
+        break;
+    case SLC_SQL_SET:
+        if (st->nw == 1 && w == SLC_SQL_W_STATEMENT) {
+            st->set_stmt = 1;
+        } else if (st->nw == 1
+                   && (w == SLC_SQL_W_PASSWORD || w == SLC_SQL_W_DEFAULT))
+        {
+            *f |= SLC_SQL_F_WRITE;      /* SET PASSWORD, SET DEFAULT ROLE */
+        } else if (st->depth == 0
+                   && (w == SLC_SQL_W_GLOBAL || w == SLC_SQL_W_PERSIST
+                       || w == SLC_SQL_W_PERSIST_ONLY))
+        {
+            *f |= SLC_SQL_F_GLOBAL;
+        }
+        break;
+    case SLC_SQL_SHOW:
+        if (st->nw == 1
+            && (w == SLC_SQL_W_MASTER || w == SLC_SQL_W_BINLOG
+                || w == SLC_SQL_W_BINARY))
+        {
+            *f |= SLC_SQL_F_BINLOG;
+        } else if ((st->nw == 1
+                    && (w == SLC_SQL_W_WARNINGS || w == SLC_SQL_W_ERRORS
+                        || w == SLC_SQL_W_COUNT || w == SLC_SQL_W_STATUS
+                        || w == SLC_SQL_W_PROFILE
+                        || w == SLC_SQL_W_PROFILES))
+                   || (st->nw == 2 && w == SLC_SQL_W_STATUS
+                       && (st->w1 == SLC_SQL_W_SESSION
+                           || st->w1 == SLC_SQL_W_LOCAL)))
+        {
+            *f |= SLC_SQL_F_SAME_AS_LAST;
+        }
+        break;
+    case SLC_SQL_ADMIN:
+        if (w == SLC_SQL_W_DIAGNOSTICS && st->main == SLC_SQL_W_GET) {
+            *f |= SLC_SQL_F_SAME_AS_LAST;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+/* TABLE, TABLES: a name follows; a list of them in some statements. */
+static void
+slc_sql_word_table(slc_sql_state_t *st)
+{
+    st->capture = 1;
+    if (st->kind == SLC_SQL_LOCK || st->kind == SLC_SQL_ADMIN
+        || (st->kind == SLC_SQL_DDL && (st->main == SLC_SQL_W_DROP
+                                        || st->main == SLC_SQL_W_RENAME)))
+    {
+        slc_sql_list_open(st);
+    }
+    if (st->kind == SLC_SQL_DDL && st->main == SLC_SQL_W_DROP) {
+        st->out->flags |= SLC_SQL_F_DROP_TABLE;
+    }
+}
+
+/* Words anywhere: tables, locking reads, sequences, INTO. */
+static void
+slc_sql_word(slc_sql_state_t *st, const slc_sql_tok_t *t)
+{
+    slc_sql_word_t         w = t->word;
+    const slc_sql_wdef_t  *d = &slc_sql_words[w];
+    uint32_t              *f = &st->out->flags;
+
+    if (st->capture) {
+        if (d->attr & SLC_SQL_SKIP) {
+            return;
+        }
+        if (!(d->attr & SLC_SQL_RES)) {
+            slc_sql_name(st, t);
+            return;
+        }
+        st->capture = 0;
+    }
+    if (st->with && st->depth == 0 && slc_sql_is_main(w)) {
+        st->with = 0;
+        slc_sql_first(st, w);
+        return;
+    }
+    if (st->set_stmt && st->depth == 0 && w == SLC_SQL_W_FOR) {
+        st->set_stmt = 0;
+        st->start = 1;
+        return;
+    }
+    st->nw++;
+    st->into = 0;
+    if (d->attr & SLC_SQL_BARE) {
+        *f |= d->fn;
+    }
+    if (d->attr & SLC_SQL_CLAUSE) {
+        slc_sql_list_close(st);
+    }
+    switch (w) {
+    case SLC_SQL_W_FROM:
+        st->capture = 1;
+        slc_sql_list_open(st);
+        break;
+    case SLC_SQL_W_JOIN:
+        st->capture = 1;
+        break;
+    case SLC_SQL_W_STRAIGHT_JOIN:
+        st->capture = st->w1 != SLC_SQL_W_SELECT;
+        break;
+    case SLC_SQL_W_TABLE: case SLC_SQL_W_TABLES:
+        slc_sql_word_table(st);
+        break;
+    case SLC_SQL_W_INTO:
+        if (st->kind == SLC_SQL_SELECT) {
+            *f |= SLC_SQL_F_SELECT_INTO;
+        } else if (st->kind == SLC_SQL_INSERT
+                   || st->kind == SLC_SQL_REPLACE)
+        {
+            st->capture = 1;
+        }
+        break;
+    case SLC_SQL_W_UPDATE:
+        if (st->w1 == SLC_SQL_W_FOR) {
+            *f |= SLC_SQL_F_LOCKING_READ;
+        }
+        break;
+    case SLC_SQL_W_SHARE:
+        if (st->w1 == SLC_SQL_W_FOR
+            || (st->w1 == SLC_SQL_W_IN && st->w2 == SLC_SQL_W_LOCK))
+        {
+            *f |= SLC_SQL_F_LOCKING_READ;
+        }
+        break;
+    case SLC_SQL_W_FOR:
+        if (st->w1 == SLC_SQL_W_VALUE && (st->w2 == SLC_SQL_W_NEXT
+                                          || st->w2 == SLC_SQL_W_PREVIOUS))
+        {
+            *f |= SLC_SQL_F_SEQUENCE;
+        }
+        break;
+    case SLC_SQL_W_SQL_NO_CACHE:
+        *f |= SLC_SQL_F_SQL_NO_CACHE;
+        break;
+    default:
+        break;
+    }
+    slc_sql_word_kind(st, w);
+}
+
+static void
+slc_sql_punct(slc_sql_state_t *st, const slc_sql_tok_t *t)
+{
+    switch (st->q[t->off]) {
+    case '(':
+        if (st->p1.type == SLC_SQL_T_WORD
+            && !(st->p2type == SLC_SQL_T_PUNCT && st->p2punct == '.'))
+        {
+            st->out->flags |= slc_sql_words[st->p1.word].fn;
+        }
+        st->depth++;
+        return;                         /* capture: FROM (t1 JOIN t2) */
+    case ')':
+        slc_sql_list_close(st);
+        if (st->depth > 0) {
+            st->depth--;
+        }
+        break;
+    case ',':
+        if (slc_sql_list_is_open(st)) {
+            st->capture = 1;
+            return;
+        }
+        break;
+    case ';':
+        st->semi = 1;
+        st->depth = 0;
+        st->lists = 0;
+        break;
+    default:
+        break;
+    }
+    st->capture = 0;
+}
+
+/*
+ * @x: assigned as a target of SET or of INTO, else read unless := follows.
+ */
+static void
+slc_sql_uservar(slc_sql_state_t *st)
+{
+    int  comma = slc_sql_punct_is(&st->p1, st->q, ',');
+
+    if (st->w1 == SLC_SQL_W_INTO || (st->into && comma)) {
+        st->into = 1;
+        st->out->flags |= SLC_SQL_F_USER_VAR_ASSIGN;
+    } else if (st->kind == SLC_SQL_SET && st->depth == 0
+               && (st->w1 == SLC_SQL_W_SET || comma))
+    {
+        st->out->flags |= SLC_SQL_F_USER_VAR_ASSIGN;
+    } else {
+        st->var = 1;
+    }
+}
+
+/* 'user'@'host', user@host: an account (GRANT, CREATE USER), no variable */
+static int
+slc_sql_is_account(const slc_sql_state_t *st, const slc_sql_tok_t *t)
+{
+    const slc_sql_tok_t  *p = &st->p1;
+    uint32_t              end = p->off + p->len;
+
+    if (p->type == SLC_SQL_T_STRING || p->type == SLC_SQL_T_QUOTED) {
+        end++;                          /* the closing quote */
+    } else if (p->type != SLC_SQL_T_WORD) {
+        return 0;
+    }
+    return end == t->off - (st->q[t->off - 1] == '@' ? 1 : 2);
+}
+
+/* @@[scope.]name */
+static void
+slc_sql_sysvar(slc_sql_state_t *st, const slc_sql_tok_t *t)
+{
+    static const struct {
+        const char  *name;
+        uint32_t     flags;
+    } vars[] = {
+        { "identity", SLC_SQL_F_LAST_ID },
+        { "last_insert_id", SLC_SQL_F_LAST_ID },
+        { "warning_count", SLC_SQL_F_SAME_AS_LAST },
+        { "error_count", SLC_SQL_F_SAME_AS_LAST },
+    };
+    const char  *p = (const char *) st->q + t->off;
+    size_t       n = t->len, dot;
+
+    st->out->flags |= SLC_SQL_F_SYSVAR_READ;
+    for (dot = n; dot > 0 && p[dot - 1] != '.'; dot--) { }
+    if (dot == 7 && strncasecmp(p, "global.", 7) == 0
+        && st->kind == SLC_SQL_SET)
+    {
+        st->out->flags |= SLC_SQL_F_GLOBAL;
+    }
+    for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+        if (n - dot == strlen(vars[i].name)
+            && strncasecmp(p + dot, vars[i].name, n - dot) == 0)
+        {
+            st->out->flags |= vars[i].flags;
+        }
+    }
+}
+
+/* The first token of a statement (blanks, comments, "(" before it). */
+static void
+slc_sql_token_start(slc_sql_state_t *st, const slc_sql_tok_t *t)
+{
+    if (slc_sql_punct_is(t, st->q, '(')) {
+        st->depth++;
+        return;
+    }
+    st->start = 0;
+    if (t->type == SLC_SQL_T_WORD) {
+        slc_sql_first(st, t->word);
+    } else {
+        st->kind = SLC_SQL_UNKNOWN;
+    }
+}
+
+/* The kind of the statement read so far, had the text ended here. */
+static slc_sql_kind_t
+slc_sql_stmt_kind(const slc_sql_state_t *st)
+{
+    if (st->with || st->start) {
+        return SLC_SQL_UNKNOWN;         /* WITH without a statement */
+    }
+    if (st->outer || st->explain) {
+        return SLC_SQL_EXPLAIN;
+    }
+    if (st->kind == SLC_SQL_BEGIN && st->main == SLC_SQL_W_START
+        && st->nw == 0)
+    {
+        return SLC_SQL_ADMIN;           /* START alone */
+    }
+    return st->kind;
+}
+
+/*
+ * More after a ";": a multi-statement.  The first statement's kind is
+ * the text's; the others are read the same way for their flags and
+ * tables (a DROP TABLE among them is one).
+ */
+static void
+slc_sql_next_statement(slc_sql_state_t *st)
+{
+    if (!st->more) {
+        st->more = 1;
+        st->first = slc_sql_stmt_kind(st);
+    }
+    st->out->flags |= SLC_SQL_F_MULTI;
+    *st = (slc_sql_state_t) {
+        .out = st->out, .q = st->q, .start = 1, .more = 1,
+        .first = st->first
+    };
+}
+
+static void
+slc_sql_token(slc_sql_state_t *st, const slc_sql_tok_t *t)
+{
+    unsigned  dot = st->dot;
+
+    st->dot = 0;
+    if (st->semi) {
+        st->semi = 0;
+        if (st->main != SLC_SQL_W_CREATE && st->main != SLC_SQL_W_ALTER
+            && st->kind != SLC_SQL_COMPOUND)
+        {
+            slc_sql_next_statement(st);     /* not a routine's body */
+        }
+    }
+    if (st->var && t->type != SLC_SQL_T_ASSIGN) {
+        st->out->flags |= SLC_SQL_F_USER_VAR_READ;
+    }
+    st->var = 0;
+    if (dot == 2 && (t->type == SLC_SQL_T_WORD
+                     || t->type == SLC_SQL_T_QUOTED))
+    {
+        slc_sql_name_qualify(st, t);
+    } else if (dot == 1 && slc_sql_punct_is(t, st->q, '.')) {
+        st->dot = 2;
+    } else if (st->start) {
+        slc_sql_token_start(st, t);
+    } else if (st->explain) {
+        slc_sql_explain(st, t);
+    } else {
+        switch (t->type) {
+        case SLC_SQL_T_WORD:
+            slc_sql_word(st, t);
+            break;
+        case SLC_SQL_T_QUOTED:
+            if (st->capture) {
+                slc_sql_name(st, t);
+            }
+            break;
+        case SLC_SQL_T_PUNCT:
+            slc_sql_punct(st, t);
+            break;
+        case SLC_SQL_T_ASSIGN:
+            st->out->flags |= SLC_SQL_F_USER_VAR_ASSIGN;
+            st->capture = 0;
+            break;
+        case SLC_SQL_T_USERVAR:
+            st->capture = 0;
+            if (!slc_sql_is_account(st, t)) {
+                slc_sql_uservar(st);
+            }
+            break;
+        case SLC_SQL_T_SYSVAR:
+            st->capture = 0;
+            slc_sql_sysvar(st, t);
+            break;
+        default:
+            st->capture = 0;
+            break;
+        }
+    }
+    st->w2 = st->w1;
+    st->w1 = t->type == SLC_SQL_T_WORD ? t->word : SLC_SQL_W_NONE;
+    st->p2type = st->p1.type;
+    st->p2punct = st->p1.type == SLC_SQL_T_PUNCT ? st->q[st->p1.off] : 0;
+    st->p1 = *t;
+}
+
+/* What the whole text says, once the tokens are through. */
+static void
+slc_sql_finish(slc_sql_state_t *st, int seen)
+{
+    slc_sql_info_t  *si = st->out;
+
+    if (st->var) {
+        si->flags |= SLC_SQL_F_USER_VAR_READ;
+    }
+    si->kind = !seen ? SLC_SQL_EMPTY
+               : st->more ? st->first : slc_sql_stmt_kind(st);
+    switch (si->kind) {
+    case SLC_SQL_SET:
+        if (si->ntables > 0
+            || (si->flags & (SLC_SQL_F_PRIMARY | SLC_SQL_F_SAME_AS_LAST)
+                & ~SLC_SQL_F_USER_VAR_ASSIGN))
+        {
+            break;                      /* a read, or not a session's */
+        }
+        /* fall through */
+    case SLC_SQL_USE: case SLC_SQL_PREPARE: case SLC_SQL_DEALLOCATE:
+        si->flags |= SLC_SQL_F_SESSION_STATE;
+        break;
+    default:
+        break;
+    }
+}
+
+int
+slc_sql_classify(const uint8_t *q, size_t len, unsigned status,
+                 slc_sql_info_t *out)
+{
+    slc_sql_lex_t    lx = {
+        .q = q, .n = len, .out = out,
+        .nobs = (status & SLC_SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0
+    };
+    slc_sql_state_t  st = { .out = out, .q = q, .start = 1 };
+    slc_sql_tok_t    t;
+
+    memset(out, 0, sizeof(*out));
+    if (len > UINT32_MAX) {
+        out->flags = SLC_SQL_F_UNTERMINATED;
+        return SLC_ERROR;
+    }
+    for ( ;; ) {
+        slc_sql_lex_next(&lx, &t);
+        if (t.type == SLC_SQL_T_END) {
+            break;
+        }
+        if (t.type == SLC_SQL_T_BAD) {
+            out->kind = SLC_SQL_UNKNOWN;    /* and nothing read before */
+            out->flags = SLC_SQL_F_UNTERMINATED;
+            out->ntables = 0;
+            return SLC_ERROR;
+        }
+        slc_sql_token(&st, &t);
+    }
+    slc_sql_finish(&st, lx.seen);
+    return SLC_OK;
+}
+
+const char *
+slc_sql_kind_name(slc_sql_kind_t kind)
+{
+    static const char  *names[SLC_SQL_NKINDS] = {
+        [SLC_SQL_UNKNOWN] = "UNKNOWN", [SLC_SQL_EMPTY] = "EMPTY",
+        [SLC_SQL_SELECT] = "SELECT", [SLC_SQL_SHOW] = "SHOW",
+        [SLC_SQL_EXPLAIN] = "EXPLAIN", [SLC_SQL_SET] = "SET",
+        [SLC_SQL_USE] = "USE", [SLC_SQL_BEGIN] = "BEGIN",
+        [SLC_SQL_COMMIT] = "COMMIT", [SLC_SQL_ROLLBACK] = "ROLLBACK",
+        [SLC_SQL_SAVEPOINT] = "SAVEPOINT", [SLC_SQL_XA] = "XA",
+        [SLC_SQL_INSERT] = "INSERT", [SLC_SQL_UPDATE] = "UPDATE",
+        [SLC_SQL_DELETE] = "DELETE", [SLC_SQL_REPLACE] = "REPLACE",
+        [SLC_SQL_DDL] = "DDL", [SLC_SQL_CALL] = "CALL",
+        [SLC_SQL_LOAD] = "LOAD", [SLC_SQL_PREPARE] = "PREPARE",
+        [SLC_SQL_EXECUTE] = "EXECUTE", [SLC_SQL_DEALLOCATE] = "DEALLOCATE",
+        [SLC_SQL_DO] = "DO", [SLC_SQL_LOCK] = "LOCK",
+        [SLC_SQL_HANDLER] = "HANDLER", [SLC_SQL_ADMIN] = "ADMIN",
+        [SLC_SQL_COMPOUND] = "COMPOUND",
+    };
+
+    return (unsigned) kind < SLC_SQL_NKINDS ? names[kind] : "?";
+}
+
+
+/* --- routing ------------------------------------------------------------ */
+
+static int
+slc_sql_is_read(const slc_sql_info_t *si)
+{
+    return (si->kind == SLC_SQL_SELECT || si->kind == SLC_SQL_SHOW
+            || si->kind == SLC_SQL_EXPLAIN)
+           && !(si->flags & SLC_SQL_F_PRIMARY);
+}
+
+slc_sql_route_t
+slc_sql_route(const slc_sql_info_t *si, int in_trx, int read_only_trx)
+{
+    uint32_t  f = si->flags;
+
+    if (si->hint == SLC_SQL_HINT_LAST) {
+        return SLC_SQL_TO_LAST;
+    }
+    if (si->hint == SLC_SQL_HINT_PRIMARY || si->kind == SLC_SQL_UNKNOWN
+        || si->kind == SLC_SQL_EMPTY
+        || (f & SLC_SQL_F_UNTERMINATED))
+    {
+        return SLC_SQL_TO_PRIMARY;
+    }
+    if (si->hint == SLC_SQL_HINT_REPLICA
+        && !(in_trx && !read_only_trx) && !(f & SLC_SQL_F_SESSION_STATE))
+    {
+        return SLC_SQL_TO_REPLICA;
+    }
+    if (f & SLC_SQL_F_MULTI) {
+        return SLC_SQL_TO_PRIMARY;
+    }
+    if (f & SLC_SQL_F_SAME_AS_LAST) {
+        return SLC_SQL_TO_LAST;
+    }
+    if (f & SLC_SQL_F_SESSION_STATE) {
+        return SLC_SQL_TO_ALL;
+    }
+    if (in_trx) {
+        return read_only_trx ? SLC_SQL_TO_REPLICA : SLC_SQL_TO_PRIMARY;
+    }
+    if (si->kind == SLC_SQL_BEGIN && (f & SLC_SQL_F_READ_ONLY_TRX)) {
+        return SLC_SQL_TO_REPLICA;
+    }
+    return slc_sql_is_read(si) ? SLC_SQL_TO_REPLICA : SLC_SQL_TO_PRIMARY;
+}
