@@ -11,8 +11,9 @@
 # with a command in flight (ERR 1927), and one lost in the middle of a
 # response, which ends the session since nothing can be said cleanly.
 # A session command goes to both backends, the primary's reply alone to
-# the client; a backend that refuses its copy is dropped, and a command
-# waiting for it gets an ERR.  Closing the session closes both backends.
+# the client, and is replayed on a backend opened later; a backend that
+# refuses its copy is dropped, and a command waiting for it gets an ERR.
+# A reload hands the session over with both of its backends.  Closing the session closes both backends.
 
 use strict;
 use warnings;
@@ -85,7 +86,7 @@ mysql {
 EOF
 $t->allow_log(qr/\[error\].*(?:backend failed|connect\(\) to|Connection refused)/);
 $t->run;
-$t->plan(39);
+$t->plan(44);
 
 my $pid = $t->primary_dbh->selectrow_array('SELECT @@server_id');
 my $rid = $t->replica_dbh->selectrow_array('SELECT @@server_id');
@@ -133,24 +134,29 @@ ok($dbh->do('/*all*/ SET @both = 7'), 'a session command to both backends');
 is(scalar $dbh->selectrow_array('SELECT @both'), 7, 'the primary has it');
 is(scalar $dbh->selectrow_array('/*replica*/ SELECT @both'), 7,
    'the replica too (its copy was answered before this query ran)');
-my $before = stats($dbh);
 # a copy the replica refuses (a table only the primary has: dropped on
-# the replica without binlog); the primary's reply is the client's
+# the replica without binlog), in a session of its own; the primary's
+# reply is the client's
 $t->primary_dbh->do('CREATE TABLE IF NOT EXISTS split_only (i INT)');
 $t->wait_for(sub { $t->replica_dbh->selectrow_array(q{SELECT COUNT(*) FROM
     information_schema.tables WHERE table_name = 'split_only'}) },
     what => 'the table to replicate');
 $t->replica_dbh->do('SET sql_log_bin = 0');
 $t->replica_dbh->do('DROP TABLE split_only');
-ok($dbh->do('/*all*/ SET @n = (SELECT COUNT(*) FROM split_only)'),
+my $x = $t->dbh;
+$x->selectrow_array('/*replica*/ SELECT 1');
+ok($x->do('/*all*/ SET @n = (SELECT COUNT(*) FROM split_only)'),
    'the primary answers the client');
-like(stats($dbh), qr/ copies_failed=1$/,
+like(stats($x), qr/ copies_failed=1$/,
      'the router heard the replica refuse its copy');
 ok($t->wait_for(sub { $t->grep_log(qr/replica backend .* lost: it refused/) },
                 what => 'the replica backend to be dropped'),
    'and dropped that backend');
-is(scalar $dbh->selectrow_array('/*replica*/ SELECT 5'), 5,
-   'the next replica query opens another');
+ok(!$x->do('/*replica*/ SELECT 5') && $x->err == 1927,
+   'the next replica backend cannot replay that history either: ERR 1927 '
+   . 'for the read that waited for it') or diag($x->errstr);
+is(scalar $x->selectrow_array('SELECT 6'), 6, 'and the session goes on');
+$x->disconnect;
 # IF EXISTS: the replica has none, and replication must not stop on it
 $t->primary_dbh->do('DROP TABLE IF EXISTS split_only');
 my $sql_running = sub {
@@ -161,6 +167,18 @@ my $sql_running = sub {
 };
 ok($t->wait_for($sql_running, what => 'replication to go on'),
    'replication goes on (the sandbox is shared)');
+
+# a backend opened later gets the session's history first
+my $late = $t->dbh;
+ok($late->do('/*all*/ SET @h = 3') && $late->do('/*all*/ SET @h2 = @h + 1'),
+   'session commands before any replica backend is open');
+is(scalar $late->selectrow_array('/*replica*/ SELECT @h, @h2'), 3,
+   'a replica backend opened later has them: replayed before the query');
+is(scalar $late->selectrow_array('/*replica*/ SELECT @h2'), 4,
+   'in order');
+ok($t->grep_log(qr/replica backend .* ready, replaying 2 command/),
+   'the log says what was replayed');
+$late->disconnect;
 
 # --- the replica backend fails, the session goes on --------------------------
 
@@ -175,8 +193,8 @@ is(scalar $dbh->selectrow_array('SELECT 1'), 1,
    'the session goes on on the primary');
 my $c3 = $dbh->selectrow_array('/*replica*/ SELECT CONNECTION_ID()');
 ok($c3 && $c3 != $c1, 'the next replica query opens a new replica backend');
-like(stats($dbh), qr/ opened=3 lost=2 copies_failed=1$/,
-     'opened three times, lost twice');
+like(stats($dbh), qr/ opened=2 lost=1 copies_failed=0$/,
+     'opened twice, lost once');
 
 my $d = $t->dbh(port => $t->port(1));
 ok($d, 'logged in where the replica is unreachable');

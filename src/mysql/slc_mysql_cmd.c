@@ -247,6 +247,28 @@ slc_cmd_copy(slc_session_t *s, const uint8_t *p, size_t n)
 }
 
 int
+slc_cmd_inject(slc_backend_t *b, const uint8_t *payload, size_t len)
+{
+    uint8_t *p;
+
+    if (len + SLC_MYSQL_HDR_LEN > slc_buf_size()
+        || slc_buf_reserve(&b->out, len + SLC_MYSQL_HDR_LEN) != SLC_OK)
+    {
+        return SLC_ERROR;
+    }
+    p = b->out->last;
+    slc_mysql_hdr_write(p, (uint32_t) len, 0);
+    memcpy(p + SLC_MYSQL_HDR_LEN, payload, len);
+    b->out->last += len + SLC_MYSQL_HDR_LEN;
+    slc_mysql_track_client(&b->track, p, len + SLC_MYSQL_HDR_LEN);
+    slc_upstream_count_bytes(b->server, 0, len + SLC_MYSQL_HDR_LEN);
+    if (slc_conn_flush(&b->conn, &b->out) != SLC_OK) {
+        slc_cmd_backend_fail(b, "write failed");
+    }
+    return SLC_OK;
+}
+
+int
 slc_cmd_also(slc_session_t *s, slc_backend_t *b)
 {
     struct slc_cmd_s *c = s->cmd;
@@ -883,8 +905,10 @@ slc_cmd_attach(slc_backend_t *b)
 
     b->conn.on_read = slc_cmd_backend_read;
     b->conn.on_write = slc_cmd_backend_write;
+    /* busy with commands of the proxy's own (slc_cmd_inject): the
+       background reader goes on once they are answered */
     if (s->cmd != NULL && s->cmd->state == SLC_CMD_WAIT
-        && s->cmd->target == b)
+        && s->cmd->target == b && slc_mysql_track_idle(&b->track))
     {
         if (slc_cmd_forward(s) == SLC_OK) {
             slc_cmd_client(s);

@@ -79,6 +79,16 @@ typedef struct slc_filter_s {
  */
 #define SLC_CMD_MAX_ALSO  4
 int  slc_cmd_also(slc_session_t *s, slc_backend_t *b);
+/*
+ * A command of the proxy's own to backend b (a router's, attached with
+ * slc_cmd_attach): replaying the session's history on a backend opened
+ * later, a wait for a GTID before a read.  It is queued behind what b
+ * has in flight; its response is followed in the background and dropped,
+ * and the router hears it through ops->done when b is idle again (`errs`
+ * in the reply counts the ERRs); a command for b waits until then.
+ * SLC_ERROR when it does not fit a buffer or no memory.
+ */
+int  slc_cmd_inject(slc_backend_t *b, const uint8_t *payload, size_t len);
 
 /*
  * A paused command goes on: `verdict` as the `command` hook would have

@@ -209,6 +209,7 @@ slc_mysql_track_done(slc_mysql_track_t *t)
     }
     t->npend--;
     t->reply.done++;
+    t->reply.errs += t->reply.first == SLC_MYSQL_ERR;
     if (t->nruns == 0 && t->rcap > SLC_MYSQL_TRACK_RUNS) {
         free(t->runs);
         t->runs = NULL;

@@ -100,6 +100,7 @@ typedef struct {
  */
 typedef struct {
     uint64_t    done;         /* responses completed so far */
+    uint64_t    errs;         /* of those, ERR responses */
     uint32_t    stmt_id;
     uint16_t    columns;
     uint16_t    params;

@@ -6,8 +6,9 @@
  * backend fails the router drops it, and the session goes on: the next
  * such query opens another.  "/ *all* /" goes to the primary, whose
  * reply is the client's, and a copy to the replica backend if one is
- * open (session state: SET); a copy the replica refuses costs the
- * session its replica backend.  "/ *split:stats* /" is answered by the
+ * open (session state: SET); the router keeps the last few and replays
+ * them on a replica backend it opens later (slc_cmd_inject).  A copy or
+ * a replay the replica refuses costs the session its replica backend.  "/ *split:stats* /" is answered by the
  * router itself: responses completed per backend, and replica backends
  * opened and lost.
  */
@@ -21,12 +22,19 @@
 #include "slc_mysql_router.h"
 #include "slc_mysql_upstream.h"
 
+#define SLC_TS_HIST      8
+#define SLC_TS_HIST_LEN  256
+
 typedef struct {
     slc_backend_t  *replica;
     uint64_t        done_primary, done_replica;
     unsigned        opened, lost;
-    unsigned        copies;     /* copies sent to the replica, unanswered */
+    unsigned        copies;     /* copies and replays sent to the replica,
+                                   unanswered */
     unsigned        copies_failed;
+    uint64_t        errs_seen;  /* the replica's reply.errs last time */
+    unsigned        nhist;      /* "all" commands, to replay */
+    char            hist[SLC_TS_HIST][SLC_TS_HIST_LEN];
 } slc_ts_ctx_t;
 
 static int  slc_ts_check(slc_mysql_srv_t *srv, char *err, size_t errlen);
@@ -103,11 +111,25 @@ slc_ts_ready(slc_session_t *s)
     (void) s;
 }
 
+/* The session's history first, then the command that waits for it. */
 static void
 slc_ts_replica_ready(slc_backend_t *b)
 {
+    slc_ts_ctx_t *ts = b->session->router_data;
+    uint8_t       p[SLC_TS_HIST_LEN + 1];
+
     slc_session_log(b->session, SLC_LOG_INFO, "testsplit: replica backend "
-        "%s ready", b->server->name);
+        "%s ready, replaying %u command(s)", b->server->name, ts->nhist);
+    ts->errs_seen = b->track.reply.errs;
+    for (unsigned i = 0; i < ts->nhist; i++) {
+        size_t n = strlen(ts->hist[i]);
+
+        p[0] = SLC_COM_QUERY;
+        memcpy(p + 1, ts->hist[i], n);
+        if (slc_cmd_inject(b, p, n + 1) == SLC_OK) {
+            ts->copies++;
+        }
+    }
     slc_cmd_attach(b);
 }
 
@@ -131,14 +153,17 @@ slc_ts_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r)
     slc_ts_ctx_t *ts = b->session->router_data;
 
     ts->done_replica++;
-    if (ts->copies == 0) {
-        return;
+    /* copies and replays are answered in the background, all of them
+       before done is called; a command of the client's afterwards */
+    if (ts->copies > 0) {
+        ts->copies = 0;
+        if (r->errs > ts->errs_seen) {
+            ts->copies_failed++;
+            slc_ts_replica_fail(b, "it refused a copy of a session command");
+            return;
+        }
     }
-    ts->copies--;                       /* answered in order */
-    if (r->first == SLC_MYSQL_ERR) {
-        ts->copies_failed++;
-        slc_ts_replica_fail(b, "it refused a copy of a session command");
-    }
+    ts->errs_seen = r->errs;
 }
 
 static slc_backend_t *
@@ -176,6 +201,23 @@ slc_ts_answer(slc_session_t *s, const char *text)
     return SLC_OK;
 }
 
+/* Keep a session command for a replica opened later: the last
+   SLC_TS_HIST of them (a real router keeps one per variable). */
+static void
+slc_ts_remember(slc_ts_ctx_t *ts, const char *q, size_t n)
+{
+    if (n >= SLC_TS_HIST_LEN) {
+        return;
+    }
+    if (ts->nhist == SLC_TS_HIST) {
+        memmove(ts->hist[0], ts->hist[1],
+            (SLC_TS_HIST - 1) * sizeof(ts->hist[0]));
+        ts->nhist--;
+    }
+    memcpy(ts->hist[ts->nhist], q, n);
+    ts->hist[ts->nhist++][n] = '\0';
+}
+
 static slc_backend_t *
 slc_ts_command(slc_session_t *s, const slc_cmd_t *c)
 {
@@ -207,10 +249,11 @@ slc_ts_command(slc_session_t *s, const slc_cmd_t *c)
         }
         return b;
     }
-    if (n >= 7 && memcmp(q, "/*all*/", 7) == 0 && ts->replica != NULL
-        && slc_cmd_also(s, ts->replica) == SLC_OK)
-    {
-        ts->copies++;
+    if (n >= 7 && memcmp(q, "/*all*/", 7) == 0) {
+        slc_ts_remember(ts, q, n);
+        if (ts->replica != NULL && slc_cmd_also(s, ts->replica) == SLC_OK) {
+            ts->copies++;
+        }
     }
     ts->done_primary++;             /* counted when sent: no done hook */
     return s->backend;
