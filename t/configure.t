@@ -91,8 +91,9 @@ ok(!-e "$tree/Makefile", 'a failed configure writes no Makefile');
 # --- a build without readconn --------------------------------------------
 
 ($rc, $out, $err) = in_tree('./configure', '--without-readconn',
-                            '--with-cc-opt=-O0');
-is($rc, 0, './configure --without-readconn exits 0') or diag($out, $err);
+                            '--without-readwritesplit', '--with-cc-opt=-O0');
+is($rc, 0, './configure --without-readconn --without-readwritesplit exits 0')
+    or diag($out, $err);
 like($out, qr/^modules:[ \t]*$/m, 'and lists no module');
 ($rc, $out, $err) = in_tree('make', '-j2');
 is($rc, 0, 'make builds it') or diag($err);
@@ -103,7 +104,8 @@ ok(-x $bin, 'objs/sluice is there');
     local $ENV{SLUICE_BINARY} = $bin;
     my @m = $t->modules;
     my $v = qx{"$bin" -V 2>&1};
-    like($v, qr/^configure arguments: --without-readconn --with-cc-opt=-O0$/m,
+    like($v, qr/^configure[ ]arguments:[ ]--without-readconn[ ]
+                --without-readwritesplit[ ]--with-cc-opt=-O0$/mx,
          '-V prints the configure arguments');
     ok($v =~ /^modules:(.*)$/m && $1 !~ /readconn/,
        '-V: readconn is not among the modules') or diag($v);

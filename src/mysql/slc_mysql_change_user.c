@@ -294,6 +294,8 @@ slc_cu_apply(slc_session_t *s, const uint8_t *ok, uint32_t len)
     s->attrs = cu->attrs;
     s->attrs_len = cu->attrs_len;
     cu->attrs = NULL;
+    s->user_gen++;                      /* routers: other backends are the
+                                           old user's */
     slc_backend_track_start(b, b->caps, b->mariadb_caps, ok, len);
 }
 

@@ -83,6 +83,11 @@ struct slc_session_s {
     void                  *router_data;  /* malloc'ed by the router,
                                              freed with the session */
     struct slc_cmd_s      *cmd;       /* command mode, else NULL */
+    unsigned               user_gen;  /* +1 at each COM_CHANGE_USER the
+                                         proxy applied (on s->backend
+                                         only: a router drops its other
+                                         backends, which are the old
+                                         user's) */
 
     slc_defer_t            defer;
     TAILQ_ENTRY(slc_session_s) link;
