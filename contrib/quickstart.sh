@@ -4,6 +4,8 @@
 # ./sandbox, and run sluice in the foreground in front of them:
 #   127.0.0.1:4006  readconn to the primary (user app, password secret)
 #   127.0.0.1:4007  readconn to the replica
+#   127.0.0.1:4008  readwritesplit: reads to the replica, writes to the
+#                   primary (a first step, docs/architecture.md)
 #   127.0.0.1:4009  auth passthrough to the primary (any server account)
 # Ctrl-C stops sluice; `contrib/sandbox/sluice-sandbox stop sandbox` stops
 # the servers.
@@ -32,6 +34,8 @@ mysql {
              upstream sandbox; }
     server { listen 127.0.0.1:4007; router readconn; readconn_role replica;
              upstream sandbox; }
+    server { listen 127.0.0.1:4008; router readwritesplit;
+             upstream sandbox; }
     server { listen 127.0.0.1:4009; router readconn; auth passthrough;
              upstream sandbox; }
 }
@@ -41,5 +45,6 @@ sluice is starting in the foreground (logs: sandbox/sluice/logs/error.log).
 Try, in another terminal:
   mariadb -h 127.0.0.1 -P 4006 -u app -psecret test -e 'select @@hostname, @@port'
   mariadb -h 127.0.0.1 -P 4007 -u app -psecret test -e 'select @@port'
+  mariadb -h 127.0.0.1 -P 4008 -u app -psecret test -e 'select @@port'
 MSG
 exec objs/sluice -p "$top/sandbox/sluice/" -c "$top/sandbox/sluice/sluice.conf"
