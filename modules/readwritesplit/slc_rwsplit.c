@@ -34,24 +34,7 @@
 #include "slc_mysql_codec.h"
 #include "slc_mysql_router.h"
 #include "slc_mysql_upstream.h"
-
-#define SLC_RWS_HIST_MAX   50       /* session_history_max, for now fixed */
-#define SLC_RWS_HIST_LEN   1024     /* a longer session command: not kept,
-                                       the session stops using replicas */
-#define SLC_RWS_TAG_REPLICA  1
-
-typedef struct {
-    slc_backend_t  *replica;
-    slc_backend_t  *last;           /* where the last statement ran */
-    unsigned        copies;         /* copies and replays unanswered */
-    uint64_t        errs_seen;
-    unsigned        wrote:1;        /* read-your-writes, first step */
-    unsigned        temp:1;         /* created a temporary table */
-    unsigned        primary_only:1; /* history lost or too long */
-    unsigned        nhist;
-    char           *hist[SLC_RWS_HIST_MAX];
-    unsigned        user_gen;       /* s->user_gen the backends are for */
-} slc_rws_ctx_t;
+#include "slc_rwsplit.h"
 
 static void slc_rws_start(slc_session_t *s);
 static void slc_rws_ready(slc_session_t *s);
