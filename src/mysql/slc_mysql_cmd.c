@@ -68,6 +68,7 @@ static int  slc_cmd_forward(slc_session_t *s);
 static void slc_cmd_answer_lost(slc_session_t *s, slc_backend_t *b,
     const char *why, int connecting);
 static void slc_cmd_client_write(slc_conn_t *conn);
+static int  slc_cmd_killed(const slc_backend_t *b, const slc_buf_t *buf);
 
 int
 slc_cmd_wanted(const slc_mysql_srv_t *srv)
@@ -484,6 +485,10 @@ slc_cmd_send_released(slc_session_t *s)
             return SLC_AGAIN;           /* resumes from its on_write */
         }
         ssize_t n = slc_conn_write(&b->conn, s->in->pos, s->in_ready);
+        if (n < 0 && b != s->backend && b->ops != NULL) {
+            slc_cmd_backend_fail(b, "write failed");    /* the router's */
+            return s->state == SLC_SS_READY ? SLC_AGAIN : SLC_ERROR;
+        }
         if (n < 0) {
             slc_session_close(s, SLC_LOG_ERR, "backend write failed");
             return SLC_ERROR;
@@ -649,6 +654,10 @@ slc_cmd_pump(slc_session_t *s, slc_backend_t *b)
 
     for ( ;; ) {
         while (buf != NULL && slc_buf_len(buf) > 0) {
+            if (!c->replied && slc_cmd_killed(b, buf)) {
+                slc_cmd_backend_fail(b, "the server ended the connection");
+                return;
+            }
             if (!s->client.writable) {
                 return;                 /* resumes from the client's
                                            on_write */
@@ -759,6 +768,71 @@ slc_cmd_answer_lost(slc_session_t *s, slc_backend_t *b, const char *why,
     slc_cmd_client(s);
 }
 
+/*
+ * The command waiting for b, or in flight on it with nothing of the
+ * response sent, goes to the backend the router's ops->retry gives: as
+ * it is when it was never sent, else as the router's copy of it (what
+ * the client sent of it and b did not take yet is in that copy).  1 when
+ * it went, 0: the client gets the ERR.
+ */
+static int
+slc_cmd_retry(slc_session_t *s, slc_backend_t *b)
+{
+    struct slc_cmd_s *c = s->cmd;
+    const uint8_t    *p = NULL;
+    size_t            len = 0;
+    slc_backend_t    *nb;
+
+    if (b->ops->retry == NULL || s->out != NULL || c->stream != NULL) {
+        return 0;
+    }
+    nb = b->ops->retry(b, &p, &len);
+    if (nb == NULL || nb == b || nb->state != SLC_BS_READY
+        || !slc_mysql_track_idle(&nb->track))
+    {
+        return 0;
+    }
+    c->target = nb;
+    if (c->state == SLC_CMD_WAIT) {
+        return 1;                       /* still held: it goes as it is */
+    }
+    if (p == NULL || len == 0) {
+        return 0;
+    }
+    if (s->in_ready > 0) {
+        s->in->pos += s->in_ready;
+        s->in_ready = 0;
+    }
+    c->done_mark = nb->track.reply.done;
+    c->hdr_len = 0;
+    c->left = 0;
+    if (slc_cmd_inject(nb, p, len) != SLC_OK) {
+        c->target = NULL;
+        c->discard = 1;
+        c->state = SLC_CMD_REPLY;
+        return 0;
+    }
+    return 1;
+}
+
+/* Whether b's response begins with an ERR that says the connection, not
+   the command, failed: a retry may serve the command elsewhere. */
+static int
+slc_cmd_killed(const slc_backend_t *b, const slc_buf_t *buf)
+{
+    const uint8_t *p = buf->pos;
+    unsigned       code;
+
+    if (b->ops == NULL || b->ops->retry == NULL
+        || slc_buf_len(buf) < SLC_MYSQL_HDR_LEN + 3
+        || p[SLC_MYSQL_HDR_LEN] != 0xff)
+    {
+        return 0;
+    }
+    code = (unsigned) slc_mysql_le_get(p + SLC_MYSQL_HDR_LEN + 1, 2);
+    return code == SLC_ER_CONNECTION_KILLED || code == SLC_ER_SERVER_SHUTDOWN;
+}
+
 void
 slc_cmd_backend_fail(slc_backend_t *b, const char *why)
 {
@@ -774,6 +848,20 @@ slc_cmd_backend_fail(slc_backend_t *b, const char *why)
                                  || c->state == SLC_CMD_FORWARD);
     replied = c->replied;
     connecting = b->state != SLC_BS_READY;
+    if (waiting && !replied && slc_cmd_retry(s, b)) {
+        int held = c->state == SLC_CMD_WAIT;
+
+        slc_session_log(s, SLC_LOG_INFO, "backend server '%s' failed (%s): "
+            "the command runs on '%s' instead", b->server->name, why,
+            c->target->server->name);
+        b->ops->fail(b, why);
+        if (held && s->state == SLC_SS_READY
+            && slc_cmd_forward(s) == SLC_OK)
+        {
+            slc_cmd_client(s);
+        }
+        return;
+    }
     if (waiting && c->state == SLC_CMD_WAIT) {
         slc_cmd_drop(s);                /* never sent */
     } else if (waiting) {
