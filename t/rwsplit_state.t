@@ -77,7 +77,7 @@ my $fake = Sluice::FakeBackend->new(port => $t->port(4), script => [
                                         'Server shutdown in progress') ],
     'close' ]);
 $t->run;
-$t->plan(28);
+$t->plan(30);
 
 my $pid = $t->primary_dbh->selectrow_array('SELECT @@server_id');
 my $rid = $t->replica_dbh->selectrow_array('SELECT @@server_id');
@@ -208,6 +208,41 @@ like(killed_read($t->port(2)), qr/^error (1927|2013)/,
     is_deeply(\@row, [0, $pid], 'a read a replica answers with ERR 1053 '
         . '(shutdown) is answered by the primary instead')
         or diag($c ? $c->errstr : $DBI::errstr);
+}
+
+# --- KILL QUERY reaches the statement on the replica ----------------------
+{
+    my $file = $t->testdir . '/sleep.out';
+    pipe(my $rd, my $wr) or die "pipe: $!";
+    my $child = fork // die "fork: $!";
+    if ($child == 0) {
+        close $rd;
+        my $c = $t->dbh(user => $v, password => 'r-pw');
+        syswrite $wr, ($c ? $c->{mariadb_thread_id} : 0) . "\n";
+        my @row = $c ? $c->selectrow_array('SELECT SLEEP(30), @@server_id')
+                     : ();
+        open my $fh, '>', $file or POSIX::_exit(1);
+        print $fh @row ? "@row\n" : 'error ' . ($c ? $c->err : '') . "\n";
+        close $fh;
+        POSIX::_exit(0);
+    }
+    close $wr;
+    my $id = <$rd>;
+    chomp $id;
+    Sluice::Test::wait_for(sub {
+        $r->selectrow_array('SELECT id FROM information_schema.processlist '
+            . "WHERE user = ? AND info LIKE 'SELECT SLEEP(30)%'", undef, $v)
+    }, what => 'the SLEEP to run on the replica');
+    my $k = $t->dbh(user => $v, password => 'r-pw');
+    ok($k->do("KILL QUERY $id"), "KILL QUERY $id (the id the client saw) "
+       . 'from another session') or diag($k->errstr);
+    my $done = Sluice::Test::wait_for(sub { waitpid($child, POSIX::WNOHANG())
+                                            == $child }, timeout => 10,
+                                      what => 'the killed SLEEP to end');
+    kill 'KILL', $child unless $done;
+    like($t->read_file('sleep.out') // '', qr/^(error 1317|1 $rid)$/,
+         'the SLEEP running on the replica was interrupted at once (ERR '
+         . '1317, Query execution was interrupted)');
 }
 
 # --- replica connections killed under a read load ------------------------

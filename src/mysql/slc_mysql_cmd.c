@@ -20,6 +20,7 @@
 #include "slc_mysql_codec.h"
 #include "slc_mysql_command.h"
 #include "slc_mysql_handover.h"
+#include "slc_mysql_registry.h"
 #include "slc_mysql_router.h"
 #include "slc_mysql_upstream.h"
 
@@ -45,6 +46,8 @@ struct slc_cmd_s {
     unsigned             discard:1;     /* released bytes are dropped */
     unsigned             replied:1;     /* response bytes reached the
                                            client */
+    unsigned             elsewhere:1;   /* the registry names the target
+                                           as where the command runs */
     slc_cmd_stream_pt    stream;
     void                *stream_data;
     /* backends that get a copy of the command (slc_cmd_also) */
@@ -283,6 +286,29 @@ slc_cmd_also(slc_session_t *s, slc_backend_t *b)
     return SLC_OK;
 }
 
+/*
+ * The command runs on b: when that is not the session's own backend, the
+ * registry says so, so that a KILL QUERY naming the session reaches the
+ * statement where it runs (slc_mysql_kill.c); b NULL or the session's own:
+ * back to its own.  Two stores in shared memory, only when it changes.
+ */
+static void
+slc_cmd_running(slc_session_t *s, const slc_backend_t *b)
+{
+    struct slc_cmd_s *c = s->cmd;
+    slc_mysql_conf_t *mc;
+    int               away = b != NULL && b != s->backend;
+
+    if (!s->registered || (!away && !c->elsewhere)) {
+        return;
+    }
+    mc = slc_mysql_conf(s->cycle);
+    slc_registry_set_running(mc->registry_zone->addr, (uint32_t) s->id,
+        away ? slc_mysql_stats_index(mc, b->server->stats) + 1 : 0,
+        away ? b->thread_id : 0);
+    c->elsewhere = (unsigned) away;
+}
+
 /* Send the held command's head to the target; the rest follows as the
    scan releases it. */
 static int
@@ -299,6 +325,7 @@ slc_cmd_forward(slc_session_t *s)
     c->discard = 0;
     c->hdr_len = 0;
     c->left = 0;
+    slc_cmd_running(s, b);
     if (slc_cmd_copy(s, s->in->pos, taken) != SLC_OK) {
         return SLC_ERROR;
     }
@@ -509,6 +536,7 @@ slc_cmd_complete(slc_session_t *s)
 
     c->state = SLC_CMD_IDLE;
     c->target = NULL;
+    slc_cmd_running(s, NULL);
     if (r->done == c->done_mark) {
         return;                         /* a command without a response */
     }
@@ -806,6 +834,7 @@ slc_cmd_retry(slc_session_t *s, slc_backend_t *b)
     c->done_mark = nb->track.reply.done;
     c->hdr_len = 0;
     c->left = 0;
+    slc_cmd_running(s, nb);
     if (slc_cmd_inject(nb, p, len) != SLC_OK) {
         c->target = NULL;
         c->discard = 1;
