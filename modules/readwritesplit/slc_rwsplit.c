@@ -56,6 +56,12 @@ static void slc_rws_replica_done(slc_backend_t *b,
 static slc_backend_t *slc_rws_replica_retry(slc_backend_t *b,
     const uint8_t **payload, size_t *len);
 
+static const slc_conf_enum_t slc_rws_failure_modes[] = {
+    { "fail_instantly", SLC_RWS_FAIL_INSTANTLY },
+    { "fail_on_write", SLC_RWS_FAIL_ON_WRITE },
+    { NULL, 0 }
+};
+
 static const slc_command_t slc_rws_commands[] = {
     { .name = "session_history_max",
       .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
@@ -69,6 +75,11 @@ static const slc_command_t slc_rws_commands[] = {
       .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_FLAG,
       .set = slc_conf_set_flag_slot, .conf = SLC_CONF_MODULE,
       .offset = offsetof(slc_rws_conf_t, retry_failed_reads) },
+    { .name = "master_failure_mode",
+      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_enum_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_rws_conf_t, master_failure_mode),
+      .post = slc_rws_failure_modes },
     { .name = NULL }
 };
 
@@ -83,6 +94,7 @@ static const slc_router_t slc_rws_router = {
     .save = slc_rws_save,
     .restore = slc_rws_restore,
     .adopt = slc_rws_adopt,
+    .own_lost = slc_rws_own_lost,
 };
 
 static const slc_backend_ops_t slc_rws_replica_ops = {
@@ -119,6 +131,7 @@ slc_rws_create_conf(slc_conf_t *cf, unsigned level)
     rc->session_history_max = SLC_CONF_UNSET;
     rc->max_replica_connections = SLC_CONF_UNSET;
     rc->retry_failed_reads = SLC_CONF_UNSET;
+    rc->master_failure_mode = SLC_CONF_UNSET;
     return rc;
 }
 
@@ -137,6 +150,8 @@ slc_rws_merge_conf(slc_conf_t *cf, unsigned level, void *parent,
         ? prev->max_replica_connections : SLC_CONF_UNSET, 1);
     slc_conf_merge_value(rc->retry_failed_reads, prev != NULL
         ? prev->retry_failed_reads : SLC_CONF_UNSET, 1);
+    slc_conf_merge_value(rc->master_failure_mode, prev != NULL
+        ? prev->master_failure_mode : SLC_CONF_UNSET, SLC_RWS_FAIL_ON_WRITE);
     return NULL;
 }
 
@@ -243,12 +258,13 @@ slc_rws_drop_replica(slc_rws_ctx_t *rc, slc_backend_t *b)
     slc_backend_close(b);
 }
 
-/* Replay the session's history, then take commands. */
-static void
-slc_rws_replica_ready(slc_backend_t *b)
+/* A backend opened later (a replica, a new primary) is logged in: the
+   session's history, then the client's commands.  ops->done hears how
+   the history went once b has answered all of it. */
+int
+slc_rws_replay(slc_rws_ctx_t *rc, slc_backend_t *b)
 {
-    slc_rws_ctx_t *rc = b->session->router_data;
-    uint8_t        p[SLC_RWS_HIST_LEN + 1];
+    uint8_t p[SLC_RWS_HIST_LEN + 1];
 
     rc->errs_seen = b->track.reply.errs;
     for (unsigned i = 0; i < rc->nhist; i++) {
@@ -257,12 +273,29 @@ slc_rws_replica_ready(slc_backend_t *b)
         p[0] = SLC_COM_QUERY;
         memcpy(p + 1, rc->hist[i].text, n);
         if (slc_cmd_inject(b, p, n + 1) != SLC_OK) {
-            slc_rws_replica_fail(b, "cannot replay the session's history");
-            return;
+            return SLC_ERROR;
         }
         rc->copies++;
     }
     slc_cmd_attach(b);
+    return SLC_OK;
+}
+
+static void
+slc_rws_replica_ready(slc_backend_t *b)
+{
+    if (slc_rws_replay(b->session->router_data, b) != SLC_OK) {
+        slc_rws_replica_fail(b, "cannot replay the session's history");
+    }
+}
+
+/* b, logged in and attached, is one of the session's replica backends. */
+void
+slc_rws_adopt_replica(slc_rws_ctx_t *rc, slc_backend_t *b)
+{
+    b->ops = &slc_rws_replica_ops;
+    b->data = rc;
+    rc->replica[rc->nreplicas++] = b;
 }
 
 static void
@@ -492,6 +525,9 @@ slc_rws_query(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
         }
         return b;
     default:
+        if (rc->primary_lost) {
+            return slc_rws_primary_gone(s, rc);
+        }
         if (si.flags & SLC_SQL_F_WRITE) {
             rc->wrote = 1;
         }
@@ -506,6 +542,14 @@ slc_rws_forget(slc_rws_ctx_t *rc)
 {
     while (rc->nreplicas > 0) {
         slc_rws_drop_replica(rc, rc->replica[0]);
+    }
+    if (rc->primary != NULL) {
+        if (rc->last == rc->primary) {
+            rc->last = NULL;
+        }
+        slc_backend_close(rc->primary);
+        rc->primary = NULL;
+        rc->primary_next_try = 0;
     }
     slc_rws_hist_clear(rc);
     rc->wrote = 0;
@@ -546,6 +590,9 @@ slc_rws_command(slc_session_t *s, const slc_cmd_t *c)
         slc_rws_forget(rc);
     }
     rc->retry_on = NULL;
+    if (rc->primary_lost) {
+        slc_rws_primary_check(s, rc);
+    }
     switch (c->command) {
     case SLC_COM_RESET_CONNECTION:
         slc_rws_forget(rc);
@@ -557,9 +604,14 @@ slc_rws_command(slc_session_t *s, const slc_cmd_t *c)
     case SLC_COM_INIT_DB:
         b = slc_rws_init_db(s, rc, c);
         break;
-    default:
-        /* prepared statements, COM_PING, COM_QUIT...: the primary */
+    case SLC_COM_PING:
+    case SLC_COM_QUIT:
+    case SLC_COM_STATISTICS:
         b = s->backend;
+        break;
+    default:
+        /* prepared statements...: the primary */
+        b = rc->primary_lost ? slc_rws_primary_gone(s, rc) : s->backend;
     }
     if (b != NULL) {
         rc->last = b;
@@ -591,6 +643,9 @@ slc_rws_extra(slc_session_t *s, slc_backend_t **b, uint8_t *tags,
     slc_rws_ctx_t *rc = s->router_data;
     unsigned       n = 0;
 
+    if (rc != NULL && rc->primary_lost) {
+        return -1;      /* its own backend is a replica: not until back */
+    }
     for (unsigned i = 0; rc != NULL && i < rc->nreplicas && n < max; i++) {
         b[n] = rc->replica[i];
         tags[n++] = SLC_RWS_TAG_REPLICA;
@@ -662,9 +717,7 @@ slc_rws_adopt(slc_session_t *s, slc_backend_t **extra, const uint8_t *tags,
             slc_backend_close(extra[i]);
             continue;
         }
-        extra[i]->ops = &slc_rws_replica_ops;
-        extra[i]->data = rc;
-        rc->replica[rc->nreplicas++] = extra[i];
+        slc_rws_adopt_replica(rc, extra[i]);
         slc_cmd_attach(extra[i]);
     }
     return NULL;

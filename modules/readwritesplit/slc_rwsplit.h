@@ -12,6 +12,7 @@
 
 typedef struct slc_backend_s  slc_backend_t;
 typedef struct slc_module_s   slc_module_t;
+typedef struct slc_session_s  slc_session_t;
 
 #define SLC_RWS_HIST_LEN     1024   /* a longer session command: not kept,
                                        the session stops using replicas */
@@ -20,9 +21,9 @@ typedef struct slc_module_s   slc_module_t;
 #define SLC_RWS_TAG_REPLICA  1
 
 /* master_failure_mode */
-#define SLC_RWS_FAIL_INSTANTLY  0   /* the session closes */
-#define SLC_RWS_FAIL_ON_WRITE   1   /* reads go on; a write closes it */
-#define SLC_RWS_ERROR_ON_WRITE  2   /* reads go on; a write gets an ERR */
+#define SLC_RWS_FAIL_INSTANTLY  0   /* the session ends with its primary */
+#define SLC_RWS_FAIL_ON_WRITE   1   /* reads go on, a write gets an ERR,
+                                       the primary is reopened when back */
 
 /* Its conf, at the mysql and server levels (a server inherits it). */
 typedef struct {
@@ -48,6 +49,12 @@ typedef struct {
     unsigned        temp:1;         /* created a temporary table */
     unsigned        primary_only:1; /* history lost or too long */
     unsigned        restored:1;     /* the history came with a handover */
+    /* master_failure_mode fail_on_write: the primary backend was lost, a
+       replica backend is the session's own meanwhile, and `primary` is
+       the new primary backend being opened (tried every second) */
+    unsigned        primary_lost:1;
+    slc_backend_t  *primary;
+    uint64_t        primary_next_try;   /* ms */
     /* a read sent to a replica, kept to be sent again elsewhere if that
        replica fails before answering (retry_failed_reads) */
     uint8_t        *retry;
@@ -60,6 +67,15 @@ typedef struct {
 } slc_rws_ctx_t;
 
 extern slc_module_t slc_readwritesplit_module;
+
+/* slc_rwsplit.c */
+int    slc_rws_replay(slc_rws_ctx_t *rc, slc_backend_t *b);
+void   slc_rws_adopt_replica(slc_rws_ctx_t *rc, slc_backend_t *b);
+
+/* slc_rwsplit_primary.c */
+slc_backend_t *slc_rws_own_lost(slc_session_t *s, const char *why);
+void   slc_rws_primary_check(slc_session_t *s, slc_rws_ctx_t *rc);
+slc_backend_t *slc_rws_primary_gone(slc_session_t *s, slc_rws_ctx_t *rc);
 
 /* slc_rwsplit_hist.c */
 void   slc_rws_hist_key(const uint8_t *q, size_t n, slc_sql_kind_t kind,

@@ -72,6 +72,7 @@ static void slc_cmd_answer_lost(slc_session_t *s, slc_backend_t *b,
     const char *why, int connecting);
 static void slc_cmd_client_write(slc_conn_t *conn);
 static int  slc_cmd_killed(const slc_backend_t *b, const slc_buf_t *buf);
+static void slc_cmd_own_lost(slc_session_t *s, const char *why);
 
 int
 slc_cmd_wanted(const slc_mysql_srv_t *srv)
@@ -516,6 +517,10 @@ slc_cmd_send_released(slc_session_t *s)
             slc_cmd_backend_fail(b, "write failed");    /* the router's */
             return s->state == SLC_SS_READY ? SLC_AGAIN : SLC_ERROR;
         }
+        if (n < 0 && b == s->backend) {
+            slc_cmd_own_lost(s, "write failed");
+            return s->state == SLC_SS_READY ? SLC_AGAIN : SLC_ERROR;
+        }
         if (n < 0) {
             slc_session_close(s, SLC_LOG_ERR, "backend write failed");
             return SLC_ERROR;
@@ -618,7 +623,7 @@ slc_cmd_client(slc_session_t *s)
 }
 
 
-/* --- backend to client ---------------------------------------------------- */
+/* --- backend to client ---------------------------------------------- */
 
 static void
 slc_cmd_piece(slc_session_t *s, const uint8_t *p, size_t n, int first)
@@ -719,8 +724,7 @@ slc_cmd_pump(slc_session_t *s, slc_backend_t *b)
                 slc_cmd_backend_fail(b, "closed connection");
                 return;
             }
-            slc_session_close(s, slc_mysql_track_quit_sent(&b->track)
-                ? SLC_LOG_INFO : SLC_LOG_ERR, "backend closed connection");
+            slc_cmd_own_lost(s, "closed connection");
             return;
         }
         buf->last += n;
@@ -755,9 +759,12 @@ slc_cmd_unasked(slc_session_t *s, slc_backend_t *b)
     if (n == 0 && !b->conn.eof) {
         return;
     }
-    if (b == s->backend || b->ops == NULL) {
-        slc_session_close(s, slc_mysql_track_quit_sent(&b->track)
-            ? SLC_LOG_INFO : SLC_LOG_ERR, "backend closed connection");
+    if (b == s->backend) {
+        slc_cmd_own_lost(s, n > 0 ? "unexpected data" : "closed connection");
+        return;
+    }
+    if (b->ops == NULL) {
+        slc_session_close(s, SLC_LOG_ERR, "backend closed connection");
         return;
     }
     slc_cmd_backend_fail(b, n > 0 ? "unexpected data" : "closed connection");
@@ -910,6 +917,70 @@ slc_cmd_backend_fail(slc_backend_t *b, const char *why)
         return;
     }
     slc_cmd_answer_lost(s, b, why, connecting);
+}
+
+slc_backend_t *
+slc_cmd_set_own(slc_session_t *s, slc_backend_t *b)
+{
+    slc_backend_t    *old = s->backend;
+    slc_mysql_conf_t *mc = slc_mysql_conf(s->cycle);
+
+    s->backend = b;
+    b->ops = NULL;
+    b->data = NULL;
+    if (s->registered) {
+        slc_registry_set_backend(mc->registry_zone->addr, (uint32_t) s->id,
+            slc_mysql_stats_index(mc, b->server->stats) + 1, b->thread_id);
+    }
+    return old;
+}
+
+/*
+ * The session's own backend failed.  A router with several backends may
+ * give another of them to take its place (own_lost: readwritesplit's
+ * replica while the primary is away), and the session goes on: a command
+ * waiting for the lost one, or in flight on it with nothing of the answer
+ * sent, gets ERR 1927 (it may or may not have run: the client must know).
+ * Otherwise, or with part of an answer already sent, the session ends.
+ */
+static void
+slc_cmd_own_lost(slc_session_t *s, const char *why)
+{
+    const slc_router_t *r = slc_mysql_srv_router(s->srv);
+    struct slc_cmd_s   *c = s->cmd;
+    slc_backend_t      *old = s->backend, *nb = NULL;
+    int                 waiting;
+
+    waiting = c->target == old && (c->state == SLC_CMD_WAIT
+                                   || c->state == SLC_CMD_FORWARD);
+    if (r->own_lost != NULL && !slc_mysql_track_quit_sent(&old->track)
+        && !(waiting && c->replied) && s->out == NULL && c->stream == NULL)
+    {
+        nb = r->own_lost(s, why);
+    }
+    if (s->state != SLC_SS_READY) {
+        return;
+    }
+    if (nb == NULL) {
+        slc_session_close(s, slc_mysql_track_quit_sent(&old->track)
+            ? SLC_LOG_INFO : SLC_LOG_ERR, "backend closed connection");
+        return;
+    }
+    slc_session_log(s, SLC_LOG_WARN, "backend server '%s' lost (%s): the "
+        "session goes on with '%s'", old->server->name, why,
+        nb->server->name);
+    if (waiting && c->state == SLC_CMD_WAIT) {
+        slc_cmd_drop(s);                /* never sent */
+    } else if (waiting) {
+        c->target = NULL;
+        c->discard = 1;
+        c->state = SLC_CMD_REPLY;
+    }
+    (void) slc_cmd_set_own(s, nb);
+    slc_backend_close(old);             /* freed after this event batch */
+    if (waiting) {
+        slc_cmd_answer_lost(s, old, why, 0);
+    }
 }
 
 /*

@@ -44,5 +44,13 @@ void slc_cmd_attach(slc_backend_t *b);
  * unless the router answered.  Outside command mode: ops->fail only.
  */
 void slc_cmd_backend_fail(slc_backend_t *b, const char *why);
+/*
+ * For routers: backend b (the router's, logged in) becomes the session's
+ * own (s->backend: its status flags are the session's, KILL CONNECTION
+ * names it); its ops are cleared.  Returns the one it replaces, which is
+ * now the router's to keep (set its ops) or close.  Call it between
+ * commands (the command hook) or from own_lost.
+ */
+slc_backend_t *slc_cmd_set_own(slc_session_t *s, slc_backend_t *b);
 
 #endif /* SLC_MYSQL_CMD_H */

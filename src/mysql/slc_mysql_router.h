@@ -75,6 +75,14 @@ struct slc_router_s {
      */
     size_t (*save)(slc_session_t *s, uint8_t *buf, size_t cap);
     void   (*restore)(slc_session_t *s, const uint8_t *p, size_t len);
+    /*
+     * Optional, command mode: the session's own backend failed (`why`).
+     * Return another backend of the router's, logged in and idle, to
+     * become the session's own (the core clears its ops, closes the lost
+     * one and tells a command that was on it ERR 1927), or NULL: the
+     * session ends, as without the hook.
+     */
+    slc_backend_t *(*own_lost)(slc_session_t *s, const char *why);
 };
 
 /* The router of a server {} block: its module's `router` table, which

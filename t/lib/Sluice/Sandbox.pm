@@ -785,6 +785,25 @@ sub _ask_mariadbd_to_stop {
         log => "$self->{dir}/$role/shutdown.log", same_session => 1);
 }
 
+# kill_server(ROLE): SIGKILL its mariadbd, as a crash would, and wait
+# until it is gone.  start_server(ROLE): start it again on the same port
+# and data, and wait until it answers.  For tests of a server dying under
+# the proxy; a sandbox of their own, since others share the usual one.
+sub kill_server {
+    my ($self, $role) = @_;
+    my $pid = $self->_running_pid($role) or return 0;
+    delete $self->{dbh}{$role};
+    kill 'KILL', $pid;
+    return wait_exit($pid, STOP_TIMEOUT);
+}
+
+sub start_server {
+    my ($self, $role) = @_;
+    $self->_spawn_mariadbd($role);
+    $self->_wait_mariadbd($role);
+    return $self;
+}
+
 sub _stop_role {
     my ($self, $role) = @_;
     my $pid = $self->_running_pid($role) or return;

@@ -1,0 +1,198 @@
+/*
+ * readwritesplit without its primary (master_failure_mode fail_on_write,
+ * the default).  When the session's own backend, on the primary, is lost
+ * (the server died, restarted, killed the connection), the core asks the
+ * router for another backend to take its place (own_lost): a replica
+ * backend of the session's (an idle one if it has) becomes its own, so
+ * reads go on and its status flags are the session's.  Meanwhile whatever must run on the
+ * primary (writes, transactions, locking reads, prepared statements) gets
+ * a clear ERR, unless a new primary backend is on its way: every command
+ * tries to open one, at most once a second, and a command for the primary
+ * waits for it.  Once it is logged in and has been given the session
+ * history, the next command makes it the session's own again and the
+ * replica goes back to being a replica.  A session with no replica
+ * backend when its primary goes ends, as with fail_instantly.
+ */
+
+#include "slc_core.h"
+#include "slc_log.h"
+#include "slc_mysql_backend.h"
+#include "slc_mysql_cmd.h"
+#include "slc_mysql_codec.h"
+#include "slc_mysql_router.h"
+#include "slc_mysql_upstream.h"
+#include "slc_rwsplit.h"
+
+#define SLC_RWS_PRIMARY_RETRY  1000     /* ms between tries to reopen */
+
+static void slc_rws_primary_ready(slc_backend_t *b);
+static void slc_rws_primary_fail(slc_backend_t *b, const char *why);
+static void slc_rws_primary_done(slc_backend_t *b,
+    const slc_mysql_reply_t *r);
+
+static const slc_backend_ops_t slc_rws_primary_ops = {
+    .ready = slc_rws_primary_ready,
+    .fail = slc_rws_primary_fail,
+    .done = slc_rws_primary_done,
+};
+
+slc_backend_t *
+slc_rws_own_lost(slc_session_t *s, const char *why)
+{
+    slc_rws_ctx_t *rc = s->router_data;
+    slc_backend_t *b;
+    int            k = -1;
+
+    (void) why;
+    if (rc == NULL || rc->conf->master_failure_mode != SLC_RWS_FAIL_ON_WRITE
+        || rc->primary_lost)
+    {
+        return NULL;
+    }
+    /* an idle one if there is, else one busy with a read (the read goes
+       on: it is the command in flight, wherever its backend stands) */
+    for (unsigned i = 0; i < rc->nreplicas; i++) {
+        slc_backend_t *r = rc->replica[i];
+
+        if (r->state == SLC_BS_READY
+            && (k < 0 || slc_mysql_track_idle(&r->track)))
+        {
+            k = (int) i;
+        }
+    }
+    if (k < 0) {
+        return NULL;
+    }
+    b = rc->replica[k];
+    rc->replica[k] = rc->replica[--rc->nreplicas];
+    if (rc->last == s->backend) {
+        rc->last = NULL;
+    }
+    rc->retry_on = NULL;
+    rc->temp = 0;               /* its temporary tables are gone with it */
+    rc->primary_lost = 1;
+    rc->primary_next_try = 0;
+    return b;
+}
+
+static void
+slc_rws_primary_ready(slc_backend_t *b)
+{
+    if (slc_rws_replay(b->session->router_data, b) != SLC_OK) {
+        slc_rws_primary_fail(b, "cannot replay the session's history");
+    }
+}
+
+static void
+slc_rws_primary_fail(slc_backend_t *b, const char *why)
+{
+    slc_session_t *s = b->session;
+    slc_rws_ctx_t *rc = s->router_data;
+
+    slc_session_log(s, SLC_LOG_INFO, "readwritesplit: primary %s not "
+        "reopened: %s", b->server->name, why);
+    if (rc->primary == b) {
+        rc->primary = NULL;
+    }
+    if (rc->last == b) {
+        rc->last = NULL;
+    }
+    rc->primary_next_try = slc_loop->now + SLC_RWS_PRIMARY_RETRY;
+    slc_backend_close(b);
+}
+
+/* The history replayed on the new primary: all of it, or the session's
+   state cannot be had there and the session ends. */
+static void
+slc_rws_primary_done(slc_backend_t *b, const slc_mysql_reply_t *r)
+{
+    slc_rws_ctx_t *rc = b->session->router_data;
+
+    if (r->errs > rc->errs_seen) {
+        slc_session_close(b->session, SLC_LOG_WARN, "readwritesplit: the "
+            "reopened primary refused the session's history");
+        return;
+    }
+    rc->errs_seen = r->errs;
+}
+
+/* Start opening a new primary backend, if it is time to try. */
+static void
+slc_rws_primary_reopen(slc_session_t *s, slc_rws_ctx_t *rc)
+{
+    slc_upstream_server_t *us;
+    int                    full;
+
+    if (rc->primary != NULL || slc_loop->now < rc->primary_next_try) {
+        return;
+    }
+    rc->primary_next_try = slc_loop->now + SLC_RWS_PRIMARY_RETRY;
+    us = slc_upstream_pick(s->srv->upstream, SLC_ROLE_PRIMARY, NULL, &full);
+    if (us == NULL) {
+        return;
+    }
+    slc_upstream_release(us);           /* open_aux takes its own slot */
+    rc->primary = slc_backend_open_aux(s, us, &slc_rws_primary_ops, rc,
+                                       &full);
+}
+
+/*
+ * Between commands, while the primary is lost: a new primary backend that
+ * is ready and idle becomes the session's own again (the replica that
+ * stood in goes back among the replicas, or is closed); else try to open
+ * one.
+ */
+void
+slc_rws_primary_check(slc_session_t *s, slc_rws_ctx_t *rc)
+{
+    slc_backend_t *p = rc->primary, *old;
+
+    if (p == NULL || p->state != SLC_BS_READY
+        || !slc_mysql_track_idle(&p->track)
+        || slc_mysql_track_in_trans(&s->backend->track))
+    {
+        slc_rws_primary_reopen(s, rc);
+        return;
+    }
+    old = slc_cmd_set_own(s, p);
+    rc->primary = NULL;
+    rc->primary_lost = 0;
+    slc_session_log(s, SLC_LOG_INFO, "readwritesplit: back on primary %s",
+        p->server->name);
+    if (rc->nreplicas < (unsigned) rc->conf->max_replica_connections
+        && rc->nreplicas < SLC_RWS_MAX_REPLICAS)
+    {
+        slc_rws_adopt_replica(rc, old);
+    } else {
+        if (rc->last == old) {
+            rc->last = NULL;
+        }
+        slc_backend_close(old);
+    }
+}
+
+/*
+ * A command for the primary while it is lost: the new primary backend if
+ * one is on its way (the command waits for it), else NULL with ERR 1429,
+ * whose message says the command did not run.
+ */
+slc_backend_t *
+slc_rws_primary_gone(slc_session_t *s, slc_rws_ctx_t *rc)
+{
+    char msg[256];
+
+    if (rc->primary != NULL) {
+        return rc->primary;
+    }
+    snprintf(msg, sizeof(msg), "The primary server of upstream \"%s\" is "
+        "not available: the statement was not run (reads go on; "
+        "master_failure_mode fail_on_write)", s->srv->upstream->name.data);
+    slc_session_log(s, SLC_LOG_INFO, "readwritesplit: answered error %u: "
+        "primary not available", SLC_ER_CONNECT_TO_BACKEND);
+    if (slc_cmd_reply_err(s, SLC_ER_CONNECT_TO_BACKEND, "HY000", msg)
+        != SLC_OK)
+    {
+        slc_session_close(s, SLC_LOG_ERR, "out of memory");
+    }
+    return NULL;
+}

@@ -1,0 +1,103 @@
+#!/usr/bin/perl
+
+# readwritesplit when the primary dies (issue 9, master_failure_mode):
+# with fail_on_write (the default) a session that has a replica backend
+# goes on reading, its writes get a clear ERR 1429 that says the
+# statement did not run, and once the primary is back the session
+# reopens it, replays its history there and writes again; with
+# fail_instantly the session ends.  The primary is killed with SIGKILL
+# and started again, so this test has a sandbox of its own.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+
+use Test::More;
+use Sluice::Test;
+
+my $t = Sluice::Test->new;
+plan skip_all => 'no readwritesplit' unless $t->has_module('readwritesplit');
+
+my $sb = Sluice::Test::_private_sandbox();
+$sb->start;
+my ($pport, $rport) = ($sb->port('primary'), $sb->port('replica'));
+
+$t->write_file_expand('sluice.conf', <<"EOF");
+worker_processes 1;
+events { worker_connections 100; }
+mysql {
+    user app { password "secret"; }
+    upstream cluster {
+        server 127.0.0.1:$pport role=primary;
+        server 127.0.0.1:$rport role=replica;
+    }
+    server {
+        listen 127.0.0.1:%%PORT_0%%;
+        router readwritesplit;
+        upstream cluster;
+    }
+    server {
+        listen 127.0.0.1:%%PORT_1%%;
+        router readwritesplit;
+        upstream cluster;
+        master_failure_mode fail_instantly;
+    }
+}
+EOF
+$t->run;
+$t->plan(16);
+$t->allow_log(qr/backend server .* lost/);
+
+my $pid = $sb->admin_dbh('primary')->selectrow_array('SELECT @@server_id');
+my $rid = $sb->admin_dbh('replica')->selectrow_array('SELECT @@server_id');
+$sb->admin_dbh('primary')->do(
+    'CREATE OR REPLACE TABLE test.fo (id INT PRIMARY KEY)');
+
+sub where {
+    my ($dbh, $sql) = @_;
+    my $id = $dbh->selectrow_array($sql // 'SELECT @@server_id');
+    return !defined $id ? 'error ' . ($dbh->err // '?')
+         : $id == $pid ? 'primary' : $id == $rid ? 'replica' : "? $id";
+}
+
+my $d = $t->dbh;                            # fail_on_write
+my $f = $t->dbh(port => $t->port(1));       # fail_instantly
+my $g = $t->dbh;                            # never read: no replica
+ok($d->do('SET @kept = 5'), 'state set before the failure');
+is(where($d), 'replica', 'fail_on_write session: a replica backend');
+is(where($f), 'replica', 'fail_instantly session: a replica backend');
+ok($g->do('SET @x = 1'), 'a third session has only its primary backend');
+
+my $off = length $t->error_log;
+ok($sb->kill_server('primary'), 'the primary is killed (SIGKILL)');
+ok(Sluice::Test::wait_for(sub {
+       substr($t->error_log, $off) =~ /lost \(.*\): the session goes on/ },
+       what => 'the proxy to notice'),
+   'the log says the session goes on without its primary');
+my @got = $d->selectrow_array('SELECT @kept, @@server_id');
+is_deeply(\@got, [5, $rid], 'reads go on, on the replica, with the '
+   . "session's state");
+ok(!$d->do('INSERT INTO fo VALUES (1)'), 'a write fails');
+is($d->err, 1429, 'with ERR 1429');
+like($d->errstr, qr/primary server .* is not available: the statement was not run/,
+     'which says the statement did not run');
+ok(!defined $f->selectrow_array('SELECT 1'),
+   'fail_instantly: the session is gone');
+ok(!defined $g->selectrow_array('SELECT 1'),
+   'a session without a replica backend is gone');
+
+$sb->start_server('primary');
+my $ok = Sluice::Test::wait_for(sub { $d->do('INSERT INTO fo VALUES (2)') },
+    timeout => 20, what => 'a write to go through again');
+ok($ok, 'once the primary is back, the session writes again');
+@got = $d->selectrow_array(
+    '/* sluice: route=primary */ SELECT @kept, @@server_id');
+is_deeply(\@got, [5, $pid], 'on a new primary backend that was given the '
+   . "session's history");
+is(scalar $sb->admin_dbh('primary')->selectrow_array(
+       'SELECT COUNT(*) FROM test.fo WHERE id = 2'), 1,
+   'the row is on the primary');
+like(substr($t->error_log, $off), qr/back on primary/,
+     'the log says so');
