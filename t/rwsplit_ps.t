@@ -46,7 +46,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(49);
+$t->plan(55);
 
 my $P = $t->primary_dbh;
 my $R = $t->replica_dbh;
@@ -88,7 +88,7 @@ my $run = sub {
     $sth->execute(@bind) or return 'error: ' . $sth->errstr;
     my @row = $sth->fetchrow_array;
     $sth->finish;
-    return name_of($row[0]) . (@row > 1 ? ":$row[1]" : '');
+    return name_of($row[0]) . (@row > 1 ? ':' . ($row[1] // 'NULL') : '');
 };
 ok(wait_for(sub { $run->($sel, 5) eq 'replica:5' }, timeout => 5,
             what => 'the prepared SELECT on the replica'),
@@ -149,6 +149,26 @@ ok($e->do('DEALLOCATE PREPARE tp'), 'DEALLOCATE');
 my $ins2 = $e->prepare('INSERT INTO rwps SELECT ?, @@server_id');
 ok($ins2->execute(2), 'a write after the prepared COMMIT (no read-only '
    . 'transaction left open)') or diag($ins2->errstr);
+
+# session state set through prepared statements (DBD::MariaDB prepares
+# even the SET of a do()): the replica gets it too, or, with parameters,
+# the session reads from the primary
+{
+    my $v = $t->dbh(mariadb_server_prepare => 1);
+    my $q = $v->prepare('SELECT @@server_id, @ps_var');
+    wait_for(sub { $run->($q) eq 'replica:NULL' }, timeout => 5);
+    ok($v->do('SET @ps_var = 42'), 'a prepared SET');
+    is($run->($q), 'replica:42', 'the replica has the variable');
+    my $late = $t->dbh(mariadb_server_prepare => 1);
+    ok($late->do('SET @ps_late = 5'), 'a prepared SET before any replica');
+    my $lq = $late->prepare('SELECT @@server_id, @ps_late');
+    ok(wait_for(sub { $run->($lq) eq 'replica:5' }, timeout => 5),
+       'a replica opened later has it (the history)');
+    ok($v->do('SET @ps_p = ?', undef, 7), 'a prepared SET with a parameter');
+    my $pq = $v->prepare('SELECT @@server_id, @ps_p');
+    is(join(' ', map { $run->($pq) } 1 .. 3), 'primary:7 primary:7 primary:7',
+       'then the session reads from the primary, which has it');
+}
 
 # a PREPARE the replica refuses: the statement stays on the primary
 {
@@ -286,8 +306,19 @@ ok($st && $st->{params} == 1, 'raw PREPARE, one parameter');
 my $first = where_row(rexecute($s, $st, types => [LONGLONG],
                                values => [41]));
 is($first, 'primary:41', 'new types: the primary learns them first');
-my $rows = where_row(rexecute($s, $st, as => [LONGLONG], values => [42]));
-is($rows, 'replica:42',
+# executes with new-params-bound-flag 0 from now on: the replica never gets
+# types from the client, so what it runs with is what the proxy inserted
+sub flag0_until_replica {
+    my ($type, $value) = @_;
+    my @seen;
+    my $ok = wait_for(sub {
+        push @seen, where_row(rexecute($s, $st, as => [$type],
+                                       values => [$value]));
+        $seen[-1] eq "replica:$value";
+    }, timeout => 5);
+    return $ok && !grep { !/^(?:primary|replica):\Q$value\E$/ } @seen;
+}
+ok(flag0_until_replica(LONGLONG, 42),
    'flag 0 on the replica: the types it never saw were sent along');
 send_packet($s, 0, "\x03BEGIN");
 read_result($s);
@@ -297,8 +328,8 @@ send_packet($s, 0, "\x03COMMIT");
 read_result($s);
 is(where_row(rexecute($s, $st, types => [STRING], values => ['abc'])),
    'primary:abc', 'other types: the primary first');
-is(where_row(rexecute($s, $st, as => [STRING], values => ['xyz'])),
-   'replica:xyz', 'then the replica, with the new types');
+ok(flag0_until_replica(STRING, 'xyz'),
+   'then the replica, with the new types');
 
 # a CALL with two result sets, as a prepared statement: both come, then
 # the CALL's own OK, and the session goes on
@@ -343,6 +374,9 @@ is($run->($sel, 13), 'primary:13',
 my $new = $d->prepare('SELECT @@server_id, ? * 2');
 ok(wait_for(sub { $run->($new, 4) eq 'replica:8' }, timeout => 5),
    'a statement prepared after the reload runs on the replica');
+
+send_packet($s, 0, "\x01");             # COM_QUIT
+close $s;
 
 # --- a replica dying with statements mapped to it ---------------------------
 

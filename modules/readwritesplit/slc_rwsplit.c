@@ -238,7 +238,7 @@ slc_rws_ready(slc_session_t *s)
 
 /* --- the replica backends ------------------------------------------------ */
 
-static void
+void
 slc_rws_drop_replica(slc_rws_ctx_t *rc, slc_backend_t *b)
 {
     for (unsigned i = 0; i < rc->nreplicas; i++) {

@@ -104,6 +104,8 @@ int    slc_rws_hist_restore(slc_rws_ctx_t *rc, const uint8_t *p, size_t len);
    runs, with the side effects of routing it (a write marks the session) */
 slc_backend_t *slc_rws_query(slc_session_t *s, slc_rws_ctx_t *rc,
     const slc_cmd_t *c);
+/* slc_rwsplit.c: replica backend b leaves the session (closed) */
+void slc_rws_drop_replica(slc_rws_ctx_t *rc, slc_backend_t *b);
 
 /* slc_rwsplit_ps.c: COM_STMT_* (docs/architecture.md, "Prepared
    statements") */

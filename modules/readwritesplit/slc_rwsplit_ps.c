@@ -71,6 +71,7 @@ struct slc_rws_stmt_s {
                                        replica */
     unsigned        long_data:1;    /* long data sent to the primary */
     unsigned        ro_begin:1;     /* START TRANSACTION READ ONLY */
+    slc_sql_kind_t  kind;
     slc_rws_on_t    on[SLC_RWS_MAX_REPLICAS];
     uint8_t        *types;          /* 2 * params, the last bound */
     size_t          len;
@@ -282,6 +283,9 @@ slc_rws_ps_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r)
     ok = r->stmt_id != w->prev;
     st = w->st;
     memset(w, 0, sizeof(*w));
+    if (!ok && st == NULL) {
+        rc->errs_seen++;
+    }
     if (st == NULL) {
         if (ok) {
             slc_rws_ps_tell(b, SLC_COM_STMT_CLOSE, r->stmt_id);  /* closed */
@@ -294,6 +298,7 @@ slc_rws_ps_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r)
     o->state = ok ? SLC_RWS_REP_READY : SLC_RWS_REP_FAILED;
     o->rid = r->stmt_id;
     if (!ok) {
+        rc->errs_seen++;            /* ours: no session command refused */
         slc_session_log(s, SLC_LOG_INFO, "readwritesplit: replica %s "
             "refused a prepared statement (error %u): it runs on the "
             "primary", b->server->name, r->err);
@@ -344,6 +349,7 @@ slc_rws_ps_prepare(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
                             s->backend->track.status, &si);
     route = slc_sql_route(&si, 0, 0);
     st->primary_only = route == SLC_SQL_TO_ALL;
+    st->kind = si.kind;
     st->ro_begin = si.kind == SLC_SQL_BEGIN
                    && (si.flags & SLC_SQL_F_READ_ONLY_TRX);
     rc->ps_pending = st;
@@ -483,6 +489,52 @@ slc_rws_ps_to_replica(slc_session_t *s, slc_rws_ctx_t *rc,
     return b;
 }
 
+/*
+ * A prepared session command (a SET, through a driver that prepares
+ * everything: DBD::MariaDB with mariadb_server_prepare) runs on the
+ * primary; the replicas get its text, as a text SET would reach them, and
+ * the history keeps it.  With parameters the text says nothing: the
+ * session's replica backends go, and it reads from the primary.
+ */
+static void
+slc_rws_ps_state(slc_session_t *s, slc_rws_ctx_t *rc,
+    const slc_rws_stmt_t *st)
+{
+    const uint8_t *q = st->prepare + 1;
+    size_t         n = st->len - 1;
+    uint8_t       *p = NULL;
+
+    if (st->params > 0 || slc_rws_hist_add(rc, q, n, st->kind) != NULL
+        || (p = malloc(st->len)) == NULL)
+    {
+        if (rc->nreplicas > 0) {
+            slc_session_log(s, SLC_LOG_INFO, "readwritesplit: a prepared "
+                "session command the replicas cannot be given: reads go "
+                "to the primary");
+        }
+        rc->primary_only = 1;
+        while (rc->nreplicas > 0) {
+            slc_rws_drop_replica(rc, rc->replica[0]);
+        }
+        return;
+    }
+    p[0] = SLC_COM_QUERY;
+    memcpy(p + 1, q, n);
+    for (unsigned i = 0; i < rc->nreplicas; ) {
+        slc_backend_t *b = rc->replica[i];
+
+        if (b->state != SLC_BS_READY) {
+            i++;                        /* replays the history when ready */
+        } else if (slc_cmd_inject(b, p, st->len) == SLC_OK) {
+            rc->copies++;
+            i++;
+        } else {
+            slc_rws_drop_replica(rc, b);    /* it moved b's slot */
+        }
+    }
+    free(p);
+}
+
 static slc_backend_t *
 slc_rws_ps_execute(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c,
     slc_rws_stmt_t *st, int last)
@@ -499,7 +551,9 @@ slc_rws_ps_execute(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c,
         bound = 1;
         slc_rws_ps_bound(st, c->payload + fpos + 1, c->avail - fpos - 1);
     }
-    if (!st->primary_only) {
+    if (st->primary_only) {
+        slc_rws_ps_state(s, rc, st);
+    } else {
         /* routed as its text would be, with the side effects (a write
            marks the session); no retry elsewhere: the ids differ */
         text = (slc_cmd_t) { .command = SLC_COM_QUERY, .len = st->len,
