@@ -46,7 +46,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(55);
+$t->plan(58);
 
 my $P = $t->primary_dbh;
 my $R = $t->replica_dbh;
@@ -192,6 +192,24 @@ ok($ins2->execute(2), 'a write after the prepared COMMIT (no read-only '
     undef $s[0];
     ok($m->prepare('SELECT 5'), 'after a CLOSE there is room again');
 }
+{
+    $t->write_file_expand('big.conf', <<'EOF');
+mysql {
+    upstream c { server %%PRIMARY%% role=primary; }
+    server {
+        listen 127.0.0.1:%%PORT_2%%;
+        router readwritesplit;
+        upstream c;
+        max_prepared_statements 2000000;
+    }
+}
+EOF
+    my ($rc, $out) = $t->test_config(conf => 'big.conf');
+    ok($rc != 0 && $out =~ /big\.conf:\d+:\ max_prepared_statements
+                            \ 2000000\ is\ more\ than\ 1048576/x,
+       'max_prepared_statements has a bound, said with file:line')
+        or diag($out);
+}
 
 # --- the raw protocol: types bound once, cursors, reload -------------------
 
@@ -330,6 +348,13 @@ is(where_row(rexecute($s, $st, types => [STRING], values => ['abc'])),
    'primary:abc', 'other types: the primary first');
 ok(flag0_until_replica(STRING, 'xyz'),
    'then the replica, with the new types');
+
+# long data goes to the primary, and the EXECUTE follows it there
+send_packet($s, 0, pack('C V v', 0x18, $st->{id}, 0) . 'long data');
+send_packet($s, 0, pack('C V C V', 0x17, $st->{id}, 0, 1) . "\0\0");
+is(where_row(read_result($s)), 'primary:long data',
+   'an EXECUTE after SEND_LONG_DATA runs where the data went');
+ok(flag0_until_replica(STRING, 'again'), 'the next one on the replica');
 
 # a CALL with two result sets, as a prepared statement: both come, then
 # the CALL's own OK, and the session goes on
