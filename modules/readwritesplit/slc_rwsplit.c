@@ -80,6 +80,10 @@ static const slc_command_t slc_rws_commands[] = {
       .set = slc_conf_set_enum_slot, .conf = SLC_CONF_MODULE,
       .offset = offsetof(slc_rws_conf_t, master_failure_mode),
       .post = slc_rws_failure_modes },
+    { .name = "max_prepared_statements",
+      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_num_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_rws_conf_t, max_prepared_statements) },
     { .name = NULL }
 };
 
@@ -132,6 +136,7 @@ slc_rws_create_conf(slc_conf_t *cf, unsigned level)
     rc->max_replica_connections = SLC_CONF_UNSET;
     rc->retry_failed_reads = SLC_CONF_UNSET;
     rc->master_failure_mode = SLC_CONF_UNSET;
+    rc->max_prepared_statements = SLC_CONF_UNSET;
     return rc;
 }
 
@@ -152,6 +157,9 @@ slc_rws_merge_conf(slc_conf_t *cf, unsigned level, void *parent,
         ? prev->retry_failed_reads : SLC_CONF_UNSET, 1);
     slc_conf_merge_value(rc->master_failure_mode, prev != NULL
         ? prev->master_failure_mode : SLC_CONF_UNSET, SLC_RWS_FAIL_ON_WRITE);
+    slc_conf_merge_value(rc->max_prepared_statements, prev != NULL
+        ? prev->max_prepared_statements : SLC_CONF_UNSET,
+        SLC_RWS_MAX_STMTS);
     return NULL;
 }
 
@@ -175,6 +183,12 @@ slc_rws_check(slc_mysql_srv_t *srv, char *err, size_t errlen)
         snprintf(err, errlen, "%s:%u: max_replica_connections %lld is more "
             "than %d", srv->file, srv->line, rc->max_replica_connections,
             SLC_RWS_MAX_REPLICAS);
+        return SLC_ERROR;
+    }
+    if (rc->max_prepared_statements > 1048576) {
+        snprintf(err, errlen, "%s:%u: max_prepared_statements %lld is more "
+            "than 1048576", srv->file, srv->line,
+            rc->max_prepared_statements);
         return SLC_ERROR;
     }
     return SLC_OK;
@@ -239,7 +253,7 @@ slc_rws_ready(slc_session_t *s)
 
 /* --- the replica backends ------------------------------------------------ */
 
-static void
+void
 slc_rws_drop_replica(slc_rws_ctx_t *rc, slc_backend_t *b)
 {
     for (unsigned i = 0; i < rc->nreplicas; i++) {
@@ -255,6 +269,7 @@ slc_rws_drop_replica(slc_rws_ctx_t *rc, slc_backend_t *b)
         rc->retry_on = NULL;
     }
     rc->copies = 0;
+    slc_rws_ps_replica_gone(rc, b);
     slc_backend_close(b);
 }
 
@@ -313,6 +328,7 @@ slc_rws_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r)
 {
     slc_rws_ctx_t *rc = b->session->router_data;
 
+    slc_rws_ps_replica_done(b, r);
     if (rc->copies > 0) {
         rc->copies = 0;
         if (r->errs > rc->errs_seen) {
@@ -482,7 +498,7 @@ slc_rws_all(slc_session_t *s, slc_rws_ctx_t *rc, const uint8_t *q, size_t n,
     return s->backend;
 }
 
-static slc_backend_t *
+slc_backend_t *
 slc_rws_query(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
 {
     const uint8_t  *q = c->payload + 1;
@@ -552,6 +568,7 @@ slc_rws_forget(slc_rws_ctx_t *rc)
         rc->primary_next_try = 0;
     }
     slc_rws_hist_clear(rc);
+    slc_rws_ps_forget(rc);
     rc->wrote = 0;
     rc->temp = 0;
     rc->primary_only = 0;
@@ -585,6 +602,7 @@ slc_rws_command(slc_session_t *s, const slc_cmd_t *c)
     slc_rws_ctx_t *rc = s->router_data;
     slc_backend_t *b;
 
+    slc_rws_ps_settle(s, rc);
     if (rc->user_gen != s->user_gen) {
         rc->user_gen = s->user_gen;
         slc_rws_forget(rc);
@@ -604,13 +622,22 @@ slc_rws_command(slc_session_t *s, const slc_cmd_t *c)
     case SLC_COM_INIT_DB:
         b = slc_rws_init_db(s, rc, c);
         break;
+    case SLC_COM_STMT_PREPARE:
+    case SLC_COM_STMT_EXECUTE:
+    case SLC_COM_STMT_SEND_LONG_DATA:
+    case SLC_COM_STMT_CLOSE:
+    case SLC_COM_STMT_RESET:
+        b = rc->primary_lost ? slc_rws_ps_without_primary(s, rc, c)
+                             : slc_rws_ps_command(s, rc, c);
+        break;
     case SLC_COM_PING:
     case SLC_COM_QUIT:
     case SLC_COM_STATISTICS:
         b = s->backend;
         break;
     default:
-        /* prepared statements...: the primary */
+        /* COM_STMT_FETCH (cursors run on the primary), COM_FIELD_LIST...:
+           the primary */
         b = rc->primary_lost ? slc_rws_primary_gone(s, rc) : s->backend;
     }
     if (b != NULL) {

@@ -4,15 +4,24 @@
 /*
  * readwritesplit's configuration and session context, shared by the
  * router's files: slc_rwsplit.c (backends and routing), slc_rwsplit_hist.c
- * (the session history).
+ * (the session history), slc_rwsplit_ps.c (prepared statements),
+ * slc_rwsplit_primary.c (without the primary).
  */
 
 #include "slc_core.h"
 #include "slc_mysql_classify.h"
+#include "slc_mysql_filter.h"
+
+#include <sys/tree.h>
 
 typedef struct slc_backend_s  slc_backend_t;
 typedef struct slc_module_s   slc_module_t;
 typedef struct slc_session_s  slc_session_t;
+typedef struct slc_rws_stmt_s slc_rws_stmt_t;
+
+RB_HEAD(slc_rws_stmts, slc_rws_stmt_s);
+
+#define SLC_RWS_MAX_STMTS    1024   /* max_prepared_statements default */
 
 #define SLC_RWS_HIST_LEN     1024   /* a longer session command: not kept,
                                        the session stops using replicas */
@@ -31,7 +40,15 @@ typedef struct {
     long long  max_replica_connections;
     int        retry_failed_reads;
     int        master_failure_mode;
+    long long  max_prepared_statements;
 } slc_rws_conf_t;
+
+/* A statement being prepared on replica backend b (slc_rwsplit_ps.c). */
+typedef struct {
+    slc_backend_t  *b;
+    slc_rws_stmt_t *st;             /* NULL: closed meanwhile */
+    uint32_t        prev;           /* b's last statement id before it */
+} slc_rws_ps_wait_t;
 
 typedef struct {
     char    key[SLC_RWS_KEY_LEN];   /* "" or what a later one replaces */
@@ -64,6 +81,20 @@ typedef struct {
     unsigned        hist_max;
     slc_rws_hist_t *hist;
     unsigned        user_gen;       /* s->user_gen the backends are for */
+
+    /* prepared statements (slc_rwsplit_ps.c), by the client's id */
+    struct slc_rws_stmts stmts;
+    unsigned        nstmts;
+    uint32_t        ps_last;        /* the last prepared: the id -1 */
+    slc_rws_stmt_t *ps_pending;     /* its PREPARE_OK not seen yet */
+    uint64_t        ps_mark;        /* the primary's reply.done before */
+    slc_rws_ps_wait_t ps_wait[SLC_RWS_MAX_REPLICAS];
+    /* an EXECUTE waiting for its statement's PREPARE on a replica: its
+       head, rewritten once that replica's statement id is known */
+    slc_rws_stmt_t *ps_xst;
+    slc_backend_t  *ps_xb;
+    uint8_t        *ps_xhead;
+    size_t          ps_xlen, ps_xkeep;
 } slc_rws_ctx_t;
 
 extern slc_module_t slc_readwritesplit_module;
@@ -76,6 +107,8 @@ void   slc_rws_adopt_replica(slc_rws_ctx_t *rc, slc_backend_t *b);
 slc_backend_t *slc_rws_own_lost(slc_session_t *s, const char *why);
 void   slc_rws_primary_check(slc_session_t *s, slc_rws_ctx_t *rc);
 slc_backend_t *slc_rws_primary_gone(slc_session_t *s, slc_rws_ctx_t *rc);
+slc_backend_t *slc_rws_ps_without_primary(slc_session_t *s,
+    slc_rws_ctx_t *rc, const slc_cmd_t *c);
 
 /* slc_rwsplit_hist.c */
 void   slc_rws_hist_key(const uint8_t *q, size_t n, slc_sql_kind_t kind,
@@ -85,5 +118,25 @@ const char *slc_rws_hist_add(slc_rws_ctx_t *rc, const uint8_t *q,
 void   slc_rws_hist_clear(slc_rws_ctx_t *rc);
 size_t slc_rws_hist_save(const slc_rws_ctx_t *rc, uint8_t *buf, size_t cap);
 int    slc_rws_hist_restore(slc_rws_ctx_t *rc, const uint8_t *p, size_t len);
+
+/* slc_rwsplit.c: where a COM_QUERY (or the text of a prepared statement)
+   runs, with the side effects of routing it (a write marks the session) */
+slc_backend_t *slc_rws_query(slc_session_t *s, slc_rws_ctx_t *rc,
+    const slc_cmd_t *c);
+/* slc_rwsplit.c: replica backend b leaves the session (closed) */
+void slc_rws_drop_replica(slc_rws_ctx_t *rc, slc_backend_t *b);
+
+/* slc_rwsplit_ps.c: COM_STMT_* (docs/architecture.md, "Prepared
+   statements") */
+slc_backend_t *slc_rws_ps_command(slc_session_t *s, slc_rws_ctx_t *rc,
+    const slc_cmd_t *c);
+/* before every command: the PREPARE_OK the last command got */
+void slc_rws_ps_settle(slc_session_t *s, slc_rws_ctx_t *rc);
+/* a replica backend answered (its ops->done) */
+void slc_rws_ps_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r);
+/* replica backend b goes: what was prepared there is gone */
+void slc_rws_ps_replica_gone(slc_rws_ctx_t *rc, slc_backend_t *b);
+/* COM_RESET_CONNECTION, COM_CHANGE_USER, close: every statement goes */
+void slc_rws_ps_forget(slc_rws_ctx_t *rc);
 
 #endif /* SLC_RWSPLIT_H */

@@ -70,6 +70,7 @@ slc_rws_own_lost(slc_session_t *s, const char *why)
     }
     rc->retry_on = NULL;
     rc->temp = 0;               /* its temporary tables are gone with it */
+    slc_rws_ps_forget(rc);      /* and its prepared statements */
     rc->primary_lost = 1;
     rc->primary_next_try = 0;
     return b;
@@ -195,4 +196,23 @@ slc_rws_primary_gone(slc_session_t *s, slc_rws_ctx_t *rc)
         slc_session_close(s, SLC_LOG_ERR, "out of memory");
     }
     return NULL;
+}
+
+/*
+ * A prepared statement's command while the primary is lost: the
+ * statements died with it.  CLOSE and SEND_LONG_DATA have no answer and
+ * are dropped; the others get the ERR of slc_rws_primary_gone (or wait
+ * for the new primary, which will not know the statement either and says
+ * so).
+ */
+slc_backend_t *
+slc_rws_ps_without_primary(slc_session_t *s, slc_rws_ctx_t *rc,
+    const slc_cmd_t *c)
+{
+    if (c->command == SLC_COM_STMT_CLOSE
+        || c->command == SLC_COM_STMT_SEND_LONG_DATA)
+    {
+        return NULL;
+    }
+    return slc_rws_primary_gone(s, rc);
 }

@@ -447,6 +447,9 @@ slc_backend_on_auth_reply(slc_backend_t *b, uint8_t *p, uint32_t len)
             return;
         }
         b->state = SLC_BS_READY;
+        /* followed with what this connection negotiated: a replica may
+           skip result metadata (CACHE_METADATA) as the primary does */
+        slc_backend_track_start(b, b->caps, b->mariadb_caps, p, len);
         b->ops->ready(b);
         return;
     }

@@ -53,6 +53,10 @@ struct slc_cmd_s {
     /* backends that get a copy of the command (slc_cmd_also) */
     slc_backend_t       *also[SLC_CMD_MAX_ALSO];
     unsigned             nalso;
+    /* the router's rewrite of the command's head (slc_cmd_rewrite): the
+       new head, and how many bytes of the client's payload it replaces */
+    slc_buf_t           *rw;
+    size_t               rw_keep;
     int                  verdict;
     slc_posted_t         post;
     /* the response packet being walked for the packet hooks */
@@ -199,6 +203,8 @@ slc_cmd_drop(slc_session_t *s)
     c->discard = 1;
     c->target = NULL;
     c->state = SLC_CMD_REPLY;
+    slc_buf_put(c->rw);
+    c->rw = NULL;
     if (slc_buf_len(s->in) > 0) {
         slc_session_scan(s);
     }
@@ -310,6 +316,60 @@ slc_cmd_running(slc_session_t *s, const slc_backend_t *b)
     c->elsewhere = (unsigned) away;
 }
 
+int
+slc_cmd_rewrite(slc_session_t *s, const uint8_t *head, size_t len,
+    size_t keep)
+{
+    struct slc_cmd_s *c = s->cmd;
+    slc_cmd_t         cmd;
+    size_t            nlen;
+
+    slc_cmd_head(s, &cmd);
+    nlen = (size_t) cmd.len - keep + len;
+    if (keep > cmd.avail || len == 0
+        || len + SLC_MYSQL_HDR_LEN > slc_buf_size()
+        || (nlen != cmd.len && (cmd.len >= SLC_MYSQL_MAX_PAYLOAD
+                                || nlen >= SLC_MYSQL_MAX_PAYLOAD)))
+    {
+        return SLC_ERROR;
+    }
+    if (c->rw == NULL && (c->rw = slc_buf_get()) == NULL) {
+        return SLC_ERROR;
+    }
+    c->rw->pos = c->rw->last = c->rw->start;
+    slc_mysql_hdr_write(c->rw->last, (uint32_t) nlen, 0);
+    memcpy(c->rw->last + SLC_MYSQL_HDR_LEN, head, len);
+    c->rw->last += SLC_MYSQL_HDR_LEN + len;
+    c->rw_keep = keep;
+    return SLC_OK;
+}
+
+/*
+ * The router's new head goes first, queued on b->out, which
+ * slc_cmd_send_released writes before the client's bytes; the bytes it
+ * replaces are skipped (*skip of them).
+ */
+static int
+slc_cmd_queue_rewrite(slc_session_t *s, slc_backend_t *b, size_t *skip)
+{
+    struct slc_cmd_s *c = s->cmd;
+    size_t            n = slc_buf_len(c->rw);
+
+    if (slc_buf_reserve(&b->out, n) != SLC_OK) {
+        slc_session_close(s, SLC_LOG_ERR, "out of memory");
+        return SLC_ERROR;
+    }
+    memcpy(b->out->last, c->rw->pos, n);
+    b->out->last += n;
+    slc_mysql_track_client(&b->track, c->rw->pos, n);
+    slc_upstream_count_bytes(b->server, 0, n);
+    slc_buf_put(c->rw);
+    c->rw = NULL;
+    *skip = SLC_MYSQL_HDR_LEN + c->rw_keep;
+    s->in->pos += *skip;
+    return SLC_OK;
+}
+
 /* Send the held command's head to the target; the rest follows as the
    scan releases it. */
 static int
@@ -320,6 +380,7 @@ slc_cmd_forward(slc_session_t *s)
     uint32_t          plen = (uint32_t) slc_mysql_le_get(s->in->pos, 3);
     size_t            taken = slc_min((size_t) plen + SLC_MYSQL_HDR_LEN,
                                       slc_buf_len(s->in));
+    size_t            skip = 0;
 
     c->done_mark = b->track.reply.done;
     c->replied = 0;
@@ -330,12 +391,15 @@ slc_cmd_forward(slc_session_t *s)
     if (slc_cmd_copy(s, s->in->pos, taken) != SLC_OK) {
         return SLC_ERROR;
     }
-    slc_mysql_track_client(&b->track, s->in->pos, taken);
-    s->in_ready = taken;
     slc_mysql_scan_pass(&s->scan, plen, taken);
+    if (c->rw != NULL && slc_cmd_queue_rewrite(s, b, &skip) != SLC_OK) {
+        return SLC_ERROR;
+    }
+    slc_mysql_track_client(&b->track, s->in->pos, taken - skip);
+    s->in_ready = taken - skip;
     s->held = 0;
     c->state = SLC_CMD_FORWARD;
-    if (slc_buf_len(s->in) > taken) {
+    if (slc_buf_len(s->in) > s->in_ready) {
         slc_session_scan(s);
     }
     return SLC_OK;
@@ -463,6 +527,8 @@ slc_cmd_begin(slc_session_t *s)
     c->discard = 0;
     c->replied = 0;
     c->nalso = 0;
+    slc_buf_put(c->rw);
+    c->rw = NULL;
     rc = slc_cmd_core(s);
     if (rc != SLC_DONE) {
         return rc;
@@ -507,6 +573,16 @@ slc_cmd_send_released(slc_session_t *s)
     if (s->in_ready > 0 && (c->discard || b == NULL)) {
         s->in->pos += s->in_ready;
         s->in_ready = 0;
+    }
+    if (c->state == SLC_CMD_FORWARD && b != NULL && b->out != NULL) {
+        /* a rewritten head (slc_cmd_rewrite) goes first */
+        if (slc_conn_flush(&b->conn, &b->out) != SLC_OK) {
+            slc_session_close(s, SLC_LOG_ERR, "backend write failed");
+            return SLC_ERROR;
+        }
+        if (b->out != NULL && s->in_ready > 0) {
+            return SLC_AGAIN;           /* resumes from its on_write */
+        }
     }
     while (s->in_ready > 0) {
         if (!b->conn.writable) {
@@ -1185,6 +1261,7 @@ slc_cmd_free(slc_session_t *s)
     for (unsigned i = 0; c->ctx != NULL && i < c->nfilters; i++) {
         free(c->ctx[i]);
     }
+    slc_buf_put(c->rw);
     free(c->ctx);
     free(c);
     s->cmd = NULL;

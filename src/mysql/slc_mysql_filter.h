@@ -80,6 +80,22 @@ typedef struct slc_filter_s {
 #define SLC_CMD_MAX_ALSO  4
 int  slc_cmd_also(slc_session_t *s, slc_backend_t *b);
 /*
+ * For a router's command hook: the command goes to the backend the hook
+ * returns with the first `keep` bytes of its payload replaced by `head`
+ * (`len` bytes, the command byte first); the rest follows as the client
+ * sent it.  A statement id patched in place is len == keep == 5; a
+ * COM_STMT_EXECUTE that gets the parameter types the client bound earlier
+ * is longer.  head is copied.  Copies (slc_cmd_also) get the command as
+ * the client sent it.  SLC_ERROR when keep is beyond the bytes at hand
+ * (slc_cmd_t.avail), when head does not fit a buffer, or when the length
+ * changes for a command of 16 MiB or more (its packets continue).  It
+ * may be called again while the command waits for its backend (from that
+ * backend's ops->done, before the command is sent): the last call wins,
+ * so a router can fill in an id that an injected command's answer gave.
+ */
+int  slc_cmd_rewrite(slc_session_t *s, const uint8_t *head, size_t len,
+    size_t keep);
+/*
  * A command of the proxy's own to backend b (a router's, attached with
  * slc_cmd_attach): replaying the session's history on a backend opened
  * later, a wait for a GTID before a read.  It is queued behind what b

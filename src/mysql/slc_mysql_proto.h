@@ -99,6 +99,7 @@
 #define SLC_ER_KILL_DENIED_ERROR    1095    /* HY000 not owner of thread */
 #define SLC_ER_NET_PACKET_TOO_LARGE 1153    /* 08S01 */
 #define SLC_ER_NET_PACKETS_OUT_OF_ORDER 1156
+#define SLC_ER_MAX_PREPARED_STMT_COUNT_REACHED 1461   /* 42000 */
 /*
  * A backend that cannot be reached: a server-range code, because client
  * libraries (libmariadb 3.3) take an ERR carrying one of their own client
