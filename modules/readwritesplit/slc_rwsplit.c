@@ -18,9 +18,9 @@
  * `passthrough`), since a replica backend logs in as the client with the
  * SHA1(password) auth local recovered.
  *
- * Not yet (the issue lists them): read-your-writes by GTID (until then a
- * session that wrote reads from the primary: never stale, not as fast),
- * prepared statements on replicas (every COM_STMT_* goes to the primary),
+ * Read your own writes: slc_rwsplit_causal.c (causal_reads).
+ *
+ * Not yet (the issue lists them): prepared statements on replicas (every COM_STMT_* goes to the primary),
  * retrying a read that failed on a replica, KILL of a statement running
  * on the replica, accounts from the servers.
  */
@@ -68,7 +68,11 @@ static const slc_backend_ops_t slc_rws_replica_ops = {
 slc_module_t slc_readwritesplit_module = {
     .name = "readwritesplit",
     .type = SLC_MODULE_ROUTER,
+    .commands = slc_rws_causal_commands,
     .router = &slc_rws_router,
+    .create_conf = slc_rws_create_conf,
+    .merge_conf = slc_rws_merge_conf,
+    .init_conf = slc_rws_causal_init_conf,
 };
 
 static slc_rws_ctx_t *
@@ -162,6 +166,7 @@ slc_rws_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r)
 {
     slc_rws_ctx_t *rc = b->session->router_data;
 
+    slc_rws_causal_done(b, r);
     if (rc->copies > 0) {
         rc->copies = 0;
         if (r->errs > rc->errs_seen) {
@@ -225,6 +230,7 @@ static slc_backend_t *
 slc_rws_all(slc_session_t *s, slc_rws_ctx_t *rc, const uint8_t *q, size_t n)
 {
     slc_rws_remember(rc, q, n);
+    slc_rws_causal_set(rc, q, n);
     if (rc->replica != NULL) {
         if (slc_cmd_also(s, rc->replica) == SLC_OK) {
             rc->copies++;
@@ -267,11 +273,15 @@ slc_rws_query(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
     case SLC_SQL_TO_LAST:
         return rc->last != NULL ? rc->last : s->backend;
     case SLC_SQL_TO_REPLICA:
-        if ((rc->wrote || rc->temp) && si.hint != SLC_SQL_HINT_REPLICA) {
-            return s->backend;          /* read-your-writes, first step */
+        if (si.hint == SLC_SQL_HINT_REPLICA) {
+            b = slc_rws_replica(s, rc);
+            return b != NULL ? b : s->backend;
+        }
+        if (rc->temp) {
+            return s->backend;
         }
         b = slc_rws_replica(s, rc);
-        return b != NULL ? b : s->backend;
+        return b != NULL ? slc_rws_causal_read(s, rc, b) : s->backend;
     default:
         if (si.flags & SLC_SQL_F_WRITE) {
             rc->wrote = 1;
@@ -293,6 +303,7 @@ slc_rws_forget(slc_rws_ctx_t *rc)
     }
     rc->nhist = 0;
     rc->wrote = 0;
+    slc_rws_causal_forget(rc);
     rc->temp = 0;
     rc->primary_only = 0;
 }
@@ -307,6 +318,7 @@ slc_rws_command(slc_session_t *s, const slc_cmd_t *c)
         rc->user_gen = s->user_gen;
         slc_rws_forget(rc);
     }
+    slc_rws_causal_command(s, rc);
     switch (c->command) {
     case SLC_COM_RESET_CONNECTION:
         slc_rws_forget(rc);

@@ -8,6 +8,10 @@
  */
 
 #include "slc_core.h"
+#include "slc_conf_file.h"
+#include "slc_mysql_conf.h"
+#include "slc_mysql_gtid.h"
+#include "slc_mysql_track.h"
 
 typedef struct slc_backend_s  slc_backend_t;
 
@@ -15,6 +19,37 @@ typedef struct slc_backend_s  slc_backend_t;
 #define SLC_RWS_HIST_LEN   1024     /* a longer session command: not kept,
                                        the session stops using replicas */
 #define SLC_RWS_TAG_REPLICA  1
+
+/* causal_reads (slc_rwsplit_causal.c) */
+#define SLC_RWS_CAUSAL_OFF     0
+#define SLC_RWS_CAUSAL_LOCAL   1
+#define SLC_RWS_CAUSAL_GLOBAL  2
+
+/* The module's conf, at the mysql {} and server {} levels. */
+typedef struct {
+    int             causal;         /* SLC_RWS_CAUSAL_* */
+    long long       causal_timeout; /* ms, 0: do not wait */
+} slc_rws_conf_t;
+
+/* Where last_gtid tracking stands on the session's primary backend. */
+#define SLC_RWS_TRACK_NONE   0      /* not asked yet */
+#define SLC_RWS_TRACK_ASKED  1      /* the SET is on its way */
+#define SLC_RWS_TRACK_ON     2
+#define SLC_RWS_TRACK_OFF    3      /* cannot: reads after a write go to
+                                       the primary */
+
+typedef struct {
+    slc_gtid_set_t  mine;           /* the GTIDs of the session's writes */
+    slc_gtid_set_t  seen;           /* applied on seen_us, as far as known */
+    const slc_upstream_server_t *seen_us;
+    slc_gtid_set_t  wait;           /* what the pending wait waits for */
+    uint64_t        gtids;          /* track.gtids taken in */
+    uint64_t        lost;           /* track.gtid_lost taken in */
+    uint64_t        errs0;          /* track.reply.errs before the SET */
+    unsigned        track:2;        /* SLC_RWS_TRACK_* */
+    unsigned        waiting:1;      /* a MASTER_GTID_WAIT runs on the
+                                       replica ahead of the read */
+} slc_rws_causal_t;
 
 typedef struct {
     slc_backend_t  *replica;
@@ -27,6 +62,31 @@ typedef struct {
     unsigned        nhist;
     char           *hist[SLC_RWS_HIST_MAX];
     unsigned        user_gen;       /* s->user_gen the backends are for */
+    slc_rws_causal_t causal;
 } slc_rws_ctx_t;
+
+extern slc_module_t         slc_readwritesplit_module;
+extern const slc_command_t  slc_rws_causal_commands[];
+
+/* slc_rwsplit_causal.c: the module's conf and its zone */
+void *slc_rws_create_conf(slc_conf_t *cf, unsigned level);
+const char *slc_rws_merge_conf(slc_conf_t *cf, unsigned level,
+    void *parent, void *child);
+int   slc_rws_causal_init_conf(slc_cycle_t *cycle, char *err,
+    size_t errlen);
+/* Before each command: last_gtid tracking on the primary, the GTIDs of
+   the writes that completed since the last command. */
+void  slc_rws_causal_command(slc_session_t *s, slc_rws_ctx_t *rc);
+/* A read may go to `replica`: it, or the primary if the replica has not
+   applied what the session must see (or `replica` with a wait ahead). */
+slc_backend_t *slc_rws_causal_read(slc_session_t *s, slc_rws_ctx_t *rc,
+    slc_backend_t *replica);
+/* The replica answered what it was sent besides the client's commands
+   (from its ops->done, before the router's own checks). */
+void  slc_rws_causal_done(slc_backend_t *b, const slc_mysql_reply_t *r);
+/* A session command (SET...) that goes to every backend. */
+void  slc_rws_causal_set(slc_rws_ctx_t *rc, const uint8_t *q, size_t n);
+/* A new user or a reset: the session variables are the server's again. */
+void  slc_rws_causal_forget(slc_rws_ctx_t *rc);
 
 #endif /* SLC_RWSPLIT_H */

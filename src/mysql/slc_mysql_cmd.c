@@ -282,6 +282,38 @@ slc_cmd_also(slc_session_t *s, slc_backend_t *b)
     return SLC_OK;
 }
 
+/* A retargeted command goes on from the loop, never inside the done
+   hook that retargeted it (slc_cmd_background still holds `from`). */
+static void
+slc_cmd_retargeted(void *arg)
+{
+    slc_session_t    *s = arg;
+    struct slc_cmd_s *c = s->cmd;
+    slc_backend_t    *b = c->target;
+
+    if (s->state != SLC_SS_READY || c->state != SLC_CMD_WAIT
+        || b->state != SLC_BS_READY || !slc_mysql_track_idle(&b->track))
+    {
+        return;                         /* attach or background go on */
+    }
+    if (slc_cmd_forward(s) == SLC_OK) {
+        slc_cmd_client(s);
+    }
+}
+
+int
+slc_cmd_retarget(slc_session_t *s, slc_backend_t *from, slc_backend_t *to)
+{
+    struct slc_cmd_s *c = s->cmd;
+
+    if (c == NULL || c->state != SLC_CMD_WAIT || c->target != from) {
+        return SLC_ERROR;
+    }
+    c->target = to;
+    slc_post(slc_loop, &c->post, slc_cmd_retargeted, s);
+    return SLC_OK;
+}
+
 /* Send the held command's head to the target; the rest follows as the
    scan releases it. */
 static int
