@@ -39,6 +39,7 @@
 static void slc_rws_start(slc_session_t *s);
 static void slc_rws_ready(slc_session_t *s);
 static slc_backend_t *slc_rws_command(slc_session_t *s, const slc_cmd_t *c);
+static void slc_rws_done(slc_session_t *s, const slc_mysql_reply_t *r);
 static void slc_rws_close(slc_session_t *s);
 static int  slc_rws_extra(slc_session_t *s, slc_backend_t **b,
     uint8_t *tags, unsigned max);
@@ -54,6 +55,7 @@ static const slc_router_t slc_rws_router = {
     .ready = slc_rws_ready,
     .retry = slc_rws_start,
     .command = slc_rws_command,
+    .done = slc_rws_done,
     .close = slc_rws_close,
     .extra = slc_rws_extra,
     .adopt = slc_rws_adopt,
@@ -352,6 +354,14 @@ slc_rws_command(slc_session_t *s, const slc_cmd_t *c)
         rc->last = b;
     }
     return b;
+}
+
+/* A response of the primary's: the GTID of a write it reports. */
+static void
+slc_rws_done(slc_session_t *s, const slc_mysql_reply_t *r)
+{
+    (void) r;
+    slc_rws_causal_taken(s, s->router_data);
 }
 
 

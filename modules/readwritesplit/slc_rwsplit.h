@@ -74,9 +74,10 @@ const char *slc_rws_merge_conf(slc_conf_t *cf, unsigned level,
     void *parent, void *child);
 int   slc_rws_causal_init_conf(slc_cycle_t *cycle, char *err,
     size_t errlen);
-/* Before each command: last_gtid tracking on the primary, the GTIDs of
-   the writes that completed since the last command. */
+/* Before each command: last_gtid tracking asked of the primary. */
 void  slc_rws_causal_command(slc_session_t *s, slc_rws_ctx_t *rc);
+/* A response of the primary's is complete: the GTID it reported. */
+void  slc_rws_causal_taken(slc_session_t *s, slc_rws_ctx_t *rc);
 /* A read may go to `replica`: it, or the primary if the replica has not
    applied what the session must see (or `replica` with a wait ahead). */
 slc_backend_t *slc_rws_causal_read(slc_session_t *s, slc_rws_ctx_t *rc,

@@ -282,6 +282,9 @@ slc_rws_causal_take(slc_rws_causal_t *cc, const slc_mysql_track_t *t,
     }
     if (t->gtids != cc->gtids) {
         cc->gtids = t->gtids;
+        if (t->gtids == 0) {
+            return;                     /* a tracker initialised again */
+        }
         slc_gtid_set_add(&cc->mine, &t->gtid);
         if (global) {
             slc_rws_zone_add(&t->gtid);
@@ -292,25 +295,30 @@ slc_rws_causal_take(slc_rws_causal_t *cc, const slc_mysql_track_t *t,
 void
 slc_rws_causal_command(slc_session_t *s, slc_rws_ctx_t *rc)
 {
+    if (rc->causal.track == SLC_RWS_TRACK_NONE && s->backend != NULL
+        && slc_rws_conf(s)->causal != SLC_RWS_CAUSAL_OFF)
+    {
+        slc_rws_causal_ask(s, &rc->causal);
+    }
+}
+
+/*
+ * Taken in as the response completes, not at the next command: with
+ * causal_reads global another session may read the moment the client
+ * has its OK.
+ */
+void
+slc_rws_causal_taken(slc_session_t *s, slc_rws_ctx_t *rc)
+{
     const slc_rws_conf_t *conf = slc_rws_conf(s);
     slc_rws_causal_t     *cc = &rc->causal;
     slc_backend_t        *b = s->backend;
 
-    if (conf->causal == SLC_RWS_CAUSAL_OFF || b == NULL) {
-        return;
-    }
-    switch (cc->track) {
-    case SLC_RWS_TRACK_NONE:
-        slc_rws_causal_ask(s, cc);
-        return;
-    case SLC_RWS_TRACK_ASKED:
+    if (cc->track == SLC_RWS_TRACK_ASKED) {
         /* the SET and the command after it have been answered: any ERR
            may be the SET's, and then nothing is tracked */
         cc->track = b->track.reply.errs == cc->errs0 ? SLC_RWS_TRACK_ON
                                                      : SLC_RWS_TRACK_OFF;
-        break;
-    default:
-        break;
     }
     if (cc->track == SLC_RWS_TRACK_ON) {
         slc_rws_causal_take(cc, &b->track,

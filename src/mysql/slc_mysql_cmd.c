@@ -547,6 +547,11 @@ slc_cmd_complete(slc_session_t *s)
     if (s->state == SLC_SS_READY && b->ops != NULL && b->ops->done != NULL) {
         b->ops->done(b, r);
     }
+    if (s->state == SLC_SS_READY && b == s->backend
+        && slc_mysql_srv_router(s->srv)->done != NULL)
+    {
+        slc_mysql_srv_router(s->srv)->done(s, r);
+    }
 }
 
 /* In flight, and all of the command and its response went through. */
