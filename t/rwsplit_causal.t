@@ -54,6 +54,7 @@ my @modes = (
     [0, 'local', '10s'],        # 3: waits on the replica
     [0, 'local', '300ms'],      # 4: the wait times out
     [0, undef, undef],          # 5: the default (local), no monitor
+    [1, 'local', '10s'],        # 6: monitor and timeout
 );
 for my $i (0 .. $#modes) {
     my ($mon, $mode, $to) = @{ $modes[$i] };
@@ -84,7 +85,7 @@ mysql {
 $servers}
 EOF
 $t->run;
-$t->plan(33);
+$t->plan(38);
 
 my $pid = $p->selectrow_array('SELECT @@server_id');
 my $rid = $r->selectrow_array('SELECT @@server_id');
@@ -217,6 +218,24 @@ is(read_of($x, 6), 'primary 1', 'the wait timed out: the read ran on the '
 is(read_of($x, 1), 'primary 1', 'and the session goes on');
 ok(wait_for(sub { $t->grep_log(qr/replica \S+ has not applied the /) },
             timeout => 5), 'the timed-out wait is logged');
+
+# --- no round trip once the replica is known to have it ------------------
+
+$r->do('START SLAVE SQL_THREAD');
+my $h = $t->dbh(port => $t->port(6));
+ok(wait_for(sub { read_of($h, 8) eq 'replica 0' }, timeout => 10),
+   'monitor and timeout: the replica, once the monitor sees it replicate');
+ok($h->do('INSERT INTO causal VALUES (8, 1)'), 'a write');
+replica_has(8);
+ok(wait_for(sub { read_of($h, 8) eq 'replica 1' }, timeout => 10),
+   'read on the replica, which has the row');
+my $sets = sub { ($r->selectrow_array(
+    "SHOW GLOBAL STATUS LIKE 'Com_set_option'"))[1] };
+my $before = $sets->();
+my @got = map { read_of($h, 8) } 1 .. 5;
+is("@got", join(' ', ('replica 1') x 5), 'the reads after it: the replica');
+is($sets->() - $before, 0, 'and no MASTER_GTID_WAIT was sent for them '
+   . '(no round trip once the replica is known to have the write)');
 
 # --- a client without CLIENT_SESSION_TRACK -----------------------------------
 

@@ -537,6 +537,9 @@ slc_mysql_track_auth(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 
 /* --- server side: rows and dispatch ----------------------------------- */
 
+static void slc_mysql_track_ok_capture(slc_mysql_track_t *t,
+    const slc_mysql_frame_t *f);
+
 static void
 slc_mysql_track_row(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 {
@@ -545,6 +548,11 @@ slc_mysql_track_row(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
     if (b == SLC_MYSQL_ERR) {
         slc_mysql_track_done(t);
     } else if (b == SLC_MYSQL_EOF && slc_mysql_track_is_term(t, f)) {
+        if (t->ok != NULL && (t->caps & SLC_CLIENT_DEPRECATE_EOF)
+            && f->plen >= 7)
+        {
+            slc_mysql_track_ok_capture(t, f);   /* an OK: its state */
+        }
         slc_mysql_track_end_result(t,
             slc_mysql_track_set_status(t, slc_mysql_track_term_status(t, f)));
     }
@@ -583,23 +591,17 @@ slc_mysql_track_note(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 }
 
 /*
- * Causal reads: an OK that opens a response and carries session state is
- * kept whole (slc_mysql_track_keep), for its last_gtid.  A PREPARE_OK and
- * a row of COM_STMT_FETCH start with 0x00 too, and are no OKs.
+ * Causal reads: an OK that carries session state is kept whole
+ * (slc_mysql_track_keep), for its last_gtid: one that opens a response
+ * (ok_start), or, under DEPRECATE_EOF, the OK that ends a result set
+ * (INSERT ... RETURNING; ok_capture from the row state).  A PREPARE_OK
+ * and a row of COM_STMT_FETCH start with 0x00 too, and are no OKs.
  */
 static void
-slc_mysql_track_ok_start(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
+slc_mysql_track_ok_capture(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 {
-    unsigned kind = slc_mysql_track_kind(t);
-    int      status;
+    int status = slc_mysql_track_ok_status(f);
 
-    if (t->ok == NULL || f->head_len == 0 || f->head[0] != SLC_MYSQL_OK
-        || (kind != SLC_TRACK_SIMPLE && kind != SLC_TRACK_QUERY
-            && kind != SLC_TRACK_EXEC))
-    {
-        return;
-    }
-    status = slc_mysql_track_ok_status(f);
     if (status < 0 || !(status & SLC_SERVER_SESSION_STATE_CHANGED)) {
         return;
     }
@@ -610,6 +612,19 @@ slc_mysql_track_ok_start(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
     memcpy(t->ok, f->head, f->head_len);
     t->ok_len = f->head_len;
     t->ok_on = 1;
+}
+
+static void
+slc_mysql_track_ok_start(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
+{
+    unsigned kind = slc_mysql_track_kind(t);
+
+    if (t->ok != NULL && f->head_len > 0 && f->head[0] == SLC_MYSQL_OK
+        && (kind == SLC_TRACK_SIMPLE || kind == SLC_TRACK_QUERY
+            || kind == SLC_TRACK_EXEC))
+    {
+        slc_mysql_track_ok_capture(t, f);
+    }
 }
 
 static void
@@ -883,8 +898,8 @@ slc_mysql_track_feed(slc_mysql_track_t *t, slc_mysql_frame_t *f,
             msg(t, f);
         }
         if (t->ok_on && body && f == &t->srv) {
-            /* the OK's bytes past its head (kept by ok_start) */
-            size_t h = body ? f->head_len - h0 : 0;
+            /* the OK's bytes past its head (kept by ok_capture) */
+            size_t h = f->head_len - h0;
             slc_mysql_track_keep(t, p - n + h, n - h);
         }
         if (f->hdr_len == SLC_MYSQL_HDR_LEN && f->remaining == 0) {

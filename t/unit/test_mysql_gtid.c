@@ -269,6 +269,43 @@ START_TEST(test_track_not_wanted)
 }
 END_TEST
 
+/* INSERT ... RETURNING under DEPRECATE_EOF: the GTID is in the OK (0xfe)
+   that ends the result set. */
+START_TEST(test_track_returning)
+{
+    static const char *pk[] = {
+        "01",
+        "03646566047465737401740174016101610c3f000b000000030000000000",
+        "0139",
+        "fe00000240000000120010096c6173745f6774696405302d312d34",
+    };
+    slc_mysql_track_t t;
+    uint8_t           q[] = { 2, 0, 0, 0, 3, 'x' }, buf[128];
+
+    memset(&t, 0, sizeof(t));
+    slc_mysql_track_init(&t, SLC_CLIENT_PROTOCOL_41
+        | SLC_CLIENT_SESSION_TRACK | SLC_CLIENT_DEPRECATE_EOF,
+        SLC_SERVER_STATUS_AUTOCOMMIT);
+    ck_assert_int_eq(slc_mysql_track_want_gtid(&t), SLC_OK);
+    slc_mysql_track_client(&t, q, sizeof(q));
+    for (unsigned i = 0; i < 4; i++) {
+        size_t n = slc_test_hex(pk[i], buf + 4, sizeof(buf) - 4);
+
+        buf[0] = (uint8_t) n;
+        buf[1] = buf[2] = 0;
+        buf[3] = (uint8_t) (i + 1);
+        for (size_t off = 0; off < n + 4; off++) {
+            slc_mysql_track_server(&t, buf + off, 1);
+        }
+    }
+    ck_assert(slc_mysql_track_idle(&t));
+    ck_assert_uint_eq(t.gtids, 1);
+    ck_assert_uint_eq(t.gtid.seq, 4);
+    ck_assert_uint_eq(t.gtid_lost, 0);
+    slc_mysql_track_free(&t);
+}
+END_TEST
+
 static Suite *
 slc_gtid_suite(void)
 {
@@ -282,6 +319,7 @@ slc_gtid_suite(void)
     tcase_add_test(tc, test_ok_several_entries);
     tcase_add_test(tc, test_track);
     tcase_add_test(tc, test_track_not_wanted);
+    tcase_add_test(tc, test_track_returning);
     suite_add_tcase(s, tc);
     return s;
 }
