@@ -5,7 +5,8 @@
 # worker of its slot, with its client and backend sockets, and the
 # session goes on there.
 #
-#   - 20 reloads under sysbench oltp_read_write (8 threads) with
+#   - 20 reloads under sysbench oltp_read_write (8 threads), through
+#     readconn and then through readwritesplit, with
 #     worker_shutdown_timeout 1s: no error, no reconnect, and the old
 #     workers are gone within a second of each reload;
 #   - a session keeps its state (user variable, temporary table, server
@@ -80,13 +81,22 @@ mysql {
         readconn_role replica;
         upstream reps;
     }
+    upstream split {
+        server %%PRIMARY%% role=primary;
+        server %%REPLICA%% role=replica;
+    }
+    server {
+        listen 127.0.0.1:%%PORT_3%%;
+        router readwritesplit;
+        upstream split;
+    }
 }
 EOF
 }
 
 write_conf();
 $t->run;
-$t->plan(36);
+$t->plan(43);
 
 my $generation = 1;
 
@@ -115,22 +125,28 @@ sub deadlocks {
 
 # --- sysbench through 20 reloads -----------------------------------------
 
+my @common = ('--db-driver=mysql', '--mysql-db=test', '--tables=8',
+              '--table-size=20000');
 {
-    my @common = ('--db-driver=mysql', '--mysql-db=test', '--tables=8',
-                  '--table-size=20000');
     my $p = $t->primary_dbh;
     $p->do("DROP TABLE IF EXISTS sbtest$_") for 1 .. 8;
     my $prep = `$sysbench oltp_read_write @common --mysql-user=root --mysql-password= --mysql-socket=@{[ $t->primary_socket ]} prepare 2>&1`;
     is($?, 0, 'sysbench prepare on the primary') or diag($prep);
+}
 
-    my $out = "$dir/sysbench.out";
+# sysbench oltp_read_write through the server on port $port (router
+# $what) while 20 reloads happen: 7 tests.
+sub sysbench_reloads {
+    my ($port, $what) = @_;
+    my $p = $t->primary_dbh;
+    my $out = "$dir/sysbench.$port.out";
     my $pid = fork // die "fork: $!";
     if ($pid == 0) {
         open(STDOUT, '>', $out) or POSIX::_exit(1);
         open(STDERR, '>&', \*STDOUT) or POSIX::_exit(1);
         { exec($sysbench, 'oltp_read_write', @common, '--mysql-user=app',
              '--mysql-password=secret', '--mysql-host=127.0.0.1',
-             '--mysql-port=' . $t->port(0), '--threads=' . THREADS,
+             '--mysql-port=' . $t->port($port), '--threads=' . THREADS,
              '--time=25', '--events=0', '--report-interval=1',
              # no --mysql-ignore-errors: any error (2013 Lost connection,
              # but also a deadlock) aborts the run.  Eight tables of
@@ -142,13 +158,14 @@ sub deadlocks {
     }
     # it runs: the first report line
     ok(wait_for(sub { (slurp($out) // '') =~ /\] thds: \d+ tps: [1-9]/ },
-                what => 'sysbench to run'), 'sysbench runs through sluice');
+                what => 'sysbench to run'), "$what: sysbench runs");
     my $status;
     my $reaped = sub {
         $status //= $? if waitpid($pid, POSIX::WNOHANG()) == $pid;
         return defined $status;
     };
     my $deadlocks = deadlocks($p);
+    my $handed = () = $t->grep_log(qr/handed over to the new worker/);
     my ($done, $start) = (0, time);
     for (1 .. RELOADS) {
         # spread over the run: one more report line (1 s) between reloads
@@ -157,20 +174,24 @@ sub deadlocks {
         last unless reload() && !$reaped->();
         $done++;
     }
-    is($done, RELOADS, RELOADS . ' reloads during the run, each old '
-       . 'worker gone within ' . GONE . ' s');
+    is($done, RELOADS, "$what: " . RELOADS . ' reloads during the run, '
+       . 'each old worker gone within ' . GONE . ' s');
     note(sprintf('%d reloads in %.1f s', $done, time - $start));
     my $rc = wait_for($reaped, timeout => 60, what => 'sysbench')
              ? $status : -1;
     my $text = slurp($out) // '';
-    is($rc, 0, 'sysbench exits 0') or diag(join "\n",
+    is($rc, 0, "$what: sysbench exits 0") or diag(join "\n",
         grep { /FATAL|ALERT|error/i } split /\n/, $text);
-    like($text, qr/^\s*ignored errors:\s+0\s/m, 'sysbench: 0 errors');
-    is(deadlocks($p) - $deadlocks, 0, 'and the server saw no deadlock');
-    like($text, qr/^\s*reconnects:\s+0\s/m, 'sysbench: 0 reconnects');
-    ok($t->grep_log(qr/handed over to the new worker/),
-       'the log says sessions were handed over');
+    like($text, qr/^\s*ignored errors:\s+0\s/m, "$what: sysbench: 0 errors");
+    is(deadlocks($p) - $deadlocks, 0, "$what: the server saw no deadlock");
+    like($text, qr/^\s*reconnects:\s+0\s/m,
+         "$what: sysbench: 0 reconnects");
+    my $now = () = $t->grep_log(qr/handed over to the new worker/);
+    ok($now > $handed, "$what: the log says sessions were handed over");
 }
+
+sysbench_reloads(0, 'readconn');
+sysbench_reloads(3, 'readwritesplit');
 
 # --- a session keeps its state -------------------------------------------
 

@@ -311,6 +311,7 @@ sub start_sandbox {
     $CTX->{sandbox} = $sb;
     $CTX->{primary} = { port => $sb->port('primary'),
                         socket => $sb->socket('primary') };
+    $CTX->{replica} = { port => $sb->port('replica') };
     $CTX->{server_pids} = [ grep { defined }
                             map { server_pid($sb, $_) } qw(primary replica) ];
     check_server_settings();
@@ -381,6 +382,14 @@ sub prepare_tables {
         threads => $CTX->{nproc}, log => "$CTX->{workdir}/prepare.log");
     note('sysbench tables %s: %d x %d rows', $how, $opt{tables},
          $opt{table_size});
+    # readwritesplit reads from the replica: it must have them all
+    my $r = $CTX->{sandbox}->admin_dbh('replica');
+    my $last = "`$CTX->{db}`.`sbtest$opt{tables}`";
+    poll_until(120, sub {
+        (eval { $r->selectrow_array("SELECT COUNT(*) FROM $last") } // -1)
+            == $opt{table_size};
+    }) or die "the replica has not caught up with the sysbench tables "
+        . "within 120 s\n";
     # the primary's connections when nothing of ours is connected but the
     # admin handle (the replica's IO thread counts too)
     $CTX->{baseline_conns} = status_var('Threads_connected');

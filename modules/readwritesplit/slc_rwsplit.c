@@ -18,11 +18,12 @@
  * `passthrough`), since a replica backend logs in as the client with the
  * SHA1(password) auth local recovered.
  *
- * Read your own writes: slc_rwsplit_causal.c (causal_reads).
+ * An autocommit read that a replica fails before any of its answer
+ * reached the client runs again on another replica or the primary
+ * (retry_failed_reads).  Up to max_replica_connections replica backends
+ * per session, opened one by one as reads come, used in turn.
  *
- * Not yet (the issue lists them): prepared statements on replicas (every COM_STMT_* goes to the primary),
- * retrying a read that failed on a replica, KILL of a statement running
- * on the replica, accounts from the servers.
+ * Read your own writes: slc_rwsplit_causal.c (causal_reads).
  */
 
 #include "slc_core.h"
@@ -36,6 +37,10 @@
 #include "slc_mysql_upstream.h"
 #include "slc_rwsplit.h"
 
+static void *slc_rws_create_conf(slc_conf_t *cf, unsigned level);
+static const char *slc_rws_merge_conf(slc_conf_t *cf, unsigned level,
+    void *parent, void *child);
+static int  slc_rws_check(slc_mysql_srv_t *srv, char *err, size_t errlen);
 static void slc_rws_start(slc_session_t *s);
 static void slc_rws_ready(slc_session_t *s);
 static slc_backend_t *slc_rws_command(slc_session_t *s, const slc_cmd_t *c);
@@ -43,14 +48,44 @@ static void slc_rws_done(slc_session_t *s, const slc_mysql_reply_t *r);
 static void slc_rws_close(slc_session_t *s);
 static int  slc_rws_extra(slc_session_t *s, slc_backend_t **b,
     uint8_t *tags, unsigned max);
+static size_t slc_rws_save(slc_session_t *s, uint8_t *buf, size_t cap);
+static void slc_rws_restore(slc_session_t *s, const uint8_t *p, size_t len);
 static const char *slc_rws_adopt(slc_session_t *s, slc_backend_t **extra,
     const uint8_t *tags, unsigned n);
 static void slc_rws_replica_ready(slc_backend_t *b);
 static void slc_rws_replica_fail(slc_backend_t *b, const char *why);
 static void slc_rws_replica_done(slc_backend_t *b,
     const slc_mysql_reply_t *r);
+static slc_backend_t *slc_rws_replica_retry(slc_backend_t *b,
+    const uint8_t **payload, size_t *len);
+
+static const slc_command_t slc_rws_commands[] = {
+    { .name = "session_history_max",
+      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_num_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_rws_conf_t, session_history_max) },
+    { .name = "max_replica_connections",
+      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_num_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_rws_conf_t, max_replica_connections) },
+    { .name = "retry_failed_reads",
+      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_FLAG,
+      .set = slc_conf_set_flag_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_rws_conf_t, retry_failed_reads) },
+    { .name = "causal_reads",
+      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_enum_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_rws_conf_t, causal),
+      .post = slc_rws_causal_modes },
+    { .name = "causal_reads_timeout",
+      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_msec_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_rws_conf_t, causal_timeout) },
+    { .name = NULL }
+};
 
 static const slc_router_t slc_rws_router = {
+    .check = slc_rws_check,
     .start = slc_rws_start,
     .ready = slc_rws_ready,
     .retry = slc_rws_start,
@@ -58,6 +93,8 @@ static const slc_router_t slc_rws_router = {
     .done = slc_rws_done,
     .close = slc_rws_close,
     .extra = slc_rws_extra,
+    .save = slc_rws_save,
+    .restore = slc_rws_restore,
     .adopt = slc_rws_adopt,
 };
 
@@ -65,25 +102,111 @@ static const slc_backend_ops_t slc_rws_replica_ops = {
     .ready = slc_rws_replica_ready,
     .fail = slc_rws_replica_fail,
     .done = slc_rws_replica_done,
+    .retry = slc_rws_replica_retry,
 };
 
 slc_module_t slc_readwritesplit_module = {
     .name = "readwritesplit",
     .type = SLC_MODULE_ROUTER,
-    .commands = slc_rws_causal_commands,
+    .commands = slc_rws_commands,
     .router = &slc_rws_router,
     .create_conf = slc_rws_create_conf,
     .merge_conf = slc_rws_merge_conf,
     .init_conf = slc_rws_causal_init_conf,
 };
 
+
+/* --- configuration ------------------------------------------------------- */
+
+static void *
+slc_rws_create_conf(slc_conf_t *cf, unsigned level)
+{
+    slc_rws_conf_t *rc;
+
+    if (level != SLC_CONF_MYSQL && level != SLC_CONF_SERVER) {
+        return NULL;
+    }
+    rc = slc_palloc(cf->pool, sizeof(*rc));
+    if (rc == NULL) {
+        return SLC_CONF_ERROR;
+    }
+    rc->session_history_max = SLC_CONF_UNSET;
+    rc->max_replica_connections = SLC_CONF_UNSET;
+    rc->retry_failed_reads = SLC_CONF_UNSET;
+    rc->causal = SLC_CONF_UNSET;
+    rc->causal_timeout = SLC_CONF_UNSET;
+    return rc;
+}
+
+static const char *
+slc_rws_merge_conf(slc_conf_t *cf, unsigned level, void *parent,
+    void *child)
+{
+    const slc_rws_conf_t *prev = parent;
+    slc_rws_conf_t       *rc = child;
+
+    (void) cf;
+    (void) level;
+    slc_conf_merge_value(rc->session_history_max, prev != NULL
+        ? prev->session_history_max : SLC_CONF_UNSET, 50);
+    slc_conf_merge_value(rc->max_replica_connections, prev != NULL
+        ? prev->max_replica_connections : SLC_CONF_UNSET, 1);
+    slc_conf_merge_value(rc->retry_failed_reads, prev != NULL
+        ? prev->retry_failed_reads : SLC_CONF_UNSET, 1);
+    slc_rws_causal_merge(rc, prev);
+    return NULL;
+}
+
+static const slc_rws_conf_t *
+slc_rws_conf(const slc_mysql_srv_t *srv)
+{
+    return slc_module_conf(srv->mod_conf, &slc_readwritesplit_module);
+}
+
+static int
+slc_rws_check(slc_mysql_srv_t *srv, char *err, size_t errlen)
+{
+    const slc_rws_conf_t *rc = slc_rws_conf(srv);
+
+    if (rc->session_history_max > 10000) {
+        snprintf(err, errlen, "%s:%u: session_history_max %lld is more "
+            "than 10000", srv->file, srv->line, rc->session_history_max);
+        return SLC_ERROR;
+    }
+    if (rc->max_replica_connections > SLC_RWS_MAX_REPLICAS) {
+        snprintf(err, errlen, "%s:%u: max_replica_connections %lld is more "
+            "than %d", srv->file, srv->line, rc->max_replica_connections,
+            SLC_RWS_MAX_REPLICAS);
+        return SLC_ERROR;
+    }
+    return SLC_OK;
+}
+
+
+/* --- the session --------------------------------------------------------- */
+
 static slc_rws_ctx_t *
 slc_rws_ctx(slc_session_t *s)
 {
-    if (s->router_data == NULL) {
-        s->router_data = calloc(1, sizeof(slc_rws_ctx_t));
+    const slc_rws_conf_t *conf = slc_rws_conf(s->srv);
+    slc_rws_ctx_t        *rc = s->router_data;
+
+    if (rc != NULL) {
+        return rc;
     }
-    return s->router_data;
+    rc = calloc(1, sizeof(slc_rws_ctx_t));
+    if (rc == NULL) {
+        return NULL;
+    }
+    rc->conf = conf;
+    rc->hist_max = (unsigned) conf->session_history_max;
+    rc->hist = calloc(rc->hist_max + 1, sizeof(rc->hist[0]));
+    if (rc->hist == NULL) {
+        free(rc);
+        return NULL;
+    }
+    s->router_data = rc;
+    return rc;
 }
 
 static void
@@ -116,16 +239,22 @@ slc_rws_ready(slc_session_t *s)
 }
 
 
-/* --- the replica backend ------------------------------------------------ */
+/* --- the replica backends ------------------------------------------------ */
 
 static void
 slc_rws_drop_replica(slc_rws_ctx_t *rc, slc_backend_t *b)
 {
-    if (rc->replica == b) {
-        rc->replica = NULL;
+    for (unsigned i = 0; i < rc->nreplicas; i++) {
+        if (rc->replica[i] == b) {
+            rc->replica[i] = rc->replica[--rc->nreplicas];
+            break;
+        }
     }
     if (rc->last == b) {
         rc->last = NULL;
+    }
+    if (rc->retry_on == b) {
+        rc->retry_on = NULL;
     }
     rc->copies = 0;
     slc_backend_close(b);
@@ -140,10 +269,10 @@ slc_rws_replica_ready(slc_backend_t *b)
 
     rc->errs_seen = b->track.reply.errs;
     for (unsigned i = 0; i < rc->nhist; i++) {
-        size_t n = strlen(rc->hist[i]);
+        size_t n = strlen(rc->hist[i].text);
 
         p[0] = SLC_COM_QUERY;
-        memcpy(p + 1, rc->hist[i], n);
+        memcpy(p + 1, rc->hist[i].text, n);
         if (slc_cmd_inject(b, p, n + 1) != SLC_OK) {
             slc_rws_replica_fail(b, "cannot replay the session's history");
             return;
@@ -180,64 +309,162 @@ slc_rws_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r)
     rc->errs_seen = r->errs;
 }
 
-/* The replica backend, opened now if there is none; NULL: use the
-   primary (no replica available, or the session cannot use one). */
+/* Whether b is logged in and has nothing in flight. */
+static int
+slc_rws_idle(const slc_backend_t *b)
+{
+    return b->state == SLC_BS_READY && slc_mysql_track_idle(&b->track);
+}
+
+/*
+ * A read of the client's failed on replica b before any of its answer
+ * went out: another open replica takes it, else the primary.  The core
+ * sends it there and never tells the client.
+ */
+static slc_backend_t *
+slc_rws_replica_retry(slc_backend_t *b, const uint8_t **payload,
+    size_t *len)
+{
+    slc_session_t *s = b->session;
+    slc_rws_ctx_t *rc = s->router_data;
+    slc_backend_t *nb = NULL;
+
+    if (rc->retry_on != b) {
+        return NULL;
+    }
+    rc->retry_on = NULL;
+    for (unsigned i = 0; i < rc->nreplicas && nb == NULL; i++) {
+        if (rc->replica[i] != b && slc_rws_idle(rc->replica[i])
+            && slc_rws_causal_fresh(s, rc, rc->replica[i]))
+        {
+            nb = rc->replica[i];
+        }
+    }
+    if (nb == NULL) {
+        nb = s->backend;
+    }
+    if (!slc_rws_idle(nb)) {
+        return NULL;
+    }
+    *payload = rc->retry;
+    *len = rc->retry_len;
+    rc->last = nb;
+    return nb;
+}
+
+/* Keep the read going to replica b, to send it elsewhere if b fails
+   before answering it (the next command forgets it). */
+static void
+slc_rws_keep(slc_rws_ctx_t *rc, slc_backend_t *b, const slc_cmd_t *c)
+{
+    uint8_t *p;
+
+    rc->retry_on = NULL;
+    if (!rc->conf->retry_failed_reads || c->avail < c->len
+        || c->len >= SLC_MYSQL_MAX_PAYLOAD)
+    {
+        return;
+    }
+    if (c->len > rc->retry_len || rc->retry == NULL) {
+        p = realloc(rc->retry, c->len);
+        if (p == NULL) {
+            return;
+        }
+        rc->retry = p;
+    }
+    memcpy(rc->retry, c->payload, c->len);
+    rc->retry_len = c->len;
+    rc->retry_on = b;
+}
+
+static unsigned
+slc_rws_server_index(const slc_session_t *s, const slc_backend_t *b)
+{
+    return (unsigned) (b->server - s->srv->upstream->servers);
+}
+
+/*
+ * A replica backend for a read; NULL: use the primary (no replica
+ * available, or the session cannot use one).  While the session has
+ * fewer than max_replica_connections, a read opens one on a replica
+ * server it has none on yet; then reads take the open ones in turn.
+ */
 static slc_backend_t *
 slc_rws_replica(slc_session_t *s, slc_rws_ctx_t *rc)
 {
+    uint8_t                skip[SLC_UPSTREAM_SET_BYTES];
     slc_upstream_server_t *us;
+    slc_backend_t         *b;
     int                    full;
 
-    if (rc->replica != NULL || rc->primary_only) {
-        return rc->replica;
-    }
-    us = slc_upstream_pick(s->srv->upstream, SLC_ROLE_REPLICA, NULL, &full);
-    if (us == NULL) {
+    if (rc->primary_only || rc->conf->max_replica_connections == 0) {
         return NULL;
     }
-    slc_upstream_release(us);           /* open_aux takes its own slot */
-    rc->replica = slc_backend_open_aux(s, us, &slc_rws_replica_ops, rc,
-        &full);
-    return rc->replica;
+    if (rc->nreplicas < rc->conf->max_replica_connections) {
+        memset(skip, 0, sizeof(skip));
+        for (unsigned i = 0; i < rc->nreplicas; i++) {
+            slc_upstream_set(skip, slc_rws_server_index(s, rc->replica[i]));
+        }
+        us = slc_upstream_pick(s->srv->upstream, SLC_ROLE_REPLICA, skip,
+                               &full);
+        if (us != NULL) {
+            slc_upstream_release(us);   /* open_aux takes its own slot */
+            b = slc_backend_open_aux(s, us, &slc_rws_replica_ops, rc, &full);
+            if (b != NULL) {
+                rc->replica[rc->nreplicas++] = b;
+                return b;
+            }
+        }
+    }
+    if (rc->nreplicas == 0) {
+        return NULL;
+    }
+    /* in turn: the first goes to the end */
+    b = rc->replica[0];
+    memmove(rc->replica, rc->replica + 1,
+            (rc->nreplicas - 1) * sizeof(rc->replica[0]));
+    rc->replica[rc->nreplicas - 1] = b;
+    return b;
 }
 
-
-/* --- session history -------------------------------------------------------- */
-
-static void
-slc_rws_remember(slc_rws_ctx_t *rc, const uint8_t *q, size_t n)
-{
-    char *h;
-
-    if (n > SLC_RWS_HIST_LEN || (h = malloc(n + 1)) == NULL) {
-        rc->primary_only = 1;           /* cannot replay: no new replica */
-        return;
-    }
-    memcpy(h, q, n);
-    h[n] = '\0';
-    if (rc->nhist == SLC_RWS_HIST_MAX) {
-        free(rc->hist[0]);
-        memmove(rc->hist, rc->hist + 1, (SLC_RWS_HIST_MAX - 1)
-            * sizeof(rc->hist[0]));
-        rc->nhist--;
-    }
-    rc->hist[rc->nhist++] = h;
-}
-
-
-/* --- routing ----------------------------------------------------------------- */
-
-/* To the primary, and a copy to the replica backend if one is open. */
+/* The replica running a read-only transaction, if one does. */
 static slc_backend_t *
-slc_rws_all(slc_session_t *s, slc_rws_ctx_t *rc, const uint8_t *q, size_t n)
+slc_rws_ro_trx(slc_rws_ctx_t *rc)
 {
-    slc_rws_remember(rc, q, n);
+    for (unsigned i = 0; i < rc->nreplicas; i++) {
+        if (slc_mysql_track_in_trans(&rc->replica[i]->track)) {
+            return rc->replica[i];
+        }
+    }
+    return NULL;
+}
+
+
+/* --- routing ------------------------------------------------------------- */
+
+/* To the primary, and a copy to every replica backend open. */
+static slc_backend_t *
+slc_rws_all(slc_session_t *s, slc_rws_ctx_t *rc, const uint8_t *q, size_t n,
+    slc_sql_kind_t kind)
+{
+    const char *why;
+    unsigned    was = rc->primary_only;
+
+    why = slc_rws_hist_add(rc, q, n, kind);
     slc_rws_causal_set(rc, q, n);
-    if (rc->replica != NULL) {
-        if (slc_cmd_also(s, rc->replica) == SLC_OK) {
+    if (why != NULL && !was) {
+        slc_session_log(s, SLC_LOG_INFO, "readwritesplit: %s: no new "
+            "replica backend for this session, its reads go to the "
+            "primary once those open fail", why);
+    }
+    for (unsigned i = 0; i < rc->nreplicas; ) {
+        slc_backend_t *b = rc->replica[i];
+
+        if (slc_cmd_also(s, b) == SLC_OK) {
             rc->copies++;
+            i++;
         } else {
-            slc_rws_drop_replica(rc, rc->replica);
+            slc_rws_drop_replica(rc, b);        /* it moved b's slot */
         }
     }
     return s->backend;
@@ -249,29 +476,28 @@ slc_rws_query(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
     const uint8_t  *q = c->payload + 1;
     size_t          n = c->avail - 1;
     uint16_t        status = s->backend->track.status;
-    int             in_trx, ro_trx;
+    int             in_trx;
     slc_sql_route_t route;
     slc_sql_info_t  si;
-    slc_backend_t  *b;
+    slc_backend_t  *b, *ro;
 
     if (c->avail < c->len) {
         return s->backend;              /* larger than a buffer: a write */
     }
     (void) slc_sql_classify(q, n, status, &si);
-    ro_trx = rc->replica != NULL
-             && slc_mysql_track_in_trans(&rc->replica->track);
-    in_trx = !ro_trx && (slc_mysql_track_in_trans(&s->backend->track)
-                         || !(status & SLC_SERVER_STATUS_AUTOCOMMIT));
+    ro = slc_rws_ro_trx(rc);
+    in_trx = ro == NULL && (slc_mysql_track_in_trans(&s->backend->track)
+                            || !(status & SLC_SERVER_STATUS_AUTOCOMMIT));
     if (si.flags & SLC_SQL_F_TEMPORARY) {
         rc->temp = 1;
     }
-    route = slc_sql_route(&si, in_trx, ro_trx);
-    if (ro_trx && route != SLC_SQL_TO_ALL) {
-        return rc->replica;     /* the read-only transaction, to its end */
+    route = slc_sql_route(&si, in_trx, ro != NULL);
+    if (ro != NULL && route != SLC_SQL_TO_ALL) {
+        return ro;              /* the read-only transaction, to its end */
     }
     switch (route) {
     case SLC_SQL_TO_ALL:
-        return slc_rws_all(s, rc, q, n);
+        return slc_rws_all(s, rc, q, n, si.kind);
     case SLC_SQL_TO_LAST:
         return rc->last != NULL ? rc->last : s->backend;
     case SLC_SQL_TO_REPLICA:
@@ -283,7 +509,13 @@ slc_rws_query(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
             return s->backend;
         }
         b = slc_rws_replica(s, rc);
-        return b != NULL ? slc_rws_causal_read(s, rc, b) : s->backend;
+        if (b == NULL || (b = slc_rws_causal_read(s, rc, b)) == s->backend) {
+            return s->backend;
+        }
+        if (!(si.flags & SLC_SQL_F_READ_ONLY_TRX)) {
+            slc_rws_keep(rc, b, c);     /* an autocommit read */
+        }
+        return b;
     default:
         if (si.flags & SLC_SQL_F_WRITE) {
             rc->wrote = 1;
@@ -293,21 +525,40 @@ slc_rws_query(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
 }
 
 /* A new user (COM_CHANGE_USER, applied by the core on the primary) or a
-   reset: the replica backend and the history are the old session's. */
+   reset: the replica backends and the history are the old session's. */
 static void
 slc_rws_forget(slc_rws_ctx_t *rc)
 {
-    if (rc->replica != NULL) {
-        slc_rws_drop_replica(rc, rc->replica);
+    while (rc->nreplicas > 0) {
+        slc_rws_drop_replica(rc, rc->replica[0]);
     }
-    for (unsigned i = 0; i < rc->nhist; i++) {
-        free(rc->hist[i]);
-    }
-    rc->nhist = 0;
+    slc_rws_hist_clear(rc);
     rc->wrote = 0;
     slc_rws_causal_forget(rc);
     rc->temp = 0;
     rc->primary_only = 0;
+}
+
+/* COM_INIT_DB: to every backend, and kept as USE `db` (a backtick in
+   the name doubled, as the server reads it). */
+static slc_backend_t *
+slc_rws_init_db(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
+{
+    char    use[2 * SLC_MAX_DB + 8];
+    size_t  k = 0;
+
+    if (c->avail < c->len || c->len - 1 > SLC_MAX_DB) {
+        return s->backend;      /* the server refuses it: nothing to keep */
+    }
+    k += (size_t) snprintf(use, sizeof(use), "USE `");
+    for (size_t i = 1; i < c->avail; i++) {
+        if (c->payload[i] == '`') {
+            use[k++] = '`';
+        }
+        use[k++] = (char) c->payload[i];
+    }
+    use[k++] = '`';
+    return slc_rws_all(s, rc, (const uint8_t *) use, k, SLC_SQL_USE);
 }
 
 static slc_backend_t *
@@ -321,6 +572,7 @@ slc_rws_command(slc_session_t *s, const slc_cmd_t *c)
         slc_rws_forget(rc);
     }
     slc_rws_causal_command(s, rc);
+    rc->retry_on = NULL;
     switch (c->command) {
     case SLC_COM_RESET_CONNECTION:
         slc_rws_forget(rc);
@@ -329,23 +581,9 @@ slc_rws_command(slc_session_t *s, const slc_cmd_t *c)
     case SLC_COM_QUERY:
         b = slc_rws_query(s, rc, c);
         break;
-    case SLC_COM_INIT_DB: {
-        /* replayed as USE `db` */
-        char use[SLC_MAX_DB + 8];
-        int  k = snprintf(use, sizeof(use), "USE `%.*s`",
-                          (int) slc_min(c->avail - 1, (size_t) SLC_MAX_DB),
-                          (const char *) c->payload + 1);
-        if (memchr(c->payload + 1, '`', c->avail - 1) != NULL || k < 0) {
-            rc->primary_only = 1;
-        } else {
-            slc_rws_remember(rc, (const uint8_t *) use, (size_t) k);
-        }
-        if (rc->replica != NULL && slc_cmd_also(s, rc->replica) == SLC_OK) {
-            rc->copies++;
-        }
-        b = s->backend;
+    case SLC_COM_INIT_DB:
+        b = slc_rws_init_db(s, rc, c);
         break;
-    }
     default:
         /* prepared statements, COM_PING, COM_QUIT...: the primary */
         b = s->backend;
@@ -365,7 +603,7 @@ slc_rws_done(slc_session_t *s, const slc_mysql_reply_t *r)
 }
 
 
-/* --- close and reload ----------------------------------------------------- */
+/* --- close and reload ---------------------------------------------------- */
 
 static void
 slc_rws_close(slc_session_t *s)
@@ -374,6 +612,10 @@ slc_rws_close(slc_session_t *s)
 
     if (rc != NULL) {
         slc_rws_forget(rc);
+        free(rc->hist);
+        free(rc->retry);
+        free(rc);
+        s->router_data = NULL;
     }
 }
 
@@ -382,21 +624,56 @@ slc_rws_extra(slc_session_t *s, slc_backend_t **b, uint8_t *tags,
     unsigned max)
 {
     slc_rws_ctx_t *rc = s->router_data;
+    unsigned       n = 0;
 
-    if (rc == NULL || rc->replica == NULL || max == 0) {
-        return 0;
+    for (unsigned i = 0; rc != NULL && i < rc->nreplicas && n < max; i++) {
+        b[n] = rc->replica[i];
+        tags[n++] = SLC_RWS_TAG_REPLICA;
     }
-    b[0] = rc->replica;
-    tags[0] = SLC_RWS_TAG_REPLICA;
-    return 1;
+    return (int) n;
 }
 
 /*
- * A handed-over session keeps its replica backend, with its state; the
- * history does not come along (yet), so a session that has one never
- * opens another replica: its reads go to the primary, where the state is.
- * The read-your-writes mark does not come either: a session that wrote
- * reads from the primary after a reload too.
+ * The history goes along with a handover; so do the read-your-writes
+ * marks (the byte after the magic, which tells this router's state from
+ * another's if a reload changed the router).  A session whose history
+ * could not be kept stays on the primary there too.
+ */
+#define SLC_RWS_STATE_MAGIC  "RWS1"
+
+static size_t
+slc_rws_save(slc_session_t *s, uint8_t *buf, size_t cap)
+{
+    slc_rws_ctx_t *rc = s->router_data;
+    size_t         n;
+
+    if (rc == NULL || rc->primary_only || cap < 5) {
+        return 0;
+    }
+    memcpy(buf, SLC_RWS_STATE_MAGIC, 4);
+    buf[4] = (uint8_t) (rc->wrote | rc->temp << 1);
+    n = slc_rws_hist_save(rc, buf + 5, cap - 5);
+    return n == 0 && rc->nhist > 0 ? 0 : n + 5;
+}
+
+static void
+slc_rws_restore(slc_session_t *s, const uint8_t *p, size_t len)
+{
+    slc_rws_ctx_t *rc = slc_rws_ctx(s);
+
+    if (rc == NULL || len < 5 || memcmp(p, SLC_RWS_STATE_MAGIC, 4) != 0) {
+        return;
+    }
+    rc->wrote = p[4] & 1;
+    rc->temp = (p[4] >> 1) & 1;
+    rc->restored = slc_rws_hist_restore(rc, p + 5, len - 5) == SLC_OK;
+}
+
+/*
+ * A handed-over session keeps its replica backends, with their state.  A
+ * session whose history did not come along never opens another replica:
+ * its reads go to the primary, where its state is; nor is its
+ * read-your-writes mark known, so it counts as having written.
  */
 static const char *
 slc_rws_adopt(slc_session_t *s, slc_backend_t **extra, const uint8_t *tags,
@@ -407,17 +684,22 @@ slc_rws_adopt(slc_session_t *s, slc_backend_t **extra, const uint8_t *tags,
     if (rc == NULL) {
         return "out of memory";
     }
-    rc->primary_only = 1;
-    rc->wrote = 1;
+    if (!rc->restored) {
+        rc->primary_only = 1;
+        rc->wrote = 1;
+    }
+    rc->user_gen = s->user_gen;
     slc_session_go(s);
     for (unsigned i = 0; i < n && s->state == SLC_SS_READY; i++) {
-        if (tags[i] != SLC_RWS_TAG_REPLICA || rc->replica != NULL) {
+        if (tags[i] != SLC_RWS_TAG_REPLICA
+            || rc->nreplicas >= SLC_RWS_MAX_REPLICAS)
+        {
             slc_backend_close(extra[i]);
             continue;
         }
         extra[i]->ops = &slc_rws_replica_ops;
         extra[i]->data = rc;
-        rc->replica = extra[i];
+        rc->replica[rc->nreplicas++] = extra[i];
         slc_cmd_attach(extra[i]);
     }
     return NULL;

@@ -2,34 +2,31 @@
 #define SLC_RWSPLIT_H
 
 /*
- * readwritesplit's session context, shared by the router's files
- * (slc_rwsplit.c: backends and routing; more files join it as the router
- * grows: prepared statements, causal reads).
+ * readwritesplit's configuration and session context, shared by the
+ * router's files: slc_rwsplit.c (backends and routing), slc_rwsplit_hist.c
+ * (the session history).
  */
 
 #include "slc_core.h"
 #include "slc_conf_file.h"
+#include "slc_mysql_classify.h"
 #include "slc_mysql_conf.h"
 #include "slc_mysql_gtid.h"
 #include "slc_mysql_track.h"
 
 typedef struct slc_backend_s  slc_backend_t;
+typedef struct slc_module_s   slc_module_t;
 
-#define SLC_RWS_HIST_MAX   50       /* session_history_max, for now fixed */
-#define SLC_RWS_HIST_LEN   1024     /* a longer session command: not kept,
+#define SLC_RWS_HIST_LEN     1024   /* a longer session command: not kept,
                                        the session stops using replicas */
+#define SLC_RWS_KEY_LEN      72
+#define SLC_RWS_MAX_REPLICAS 2      /* what a handover can carry */
 #define SLC_RWS_TAG_REPLICA  1
 
 /* causal_reads (slc_rwsplit_causal.c) */
 #define SLC_RWS_CAUSAL_OFF     0
 #define SLC_RWS_CAUSAL_LOCAL   1
 #define SLC_RWS_CAUSAL_GLOBAL  2
-
-/* The module's conf, at the mysql {} and server {} levels. */
-typedef struct {
-    int             causal;         /* SLC_RWS_CAUSAL_* */
-    long long       causal_timeout; /* ms, 0: do not wait */
-} slc_rws_conf_t;
 
 /* Where last_gtid tracking stands on the session's primary backend. */
 #define SLC_RWS_TRACK_NONE   0      /* not asked yet */
@@ -46,32 +43,72 @@ typedef struct {
     uint64_t        gtids;          /* track.gtids taken in */
     uint64_t        lost;           /* track.gtid_lost taken in */
     uint64_t        errs0;          /* track.reply.errs before the SET */
+    uint64_t        wait_errs;      /* the replica's, before the wait */
     unsigned        track:2;        /* SLC_RWS_TRACK_* */
     unsigned        waiting:1;      /* a MASTER_GTID_WAIT runs on the
                                        replica ahead of the read */
 } slc_rws_causal_t;
 
+/* master_failure_mode */
+#define SLC_RWS_FAIL_INSTANTLY  0   /* the session closes */
+#define SLC_RWS_FAIL_ON_WRITE   1   /* reads go on; a write closes it */
+#define SLC_RWS_ERROR_ON_WRITE  2   /* reads go on; a write gets an ERR */
+
+/* Its conf, at the mysql and server levels (a server inherits it). */
 typedef struct {
-    slc_backend_t  *replica;
+    long long  session_history_max;
+    long long  max_replica_connections;
+    int        retry_failed_reads;
+    int        master_failure_mode;
+    int        causal;              /* SLC_RWS_CAUSAL_* */
+    long long  causal_timeout;      /* ms, 0: do not wait */
+} slc_rws_conf_t;
+
+typedef struct {
+    char    key[SLC_RWS_KEY_LEN];   /* "" or what a later one replaces */
+    char   *text;
+} slc_rws_hist_t;
+
+typedef struct {
+    const slc_rws_conf_t *conf;
+    slc_backend_t  *replica[SLC_RWS_MAX_REPLICAS];
+    unsigned        nreplicas;
     slc_backend_t  *last;           /* where the last statement ran */
     unsigned        copies;         /* copies and replays unanswered */
     uint64_t        errs_seen;
     unsigned        wrote:1;        /* read-your-writes, first step */
     unsigned        temp:1;         /* created a temporary table */
     unsigned        primary_only:1; /* history lost or too long */
+    unsigned        restored:1;     /* the history came with a handover */
+    /* a read sent to a replica, kept to be sent again elsewhere if that
+       replica fails before answering (retry_failed_reads) */
+    uint8_t        *retry;
+    size_t          retry_len;
+    slc_backend_t  *retry_on;
     unsigned        nhist;
-    char           *hist[SLC_RWS_HIST_MAX];
+    unsigned        hist_max;
+    slc_rws_hist_t *hist;
     unsigned        user_gen;       /* s->user_gen the backends are for */
     slc_rws_causal_t causal;
 } slc_rws_ctx_t;
 
-extern slc_module_t         slc_readwritesplit_module;
-extern const slc_command_t  slc_rws_causal_commands[];
+extern slc_module_t slc_readwritesplit_module;
 
-/* slc_rwsplit_causal.c: the module's conf and its zone */
-void *slc_rws_create_conf(slc_conf_t *cf, unsigned level);
-const char *slc_rws_merge_conf(slc_conf_t *cf, unsigned level,
-    void *parent, void *child);
+/* slc_rwsplit_hist.c */
+void   slc_rws_hist_key(const uint8_t *q, size_t n, slc_sql_kind_t kind,
+    char key[SLC_RWS_KEY_LEN], int *drop);
+const char *slc_rws_hist_add(slc_rws_ctx_t *rc, const uint8_t *q,
+    size_t n, slc_sql_kind_t kind);
+void   slc_rws_hist_clear(slc_rws_ctx_t *rc);
+size_t slc_rws_hist_save(const slc_rws_ctx_t *rc, uint8_t *buf, size_t cap);
+int    slc_rws_hist_restore(slc_rws_ctx_t *rc, const uint8_t *p, size_t len);
+
+/* slc_rwsplit_causal.c */
+extern const slc_conf_enum_t  slc_rws_causal_modes[];
+/* The causal_reads values of a server's conf, from mysql {} or the
+   defaults. */
+void  slc_rws_causal_merge(slc_rws_conf_t *c, const slc_rws_conf_t *prev);
+/* The zone of causal_reads global, when a server block uses it. */
 int   slc_rws_causal_init_conf(slc_cycle_t *cycle, char *err,
     size_t errlen);
 /* Before each command: last_gtid tracking asked of the primary. */
@@ -82,6 +119,10 @@ void  slc_rws_causal_taken(slc_session_t *s, slc_rws_ctx_t *rc);
    applied what the session must see (or `replica` with a wait ahead). */
 slc_backend_t *slc_rws_causal_read(slc_session_t *s, slc_rws_ctx_t *rc,
     slc_backend_t *replica);
+/* Whether `replica` is known to have applied it: no round trip, no wait
+   (a read retried elsewhere). */
+int   slc_rws_causal_fresh(slc_session_t *s, slc_rws_ctx_t *rc,
+    const slc_backend_t *replica);
 /* The replica answered what it was sent besides the client's commands
    (from its ops->done, before the router's own checks). */
 void  slc_rws_causal_done(slc_backend_t *b, const slc_mysql_reply_t *r);

@@ -39,61 +39,24 @@
 
 #define SLC_RWS_TRACK_VARS  "session_track_system_variables"
 
-static const slc_conf_enum_t slc_rws_causal_modes[] = {
+const slc_conf_enum_t slc_rws_causal_modes[] = {
     { "off", SLC_RWS_CAUSAL_OFF },
     { "local", SLC_RWS_CAUSAL_LOCAL },
     { "global", SLC_RWS_CAUSAL_GLOBAL },
     { NULL, 0 }
 };
 
-const slc_command_t slc_rws_causal_commands[] = {
-    { .name = "causal_reads",
-      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
-      .set = slc_conf_set_enum_slot, .conf = SLC_CONF_MODULE,
-      .offset = offsetof(slc_rws_conf_t, causal),
-      .post = slc_rws_causal_modes },
-    { .name = "causal_reads_timeout",
-      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
-      .set = slc_conf_set_msec_slot, .conf = SLC_CONF_MODULE,
-      .offset = offsetof(slc_rws_conf_t, causal_timeout) },
-    { .name = NULL }
-};
-
 
 /* --- conf ----------------------------------------------------------------- */
 
-void *
-slc_rws_create_conf(slc_conf_t *cf, unsigned level)
-{
-    slc_rws_conf_t *c;
-
-    if (level != SLC_CONF_MYSQL && level != SLC_CONF_SERVER) {
-        return NULL;
-    }
-    c = slc_palloc(cf->pool, sizeof(*c));
-    if (c == NULL) {
-        return SLC_CONF_ERROR;
-    }
-    c->causal = SLC_CONF_UNSET;
-    c->causal_timeout = SLC_CONF_UNSET;
-    return c;
-}
-
 /* A server takes them from mysql {}, else local and no wait. */
-const char *
-slc_rws_merge_conf(slc_conf_t *cf, unsigned level, void *parent,
-    void *child)
+void
+slc_rws_causal_merge(slc_rws_conf_t *c, const slc_rws_conf_t *prev)
 {
-    const slc_rws_conf_t *prev = parent;
-    slc_rws_conf_t       *c = child;
-
-    (void) cf;
-    (void) level;
     slc_conf_merge_value(c->causal,
         prev != NULL ? prev->causal : SLC_CONF_UNSET, SLC_RWS_CAUSAL_LOCAL);
     slc_conf_merge_value(c->causal_timeout,
         prev != NULL ? prev->causal_timeout : SLC_CONF_UNSET, 0);
-    return NULL;
 }
 
 static const slc_rws_conf_t *
@@ -295,11 +258,19 @@ slc_rws_causal_take(slc_rws_causal_t *cc, const slc_mysql_track_t *t,
 void
 slc_rws_causal_command(slc_session_t *s, slc_rws_ctx_t *rc)
 {
-    if (rc->causal.track == SLC_RWS_TRACK_NONE && s->backend != NULL
-        && slc_rws_conf(s)->causal != SLC_RWS_CAUSAL_OFF)
+    rc->causal.waiting = 0;             /* a replica that died waiting */
+    if (rc->causal.track != SLC_RWS_TRACK_NONE || s->backend == NULL
+        || slc_rws_conf(s)->causal == SLC_RWS_CAUSAL_OFF)
     {
-        slc_rws_causal_ask(s, &rc->causal);
+        return;
     }
+    if (rc->wrote) {
+        /* writes whose GTIDs nobody saw: a session handed over by a
+           reload (its GTIDs stay behind) */
+        rc->causal.track = SLC_RWS_TRACK_OFF;
+        return;
+    }
+    slc_rws_causal_ask(s, &rc->causal);
 }
 
 /*
@@ -353,7 +324,7 @@ slc_rws_causal_forget(slc_rws_ctx_t *rc)
 }
 
 
-/* --- reads ------------------------------------------------------------------ */
+/* --- reads --------------------------------------------------------------- */
 
 /* The monitor's position of the replica has applied `need`. */
 static int
@@ -410,6 +381,53 @@ slc_rws_causal_wait(slc_backend_t *b, const slc_gtid_set_t *need,
     return slc_cmd_inject(b, (const uint8_t *) q, (size_t) n);
 }
 
+/*
+ * Whether `replica` is known to have applied what a read must see, with
+ * no round trip: 1 yes, 0 no (`need` then says what is missing), -1 it
+ * cannot be known (the session's GTIDs are not).
+ */
+static int
+slc_rws_causal_check(slc_session_t *s, slc_rws_ctx_t *rc,
+    const slc_backend_t *replica, slc_gtid_set_t *need)
+{
+    const slc_rws_conf_t *conf = slc_rws_conf(s);
+    slc_rws_causal_t     *cc = &rc->causal;
+
+    if (conf->causal == SLC_RWS_CAUSAL_OFF) {
+        return 1;
+    }
+    if (cc->track != SLC_RWS_TRACK_ON && rc->wrote) {
+        return -1;
+    }
+    *need = cc->mine;
+    if (conf->causal == SLC_RWS_CAUSAL_GLOBAL) {
+        slc_rws_zone_get(need);
+    }
+    if (need->lost) {
+        return -1;
+    }
+    if (need->n == 0
+        || (cc->seen_us == replica->server
+            && slc_gtid_set_covers(&cc->seen, need)))
+    {
+        return 1;                       /* the hot path: no look-up */
+    }
+    if (slc_rws_causal_monitor(replica->server, need)) {
+        slc_rws_causal_seen(cc, replica->server, need);
+        return 1;
+    }
+    return 0;
+}
+
+int
+slc_rws_causal_fresh(slc_session_t *s, slc_rws_ctx_t *rc,
+    const slc_backend_t *replica)
+{
+    slc_gtid_set_t need;
+
+    return slc_rws_causal_check(s, rc, replica, &need) == 1;
+}
+
 slc_backend_t *
 slc_rws_causal_read(slc_session_t *s, slc_rws_ctx_t *rc,
     slc_backend_t *replica)
@@ -417,29 +435,11 @@ slc_rws_causal_read(slc_session_t *s, slc_rws_ctx_t *rc,
     const slc_rws_conf_t *conf = slc_rws_conf(s);
     slc_rws_causal_t     *cc = &rc->causal;
     slc_gtid_set_t        need;
+    int                   rc_check = slc_rws_causal_check(s, rc, replica,
+                                                          &need);
 
-    if (conf->causal == SLC_RWS_CAUSAL_OFF) {
-        return replica;
-    }
-    if (cc->track != SLC_RWS_TRACK_ON && rc->wrote) {
-        return s->backend;              /* its GTIDs are not known */
-    }
-    need = cc->mine;
-    if (conf->causal == SLC_RWS_CAUSAL_GLOBAL) {
-        slc_rws_zone_get(&need);
-    }
-    if (need.lost) {
-        return s->backend;
-    }
-    if (need.n == 0
-        || (cc->seen_us == replica->server
-            && slc_gtid_set_covers(&cc->seen, &need)))
-    {
-        return replica;                 /* the hot path: no round trip */
-    }
-    if (slc_rws_causal_monitor(replica->server, &need)) {
-        slc_rws_causal_seen(cc, replica->server, &need);
-        return replica;
+    if (rc_check != 0) {
+        return rc_check > 0 ? replica : s->backend;
     }
     if (conf->causal_timeout > 0 && replica->state == SLC_BS_READY
         && rc->copies == 0 && slc_mysql_track_idle(&replica->track)
@@ -448,6 +448,8 @@ slc_rws_causal_read(slc_session_t *s, slc_rws_ctx_t *rc,
     {
         cc->waiting = 1;
         cc->wait = need;
+        cc->wait_errs = replica->track.reply.errs;  /* idle: the wait's
+                                                       ERR is the next */
         return replica;                 /* the read waits for the wait */
     }
     return s->backend;
@@ -469,7 +471,7 @@ slc_rws_causal_done(slc_backend_t *b, const slc_mysql_reply_t *r)
         return;
     }
     cc->waiting = 0;
-    if (r->errs == rc->errs_seen) {
+    if (r->errs == cc->wait_errs) {
         slc_rws_causal_seen(cc, b->server, &cc->wait);
         return;
     }

@@ -29,6 +29,16 @@ typedef struct {
     void  (*fail)(slc_backend_t *b, const char *why);
     /* command mode: the response to a command sent on it is complete */
     void  (*done)(slc_backend_t *b, const slc_mysql_reply_t *r);
+    /*
+     * Command mode, optional: b failed (or answered "killed" or "shutting
+     * down") with a command of the client's in flight or waiting on it
+     * and nothing of the response sent yet.  The router may give another
+     * backend of the session's, logged in and idle, and the whole command
+     * (first byte: the COM_*) to run there instead; the client then never
+     * hears of b's failure.  NULL: the client gets the ERR.  fail follows.
+     */
+    slc_backend_t *(*retry)(slc_backend_t *b, const uint8_t **payload,
+                            size_t *len);
 } slc_backend_ops_t;
 
 typedef enum {

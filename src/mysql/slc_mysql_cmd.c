@@ -20,6 +20,7 @@
 #include "slc_mysql_codec.h"
 #include "slc_mysql_command.h"
 #include "slc_mysql_handover.h"
+#include "slc_mysql_registry.h"
 #include "slc_mysql_router.h"
 #include "slc_mysql_upstream.h"
 
@@ -45,6 +46,8 @@ struct slc_cmd_s {
     unsigned             discard:1;     /* released bytes are dropped */
     unsigned             replied:1;     /* response bytes reached the
                                            client */
+    unsigned             elsewhere:1;   /* the registry names the target
+                                           as where the command runs */
     slc_cmd_stream_pt    stream;
     void                *stream_data;
     /* backends that get a copy of the command (slc_cmd_also) */
@@ -68,6 +71,7 @@ static int  slc_cmd_forward(slc_session_t *s);
 static void slc_cmd_answer_lost(slc_session_t *s, slc_backend_t *b,
     const char *why, int connecting);
 static void slc_cmd_client_write(slc_conn_t *conn);
+static int  slc_cmd_killed(const slc_backend_t *b, const slc_buf_t *buf);
 
 int
 slc_cmd_wanted(const slc_mysql_srv_t *srv)
@@ -282,6 +286,29 @@ slc_cmd_also(slc_session_t *s, slc_backend_t *b)
     return SLC_OK;
 }
 
+/*
+ * The command runs on b: when that is not the session's own backend, the
+ * registry says so, so that a KILL QUERY naming the session reaches the
+ * statement where it runs (slc_mysql_kill.c); b NULL or the session's own:
+ * back to its own.  Two stores in shared memory, only when it changes.
+ */
+static void
+slc_cmd_running(slc_session_t *s, const slc_backend_t *b)
+{
+    struct slc_cmd_s *c = s->cmd;
+    slc_mysql_conf_t *mc;
+    int               away = b != NULL && b != s->backend;
+
+    if (!s->registered || (!away && !c->elsewhere)) {
+        return;
+    }
+    mc = slc_mysql_conf(s->cycle);
+    slc_registry_set_running(mc->registry_zone->addr, (uint32_t) s->id,
+        away ? slc_mysql_stats_index(mc, b->server->stats) + 1 : 0,
+        away ? b->thread_id : 0);
+    c->elsewhere = (unsigned) away;
+}
+
 /* A retargeted command goes on from the loop, never inside the done
    hook that retargeted it (slc_cmd_background still holds `from`). */
 static void
@@ -330,6 +357,7 @@ slc_cmd_forward(slc_session_t *s)
     c->discard = 0;
     c->hdr_len = 0;
     c->left = 0;
+    slc_cmd_running(s, b);
     if (slc_cmd_copy(s, s->in->pos, taken) != SLC_OK) {
         return SLC_ERROR;
     }
@@ -516,6 +544,10 @@ slc_cmd_send_released(slc_session_t *s)
             return SLC_AGAIN;           /* resumes from its on_write */
         }
         ssize_t n = slc_conn_write(&b->conn, s->in->pos, s->in_ready);
+        if (n < 0 && b != s->backend && b->ops != NULL) {
+            slc_cmd_backend_fail(b, "write failed");    /* the router's */
+            return s->state == SLC_SS_READY ? SLC_AGAIN : SLC_ERROR;
+        }
         if (n < 0) {
             slc_session_close(s, SLC_LOG_ERR, "backend write failed");
             return SLC_ERROR;
@@ -536,6 +568,7 @@ slc_cmd_complete(slc_session_t *s)
 
     c->state = SLC_CMD_IDLE;
     c->target = NULL;
+    slc_cmd_running(s, NULL);
     if (r->done == c->done_mark) {
         return;                         /* a command without a response */
     }
@@ -686,6 +719,10 @@ slc_cmd_pump(slc_session_t *s, slc_backend_t *b)
 
     for ( ;; ) {
         while (buf != NULL && slc_buf_len(buf) > 0) {
+            if (!c->replied && slc_cmd_killed(b, buf)) {
+                slc_cmd_backend_fail(b, "the server ended the connection");
+                return;
+            }
             if (!s->client.writable) {
                 return;                 /* resumes from the client's
                                            on_write */
@@ -796,6 +833,72 @@ slc_cmd_answer_lost(slc_session_t *s, slc_backend_t *b, const char *why,
     slc_cmd_client(s);
 }
 
+/*
+ * The command waiting for b, or in flight on it with nothing of the
+ * response sent, goes to the backend the router's ops->retry gives: as
+ * it is when it was never sent, else as the router's copy of it (what
+ * the client sent of it and b did not take yet is in that copy).  1 when
+ * it went, 0: the client gets the ERR.
+ */
+static int
+slc_cmd_retry(slc_session_t *s, slc_backend_t *b)
+{
+    struct slc_cmd_s *c = s->cmd;
+    const uint8_t    *p = NULL;
+    size_t            len = 0;
+    slc_backend_t    *nb;
+
+    if (b->ops->retry == NULL || s->out != NULL || c->stream != NULL) {
+        return 0;
+    }
+    nb = b->ops->retry(b, &p, &len);
+    if (nb == NULL || nb == b || nb->state != SLC_BS_READY
+        || !slc_mysql_track_idle(&nb->track))
+    {
+        return 0;
+    }
+    c->target = nb;
+    if (c->state == SLC_CMD_WAIT) {
+        return 1;                       /* still held: it goes as it is */
+    }
+    if (p == NULL || len == 0) {
+        return 0;
+    }
+    if (s->in_ready > 0) {
+        s->in->pos += s->in_ready;
+        s->in_ready = 0;
+    }
+    c->done_mark = nb->track.reply.done;
+    c->hdr_len = 0;
+    c->left = 0;
+    slc_cmd_running(s, nb);
+    if (slc_cmd_inject(nb, p, len) != SLC_OK) {
+        c->target = NULL;
+        c->discard = 1;
+        c->state = SLC_CMD_REPLY;
+        return 0;
+    }
+    return 1;
+}
+
+/* Whether b's response begins with an ERR that says the connection, not
+   the command, failed: a retry may serve the command elsewhere. */
+static int
+slc_cmd_killed(const slc_backend_t *b, const slc_buf_t *buf)
+{
+    const uint8_t *p = buf->pos;
+    unsigned       code;
+
+    if (b->ops == NULL || b->ops->retry == NULL
+        || slc_buf_len(buf) < SLC_MYSQL_HDR_LEN + 3
+        || p[SLC_MYSQL_HDR_LEN] != 0xff)
+    {
+        return 0;
+    }
+    code = (unsigned) slc_mysql_le_get(p + SLC_MYSQL_HDR_LEN + 1, 2);
+    return code == SLC_ER_CONNECTION_KILLED || code == SLC_ER_SERVER_SHUTDOWN;
+}
+
 void
 slc_cmd_backend_fail(slc_backend_t *b, const char *why)
 {
@@ -811,6 +914,20 @@ slc_cmd_backend_fail(slc_backend_t *b, const char *why)
                                  || c->state == SLC_CMD_FORWARD);
     replied = c->replied;
     connecting = b->state != SLC_BS_READY;
+    if (waiting && !replied && slc_cmd_retry(s, b)) {
+        int held = c->state == SLC_CMD_WAIT;
+
+        slc_session_log(s, SLC_LOG_INFO, "backend server '%s' failed (%s): "
+            "the command runs on '%s' instead", b->server->name, why,
+            c->target->server->name);
+        b->ops->fail(b, why);
+        if (held && s->state == SLC_SS_READY
+            && slc_cmd_forward(s) == SLC_OK)
+        {
+            slc_cmd_client(s);
+        }
+        return;
+    }
     if (waiting && c->state == SLC_CMD_WAIT) {
         slc_cmd_drop(s);                /* never sent */
     } else if (waiting) {

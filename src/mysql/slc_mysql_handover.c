@@ -27,6 +27,7 @@ static int          slc_handover_on;
 static slc_timer_t  slc_handover_timer;
 /* the message being built or read: static, wiped after each use */
 static uint8_t      slc_handover_buf[SLC_CHANNEL_MAX_MSG];
+static uint8_t      slc_handover_rstate[SLC_CHANNEL_MAX_MSG / 2];
 
 int
 slc_mysql_handover_active(void)
@@ -57,10 +58,11 @@ slc_handover_backend_encode(const slc_backend_t *b, uint8_t tag,
 
 size_t
 slc_mysql_handover_encode(const slc_session_t *s, slc_backend_t *const *b,
-    const uint8_t *tags, unsigned n, unsigned proc, uint8_t *buf, size_t cap)
+    const uint8_t *tags, unsigned n, const uint8_t *rstate, size_t rlen,
+    unsigned proc, uint8_t *buf, size_t cap)
 {
     slc_handover_msg_t   m;
-    size_t               size = sizeof(m) + s->attrs_len;
+    size_t               size = sizeof(m) + s->attrs_len + rlen;
 
     if (s->backend == NULL || n > SLC_HANDOVER_EXTRA || size > cap
         || size > UINT32_MAX)
@@ -71,6 +73,7 @@ slc_mysql_handover_encode(const slc_session_t *s, slc_backend_t *const *b,
     m = (slc_handover_msg_t) {
         .magic = SLC_HANDOVER_MAGIC, .version = SLC_HANDOVER_VERSION,
         .size = (uint32_t) size, .attrs_len = (uint32_t) s->attrs_len,
+        .router_len = (uint32_t) rlen,
         .id = s->id, .proc = proc, .auth = s->srv->auth,
         .caps = s->caps, .mariadb_caps = s->mariadb_caps,
         .max_packet = s->max_packet, .charset = s->charset,
@@ -92,6 +95,9 @@ slc_mysql_handover_encode(const slc_session_t *s, slc_backend_t *const *b,
     memcpy(buf, &m, sizeof(m));
     if (s->attrs_len > 0) {
         memcpy(buf + sizeof(m), s->attrs, s->attrs_len);
+    }
+    if (rlen > 0) {
+        memcpy(buf + sizeof(m) + s->attrs_len, rstate, rlen);
     }
     explicit_bzero(&m, sizeof(m));
     return size;
@@ -134,7 +140,9 @@ slc_mysql_handover_decode(const uint8_t *p, size_t len,
     if (m->magic != SLC_HANDOVER_MAGIC || m->version != SLC_HANDOVER_VERSION)
     {
         *err = "not a session of this version";
-    } else if (m->size != len || m->attrs_len != len - sizeof(*m)) {
+    } else if (m->size != len || m->attrs_len > len - sizeof(*m)
+               || m->router_len != len - sizeof(*m) - m->attrs_len)
+    {
         *err = "message size does not match";
     } else if (m->nextra > SLC_HANDOVER_EXTRA) {
         *err = "too many backends";
@@ -254,11 +262,12 @@ slc_handover_send(slc_session_t *s, size_t n, slc_backend_t *const *extra,
 int
 slc_mysql_handover_session(slc_session_t *s)
 {
-    slc_backend_t *extra[SLC_HANDOVER_EXTRA];
-    uint8_t        tags[SLC_HANDOVER_EXTRA];
-    int            nextra;
-    size_t         n;
-    int            rc;
+    slc_backend_t      *extra[SLC_HANDOVER_EXTRA];
+    uint8_t             tags[SLC_HANDOVER_EXTRA];
+    const slc_router_t *r;
+    int                 nextra;
+    size_t              n, rlen;
+    int                 rc;
 
     if (s->no_handover) {
         return SLC_ERROR;
@@ -271,8 +280,19 @@ slc_mysql_handover_session(slc_session_t *s)
     if (nextra < 0) {
         return SLC_AGAIN;               /* one of them is busy: later */
     }
+    r = slc_mysql_srv_router(s->srv);
+    rlen = r->save != NULL ? r->save(s, slc_handover_rstate,
+                                     sizeof(slc_handover_rstate)) : 0;
     n = slc_mysql_handover_encode(s, extra, tags, (unsigned) nextra,
-        slc_worker_proc, slc_handover_buf, sizeof(slc_handover_buf));
+        slc_handover_rstate, rlen, slc_worker_proc, slc_handover_buf,
+        sizeof(slc_handover_buf));
+    if (n == 0 && rlen > 0) {
+        /* without the router's state, which it copes without */
+        n = slc_mysql_handover_encode(s, extra, tags, (unsigned) nextra,
+            NULL, 0, slc_worker_proc, slc_handover_buf,
+            sizeof(slc_handover_buf));
+    }
+    explicit_bzero(slc_handover_rstate, rlen);
     if (n == 0) {
         s->no_handover = 1;
         slc_session_log(s, SLC_LOG_INFO, "cannot be handed over: connect "
@@ -541,12 +561,13 @@ static void slc_handover_adopt_extra(slc_session_t *s,
 
 static void
 slc_handover_adopt(const slc_handover_msg_t *m, const uint8_t *attrs,
-    int *fds)
+    const uint8_t *rstate, int *fds)
 {
     slc_mysql_srv_t       *srv = slc_handover_find_srv(fds[0]);
     slc_upstream_server_t *us = srv != NULL
         ? slc_handover_find_server(srv->upstream, m->own.server) : NULL;
     const char            *why = slc_handover_refusal(srv, us, m);
+    const slc_router_t    *r;
     slc_session_t         *s;
 
     if (why != NULL) {
@@ -583,6 +604,10 @@ slc_handover_adopt(const slc_handover_msg_t *m, const uint8_t *attrs,
     slc_session_arm_idle(s);
     slc_session_log(s, SLC_LOG_INFO, "handed over by process index %u",
         m->proc);
+    r = slc_mysql_srv_router(s->srv);
+    if (m->router_len > 0 && r->restore != NULL) {
+        r->restore(s, rstate, m->router_len);
+    }
     slc_handover_adopt_extra(s, m, fds + 2);
 }
 
@@ -649,6 +674,6 @@ slc_mysql_handover_recv(int *fds, unsigned nfds, const uint8_t *msg,
         }
         return;
     }
-    slc_handover_adopt(&m, attrs, fds);
+    slc_handover_adopt(&m, attrs, msg + sizeof(m) + m.attrs_len, fds);
     explicit_bzero(&m, sizeof(m));
 }

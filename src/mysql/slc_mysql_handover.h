@@ -15,14 +15,15 @@
  * nothing of it, so no byte is lost or reordered.
  *
  * The message: a fixed layout (magic, version, size) then the connect
- * attributes.  Both ends run the same binary (a reload does not exec), so
- * the layout is the struct's; the magic and version still guard it.  It
+ * attributes, then the router's own state (its `save` hook).  Both ends
+ * run the same binary (a reload does not exec), so the layout is the
+ * struct's; the magic and version still guard it.  It
  * holds stage1 (SHA1(password), auth local): every buffer it passes
  * through is wiped.
  */
 
 #define SLC_HANDOVER_MAGIC    0x534c484fu      /* "SLHO" */
-#define SLC_HANDOVER_VERSION  2
+#define SLC_HANDOVER_VERSION  3
 #define SLC_HANDOVER_KEY      160             /* slc_server_stats_t.key */
 /* a router's backends besides the session's own: the channel carries
    SLC_CHANNEL_MAX_FDS descriptors, the client's and the own backend's
@@ -49,6 +50,7 @@ typedef struct {
     uint32_t   version;
     uint32_t   size;            /* of the whole message */
     uint32_t   attrs_len;       /* connect attributes after this struct */
+    uint32_t   router_len;      /* then the router's state (save) */
     uint64_t   id;              /* the client saw it: it stays */
     uint32_t   proc;            /* the sender's process index (the log) */
     int32_t    auth;            /* SLC_AUTH_* it logged in with */
@@ -74,14 +76,17 @@ typedef struct {
 } slc_handover_msg_t;
 
 /*
- * Encode session s (with its backend and the `n` extra backends b[] of its
- * router, tagged by tags[]) into buf: the message's size, or 0 when it
+ * Encode session s (with its backend, the `n` extra backends b[] of its
+ * router, tagged by tags[], and its router's state rstate[0..rlen)) into
+ * buf: the message's size, or 0 when it
  * does not fit in `cap`.  Decode checks what arrived: SLC_OK with
- * *m filled and *attrs pointing into p, or SLC_ERROR with *err.
+ * *m filled and *attrs pointing into p (the router's state follows the
+ * attributes), or SLC_ERROR with *err.
  */
 size_t slc_mysql_handover_encode(const slc_session_t *s,
-    slc_backend_t *const *b, const uint8_t *tags, unsigned n, unsigned proc,
-    uint8_t *buf, size_t cap);
+    slc_backend_t *const *b, const uint8_t *tags, unsigned n,
+    const uint8_t *rstate, size_t rlen, unsigned proc, uint8_t *buf,
+    size_t cap);
 int    slc_mysql_handover_decode(const uint8_t *p, size_t len,
     slc_handover_msg_t *m, const uint8_t **attrs, const char **err);
 

@@ -249,6 +249,17 @@ slc_command_kill(slc_session_t *s, const uint8_t *pl, uint32_t len)
         return slc_command_answer_err(s, SLC_ER_NO_SUCH_THREAD, "HY000",
             "Unknown thread id: %llu", (unsigned long long) k.id);
     }
+    if (k.query && e.run_thread_id != 0) {
+        /* its statement runs on a router's other backend (a replica):
+           that one is interrupted; a KILL CONNECTION still goes to the
+           session's own, which takes the others with it */
+        slc_upstream_server_t *run = slc_mysql_stats_server(mc,
+                                                            e.run_server - 1);
+        if (run != NULL) {
+            target = run;
+            e.thread_id = e.run_thread_id;
+        }
+    }
     if (!slc_kill_same_server(target, s->backend->server)) {
         return slc_kill_elsewhere(s, target, &k, e.thread_id);
     }

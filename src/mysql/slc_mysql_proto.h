@@ -109,5 +109,6 @@
  */
 #define SLC_ER_CONNECT_TO_BACKEND   1429    /* HY000 backend unreachable */
 #define SLC_ER_CONNECTION_KILLED    1927    /* 70100 (MariaDB) */
+#define SLC_ER_SERVER_SHUTDOWN      1053    /* 08S01 */
 
 #endif /* SLC_MYSQL_PROTO_H */

@@ -13,6 +13,16 @@
 #define SLC_REGISTRY_MAX_SLOTS   (1u << 22)
 #define SLC_REGISTRY_TRIES       64
 
+/* An entry no backend is known of yet. */
+static void
+slc_registry_clear(slc_registry_entry_t *e)
+{
+    e->thread_id = 0;
+    e->server = 0;
+    e->run_thread_id = 0;
+    e->run_server = 0;
+}
+
 size_t
 slc_registry_size(uint64_t sessions)
 {
@@ -62,8 +72,7 @@ slc_registry_add(slc_registry_t *r, unsigned proc, uint32_t *id)
         if (__atomic_compare_exchange_n(&e->id, &free_id, cand, 0,
                 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
         {
-            e->thread_id = 0;
-            e->server = 0;
+            slc_registry_clear(e);
             e->proc = proc;
             return SLC_OK;
         }
@@ -91,14 +100,28 @@ slc_registry_set_backend(slc_registry_t *r, uint32_t id, uint32_t server,
     }
 }
 
+/* thread_id last, and 0 first: a reader that sees a thread id sees its
+   server (slc_registry_get reads them in the other order and checks). */
+void
+slc_registry_set_running(slc_registry_t *r, uint32_t id, uint32_t server,
+    uint32_t thread_id)
+{
+    slc_registry_entry_t *e = slc_registry_mine(r, id);
+
+    if (e != NULL) {
+        __atomic_store_n(&e->run_thread_id, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&e->run_server, server, __ATOMIC_RELEASE);
+        __atomic_store_n(&e->run_thread_id, thread_id, __ATOMIC_RELEASE);
+    }
+}
+
 void
 slc_registry_del(slc_registry_t *r, uint32_t id)
 {
     slc_registry_entry_t *e = slc_registry_mine(r, id);
 
     if (e != NULL) {
-        e->thread_id = 0;
-        e->server = 0;
+        slc_registry_clear(e);
         /* no process's: the master reaping the old owner must not clear
            the entry once the next owner has claimed it and before it
            wrote its own index (a handover claims it from another process) */
@@ -119,8 +142,7 @@ slc_registry_claim(slc_registry_t *r, unsigned proc, uint32_t id)
     {
         return SLC_AGAIN;
     }
-    e->thread_id = 0;
-    e->server = 0;
+    slc_registry_clear(e);
     e->proc = proc;
     return SLC_OK;
 }
@@ -142,6 +164,15 @@ slc_registry_get(const slc_registry_t *r, uint32_t id,
     out->thread_id = __atomic_load_n(&e->thread_id, __ATOMIC_ACQUIRE);
     out->server = __atomic_load_n(&e->server, __ATOMIC_RELAXED);
     out->proc = e->proc;
+    out->run_thread_id = __atomic_load_n(&e->run_thread_id,
+                                         __ATOMIC_ACQUIRE);
+    out->run_server = __atomic_load_n(&e->run_server, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&e->run_thread_id, __ATOMIC_ACQUIRE)
+        != out->run_thread_id)
+    {
+        out->run_thread_id = 0;         /* it moved: its own backend */
+        out->run_server = 0;
+    }
     /* freed and reused while we read: not the session asked for */
     if (__atomic_load_n(&e->id, __ATOMIC_ACQUIRE) != id) {
         return SLC_ERROR;
@@ -159,8 +190,7 @@ slc_registry_reap(slc_registry_t *r, unsigned proc)
         if (__atomic_load_n(&e->id, __ATOMIC_RELAXED) != 0
             && e->proc == proc)
         {
-            e->thread_id = 0;
-            e->server = 0;
+            slc_registry_clear(e);
             __atomic_store_n(&e->id, 0, __ATOMIC_RELEASE);
             n++;
         }

@@ -29,6 +29,11 @@ typedef struct {
     uint32_t  thread_id;    /* the backend's connection id, 0 before login */
     uint32_t  server;       /* mysql_stats slot + 1, 0 before login */
     uint32_t  proc;         /* the owning worker's process index */
+    /* a command of the session's running on another backend than its
+       own (a router's: readwritesplit's replica), 0 when none: where a
+       KILL QUERY goes */
+    uint32_t  run_server;
+    uint32_t  run_thread_id;
     uint32_t  reserved;
 } slc_registry_entry_t;
 
@@ -53,6 +58,10 @@ void   slc_registry_init(slc_registry_t *r, size_t size,
  */
 int    slc_registry_add(slc_registry_t *r, unsigned proc, uint32_t *id);
 void   slc_registry_set_backend(slc_registry_t *r, uint32_t id,
+    uint32_t server, uint32_t thread_id);
+/* The session's command runs on (server, thread_id), not its own
+   backend; (0, 0): it is back on its own. */
+void   slc_registry_set_running(slc_registry_t *r, uint32_t id,
     uint32_t server, uint32_t thread_id);
 void   slc_registry_del(slc_registry_t *r, uint32_t id);
 /*

@@ -70,6 +70,15 @@ struct slc_router_s {
      */
     int   (*extra)(slc_session_t *s, slc_backend_t **b, uint8_t *tags,
                    unsigned max);
+    /*
+     * Optional: the router's own state of s that goes along (its session
+     * history...): save writes it into buf (at most cap bytes) and
+     * returns its length, 0 for none (or when it does not fit: the router
+     * must then cope without it); restore, in the new worker, gets it
+     * back before adopt (only if save wrote something).
+     */
+    size_t (*save)(slc_session_t *s, uint8_t *buf, size_t cap);
+    void   (*restore)(slc_session_t *s, const uint8_t *p, size_t len);
 };
 
 /* The router of a server {} block: its module's `router` table, which

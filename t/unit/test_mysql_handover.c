@@ -92,8 +92,8 @@ START_TEST(test_round_trip)
     const char          *err = NULL;
     size_t               n;
 
-    n = slc_mysql_handover_encode(s, slc_test_extra, slc_test_tags, 1, 3,
-        slc_test_buf, sizeof(slc_test_buf));
+    n = slc_mysql_handover_encode(s, slc_test_extra, slc_test_tags, 1, NULL,
+        0, 3, slc_test_buf, sizeof(slc_test_buf));
     ck_assert_uint_eq(n, sizeof(m) + s->attrs_len);
     ck_assert_int_eq(slc_mysql_handover_decode(slc_test_buf, n, &m, &attrs,
                                                &err), SLC_OK);
@@ -136,6 +136,35 @@ START_TEST(test_round_trip)
 }
 END_TEST
 
+/* The router's state follows the attributes, and arrives whole. */
+START_TEST(test_router_state)
+{
+    slc_session_t       *s = slc_test_session();
+    slc_handover_msg_t   m;
+    const uint8_t       *attrs = NULL;
+    const char          *err = NULL;
+    const uint8_t        state[] = "RWS1\001SET @a = 1";
+    size_t               n;
+
+    n = slc_mysql_handover_encode(s, NULL, NULL, 0, state, sizeof(state), 0,
+        slc_test_buf, sizeof(slc_test_buf));
+    ck_assert_uint_eq(n, sizeof(m) + s->attrs_len + sizeof(state));
+    ck_assert_int_eq(slc_mysql_handover_decode(slc_test_buf, n, &m, &attrs,
+                                               &err), SLC_OK);
+    ck_assert_uint_eq(m.router_len, sizeof(state));
+    ck_assert_mem_eq(slc_test_buf + sizeof(m) + m.attrs_len, state,
+                     sizeof(state));
+    /* a router_len that does not add up is refused */
+    ((slc_handover_msg_t *) (void *) slc_test_buf)->router_len++;
+    ck_assert_int_eq(slc_mysql_handover_decode(slc_test_buf, n, &m, &attrs,
+                                               &err), SLC_ERROR);
+    /* too big for the buffer: nothing */
+    ck_assert_uint_eq(slc_mysql_handover_encode(s, NULL, NULL, 0, state,
+                          sizeof(state), 0, slc_test_buf, n - 1), 0);
+    slc_mysql_track_free(&slc_test_b.track);
+}
+END_TEST
+
 START_TEST(test_no_attrs_no_backend)
 {
     slc_session_t       *s = slc_test_session();
@@ -146,22 +175,22 @@ START_TEST(test_no_attrs_no_backend)
 
     s->attrs = NULL;
     s->attrs_len = 0;
-    n = slc_mysql_handover_encode(s, NULL, NULL, 0, 0, slc_test_buf,
+    n = slc_mysql_handover_encode(s, NULL, NULL, 0, NULL, 0, 0, slc_test_buf,
         sizeof(slc_test_buf));
     ck_assert_uint_eq(n, sizeof(m));
     ck_assert_int_eq(slc_mysql_handover_decode(slc_test_buf, n, &m, &attrs,
                                                &err), SLC_OK);
     ck_assert_ptr_null(attrs);
     /* too small a buffer, or no backend: nothing to send */
-    ck_assert_uint_eq(slc_mysql_handover_encode(s, NULL, NULL, 0, 0,
+    ck_assert_uint_eq(slc_mysql_handover_encode(s, NULL, NULL, 0, NULL, 0, 0,
                                                 slc_test_buf, sizeof(m) - 1),
                       0);
     /* more extra backends than the channel carries */
     ck_assert_uint_eq(slc_mysql_handover_encode(s, slc_test_extra,
-                          slc_test_tags, SLC_HANDOVER_EXTRA + 1, 0,
+                          slc_test_tags, SLC_HANDOVER_EXTRA + 1, NULL, 0, 0,
                           slc_test_buf, sizeof(slc_test_buf)), 0);
     s->backend = NULL;
-    ck_assert_uint_eq(slc_mysql_handover_encode(s, NULL, NULL, 0, 0,
+    ck_assert_uint_eq(slc_mysql_handover_encode(s, NULL, NULL, 0, NULL, 0, 0,
                                                 slc_test_buf,
                                                 sizeof(slc_test_buf)), 0);
     slc_mysql_track_free(&slc_test_b.track);
@@ -178,7 +207,7 @@ slc_test_refused(size_t off, const void *bytes, size_t len, long delta)
     const char          *err = NULL;
     size_t               n;
 
-    n = slc_mysql_handover_encode(s, NULL, NULL, 0, 0, slc_test_buf,
+    n = slc_mysql_handover_encode(s, NULL, NULL, 0, NULL, 0, 0, slc_test_buf,
         sizeof(slc_test_buf));
     ck_assert_uint_gt(n, 0);
     if (bytes != NULL) {
@@ -253,6 +282,7 @@ slc_handover_suite(void)
     TCase  *tc = tcase_create("handover");
 
     tcase_add_test(tc, test_round_trip);
+    tcase_add_test(tc, test_router_state);
     tcase_add_test(tc, test_no_attrs_no_backend);
     tcase_add_test(tc, test_refused);
     tcase_add_test(tc, test_registry_claim);

@@ -106,6 +106,18 @@ START_TEST(test_add_get_del)
     ck_assert_uint_eq(e.server, 2);
     ck_assert_uint_eq(e.thread_id, 4711);
     ck_assert_uint_eq(e.proc, 3);
+    ck_assert_uint_eq(e.run_thread_id, 0);
+
+    /* a command running on another backend, then back on its own */
+    slc_registry_set_running(r, id, 5, 99);
+    ck_assert_int_eq(slc_registry_get(r, id, &e), SLC_OK);
+    ck_assert_uint_eq(e.run_server, 5);
+    ck_assert_uint_eq(e.run_thread_id, 99);
+    ck_assert_uint_eq(e.thread_id, 4711);
+    slc_registry_set_running(r, id, 0, 0);
+    ck_assert_int_eq(slc_registry_get(r, id, &e), SLC_OK);
+    ck_assert_uint_eq(e.run_thread_id, 0);
+    slc_registry_set_running(r, id, 5, 99);
 
     /* the same slot, another id: neither found nor touched */
     ck_assert_int_eq(slc_registry_get(r, id + 1024, &e), SLC_ERROR);
@@ -126,6 +138,7 @@ START_TEST(test_add_get_del)
     ck_assert_uint_eq(r->e[id & r->mask].id, 0);
     ck_assert_uint_eq(r->e[id & r->mask].thread_id, 0);
     ck_assert_uint_eq(r->e[id & r->mask].server, 0);
+    ck_assert_uint_eq(r->e[id & r->mask].run_thread_id, 0);
     ck_assert_int_eq(slc_registry_get(r, id2, &e), SLC_OK);
     /* a deleted id is not set again */
     slc_registry_set_backend(r, id, 1, 1);

@@ -217,6 +217,22 @@ sub _step_answer_ok {
     }
 }
 
+# OK to every command until one matches $re, which gets $payload (an ERR,
+# say) instead; the next step follows.
+sub _step_ok_until {
+    my ($self, $re, $payload) = @_;
+    while (1) {
+        my ($seq, $pl) = $self->_read_packet;
+        return $self->_eof unless defined $pl;
+        $self->_event("read $self->{conn}{n} $seq " . unpack 'H*', $pl);
+        if ($pl =~ $re) {
+            return defined send_packet($self->{conn}{sock}, $seq + 1,
+                                       $payload);
+        }
+        send_packet($self->{conn}{sock}, $seq + 1, "\0\0\0\2\0\0\0");
+    }
+}
+
 # Say nothing and read nothing that matters until the peer hangs up.
 sub _step_silent {
     my ($self) = @_;

@@ -33,6 +33,8 @@ use constant {
     IDLE_MAX_BYTES   => 16 * 1024,  # worker RSS per idle session
     P95_MAX_RATIO    => 1.10,       # p95 at 1 thread, against direct
     AUTO_TOLERANCE   => 0.05,       # "no regression" within noise
+    RWSPLIT_MAX      => 1.30,       # readwritesplit's CPU/query, against
+                                    # readconn's (issue 9)
 };
 my @CPU_PAIRS = (['sluice-1', 'haproxy-1'], ['sluice-auto', 'haproxy-auto']);
 my @CPU_THREADS = (8, 32);
@@ -97,7 +99,8 @@ sub floor_checks {
     for my $ps (@ps) {
         my $wl = "point_select/$ps";
         push @c, _cpu_checks($res, $wl), _auto_check($res, $wl),
-                 _scale_checks($res, $wl), _p95_checks($res, $wl);
+                 _scale_checks($res, $wl), _p95_checks($res, $wl),
+                 _rwsplit_checks($res, $wl);
     }
     push @c, _idle_checks($res);
     return @c;
@@ -122,6 +125,31 @@ sub _cpu_checks {
             push @c, _check($name, $x <= $y ? 1 : 0, sprintf
                 '%s %.2f µs, %s %.2f µs (%+.0f %%)', $s, $x, $h, $y,
                 ($x / $y - 1) * 100);
+        }
+    }
+    return @c;
+}
+
+# readwritesplit parses every statement and keeps two backends per
+# session: at most 1.3 times readconn's CPU per query, same workers.
+sub _rwsplit_checks {
+    my ($res, $wl) = @_;
+    my @c;
+    for my $th (@CPU_THREADS) {
+        for my $w (qw(1 auto)) {
+            my ($s, $r) = ("rwsplit-$w", "sluice-$w");
+            my $name = sprintf 'CPU/query %s <= %.1f x %s, %s, %d threads, '
+                . 'tcp', $s, RWSPLIT_MAX, $r, $wl, $th;
+            my $a = _point($res, $wl, "$s/tcp", $th);
+            my $b = _point($res, $wl, "$r/tcp", $th);
+            if (!$a || !$b || !defined $a->{cpu_us_per_query}
+                || !defined $b->{cpu_us_per_query}) {
+                push @c, _check($name, undef, 'not measured');
+                next;
+            }
+            my ($x, $y) = ($a->{cpu_us_per_query}, $b->{cpu_us_per_query});
+            push @c, _check($name, $x <= RWSPLIT_MAX * $y ? 1 : 0, sprintf
+                '%s %.2f µs, %s %.2f µs (x %.2f)', $s, $x, $r, $y, $x / $y);
         }
     }
     return @c;

@@ -9,11 +9,8 @@ package SluiceBench::Target;
 # Adding a target is a line in @REGISTRY: a name, a kind, its options.
 # A sluice target takes `server_conf` (the lines of its `server {}` block
 # besides listen and upstream) and `module` (skipped with a note when
-# objs/sluice lacks it), so a readwritesplit target will read
-#
-#   [ 'rwsplit-auto', 'Sluice', workers => 'auto', module => 'readwritesplit',
-#     server_conf => 'router readwritesplit;',
-#     label => 'sluice readwritesplit, auto workers' ],
+# objs/sluice lacks it), and `replica` (the upstream lists the sandbox's
+# replica too), as the readwritesplit targets do.
 #
 # A kind implements start(%o), stop, endpoint($transport), cpu_pids,
 # rss_pids, idle_capacity, version; see the methods below for the
@@ -41,6 +38,14 @@ our @REGISTRY = (
     [ 'sluice-auto',        'Sluice',  workers => 'auto' ],
     [ 'haproxy-1',          'HAProxy', nbthread => 1 ],
     [ 'haproxy-auto',       'HAProxy', nbthread => 'auto' ],
+    [ 'rwsplit-1',          'Sluice',  workers => 1,
+      module => 'readwritesplit', replica => 1,
+      server_conf => 'router readwritesplit;',
+      label => 'sluice readwritesplit, 1 worker' ],
+    [ 'rwsplit-auto',       'Sluice',  workers => 'auto',
+      module => 'readwritesplit', replica => 1,
+      server_conf => 'router readwritesplit;',
+      label => 'sluice readwritesplit, auto workers' ],
     [ 'sluice-1-other',     'Sluice',  workers => 1, sched => 'other',
       variant => 1 ],
     [ 'sluice-auto-other',  'Sluice',  workers => 'auto', sched => 'other',

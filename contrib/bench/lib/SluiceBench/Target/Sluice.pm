@@ -4,7 +4,8 @@ package SluiceBench::Target::Sluice;
 # TCP port and a unix socket, readconn to the primary unless the registry
 # entry gives other `server_conf`.  Options: workers => N | 'auto',
 # module => NAME (needed in objs/sluice), server_conf => TEXT, label,
-# sched => POLICY (a worker_sched_policy line; default: none, i.e. batch).
+# sched => POLICY (a worker_sched_policy line; default: none, i.e. batch),
+# replica => 1 (the upstream lists the sandbox's replica as well).
 #
 # The processes are known by pid: the master is the child we spawned (and
 # must be what the pid file says), the workers are its children.  Logs at
@@ -69,6 +70,8 @@ sub _conf {
     my $rlimit = $c->{sluice_rlimit_ok}
         ? "worker_rlimit_nofile $c->{nofile};\n" : '';
     $rlimit .= "worker_sched_policy $self->{sched};\n" if $self->{sched};
+    my $replica = $self->{replica}
+        ? "server 127.0.0.1:$c->{replica}{port} role=replica;" : '';
     return <<CONF;
 # written by contrib/bench for target $self->{name}
 daemon off;
@@ -81,6 +84,7 @@ mysql {
     user $c->{user} { password "$c->{password}"; }
     upstream bench {
         server 127.0.0.1:$c->{primary}{port} role=primary;
+        $replica
     }
     server {
         listen 127.0.0.1:$self->{port};

@@ -1,0 +1,195 @@
+/*
+ * readwritesplit's session history (modules/readwritesplit/
+ * slc_rwsplit_hist.c, compiled into this test): the key that decides what
+ * a later session command replaces, replacement keeping the order of the
+ * rest, DEALLOCATE removing its PREPARE, the bounds, and the form a
+ * handover carries.
+ */
+
+#include "slc_test.h"
+
+#include "../../modules/readwritesplit/slc_rwsplit_hist.c"
+
+static const struct {
+    const char *sql;
+    const char *key;
+    int         drop;
+} slc_test_keys[] = {
+    { "SET @a = 1", "set @a", 0 },
+    { "set @A:=2", "set @a", 0 },
+    { "SET SESSION sql_mode = ''", "set sql_mode", 0 },
+    { "SET LOCAL sql_mode=DEFAULT", "set sql_mode", 0 },
+    { "SET @@session.sql_mode = 'ANSI'", "set sql_mode", 0 },
+    { "SET @@sql_mode = 'ANSI'", "set sql_mode", 0 },
+    { "SET @@local.sql_mode = 'ANSI'", "set sql_mode", 0 },
+    { "  SET autocommit=0", "set autocommit", 0 },
+    { "SET NAMES utf8mb4", "names", 0 },
+    { "SET CHARACTER SET latin1", "names", 0 },
+    { "SET a = 1, b = 2", "", 0 },
+    { "SET a = CONCAT('x', ','), b = 2", "", 0 },
+    { "SET a = CONCAT('x', ',')", "set a", 0 },
+    { "SET a = IF(1, 2, 3)", "set a", 0 },
+    { "SET TRANSACTION ISOLATION LEVEL READ COMMITTED", "", 0 },
+    { "/* c */ SET @a = 1", "", 0 },
+    { "USE test", "use", 0 },
+    { "PREPARE s1 FROM 'SELECT 1'", "prepare s1", 0 },
+    { "DEALLOCATE PREPARE S1", "prepare s1", 1 },
+    { "DROP PREPARE s1", "prepare s1", 1 },
+};
+
+START_TEST(test_key)
+{
+    const char     *sql = slc_test_keys[_i].sql;
+    char            key[SLC_RWS_KEY_LEN];
+    int             drop = -1;
+    slc_sql_info_t  si;
+
+    (void) slc_sql_classify((const uint8_t *) sql, strlen(sql), 0, &si);
+    slc_rws_hist_key((const uint8_t *) sql, strlen(sql), si.kind, key,
+                     &drop);
+    ck_assert_str_eq(key, slc_test_keys[_i].key);
+    ck_assert_int_eq(drop, slc_test_keys[_i].drop);
+}
+END_TEST
+
+static slc_rws_ctx_t *
+slc_test_ctx(unsigned max)
+{
+    slc_rws_ctx_t *rc = calloc(1, sizeof(*rc));
+
+    ck_assert_ptr_nonnull(rc);
+    rc->hist_max = max;
+    rc->hist = calloc(max + 1, sizeof(rc->hist[0]));
+    ck_assert_ptr_nonnull(rc->hist);
+    return rc;
+}
+
+static void
+slc_test_free(slc_rws_ctx_t *rc)
+{
+    slc_rws_hist_clear(rc);
+    free(rc->hist);
+    free(rc);
+}
+
+static const char *
+slc_test_add(slc_rws_ctx_t *rc, const char *sql)
+{
+    slc_sql_info_t si;
+
+    (void) slc_sql_classify((const uint8_t *) sql, strlen(sql), 0, &si);
+    return slc_rws_hist_add(rc, (const uint8_t *) sql, strlen(sql),
+                            si.kind);
+}
+
+START_TEST(test_replace_keeps_order)
+{
+    slc_rws_ctx_t *rc = slc_test_ctx(3);
+
+    ck_assert_ptr_null(slc_test_add(rc, "SET @a = 1"));
+    ck_assert_ptr_null(slc_test_add(rc, "USE db1"));
+    ck_assert_ptr_null(slc_test_add(rc, "SET @b = 1"));
+    for (int i = 0; i < 100; i++) {
+        ck_assert_ptr_null(slc_test_add(rc, "SET @a = 2"));
+        ck_assert_ptr_null(slc_test_add(rc, "USE db2"));
+    }
+    ck_assert_uint_eq(rc->nhist, 3);
+    ck_assert_str_eq(rc->hist[0].text, "SET @b = 1");
+    ck_assert_str_eq(rc->hist[1].text, "SET @a = 2");
+    ck_assert_str_eq(rc->hist[2].text, "USE db2");
+    ck_assert_int_eq(rc->primary_only, 0);
+    /* a 4th distinct entry does not fit */
+    ck_assert_str_eq(slc_test_add(rc, "SET @c = 1"),
+                     "session_history_max reached");
+    ck_assert_int_eq(rc->primary_only, 1);
+    ck_assert_uint_eq(rc->nhist, 3);
+    slc_test_free(rc);
+}
+END_TEST
+
+START_TEST(test_deallocate)
+{
+    slc_rws_ctx_t *rc = slc_test_ctx(4);
+
+    ck_assert_ptr_null(slc_test_add(rc, "PREPARE s FROM 'SELECT 1'"));
+    ck_assert_ptr_null(slc_test_add(rc, "SET @x = 1"));
+    ck_assert_ptr_null(slc_test_add(rc, "DEALLOCATE PREPARE s"));
+    ck_assert_uint_eq(rc->nhist, 1);
+    ck_assert_str_eq(rc->hist[0].text, "SET @x = 1");
+    /* several assignments at once are kept as they are, never replaced */
+    ck_assert_ptr_null(slc_test_add(rc, "SET @x = 2, @y = 3"));
+    ck_assert_ptr_null(slc_test_add(rc, "SET @x = 4"));
+    ck_assert_uint_eq(rc->nhist, 2);
+    ck_assert_str_eq(rc->hist[0].text, "SET @x = 2, @y = 3");
+    ck_assert_str_eq(rc->hist[1].text, "SET @x = 4");
+    slc_test_free(rc);
+}
+END_TEST
+
+START_TEST(test_unkeepable)
+{
+    slc_rws_ctx_t *rc = slc_test_ctx(4);
+    char           big[SLC_RWS_HIST_LEN + 20];
+    const uint8_t  nul[] = "SET @a = 'x\0y'";
+
+    memset(big, ' ', sizeof(big) - 1);
+    memcpy(big, "SET @big = 1", 12);
+    big[sizeof(big) - 1] = '\0';
+    ck_assert_str_eq(slc_test_add(rc, big),
+                     "a session command too long to keep");
+    ck_assert_int_eq(rc->primary_only, 1);
+    rc->primary_only = 0;
+    ck_assert_ptr_nonnull(slc_rws_hist_add(rc, nul, sizeof(nul) - 1,
+                                           SLC_SQL_SET));
+    ck_assert_int_eq(rc->primary_only, 1);
+    ck_assert_uint_eq(rc->nhist, 0);
+    slc_test_free(rc);
+}
+END_TEST
+
+START_TEST(test_save_restore)
+{
+    slc_rws_ctx_t *a = slc_test_ctx(5), *b = slc_test_ctx(5);
+    uint8_t        buf[256];
+    size_t         n;
+
+    ck_assert_ptr_null(slc_test_add(a, "SET NAMES latin1"));
+    ck_assert_ptr_null(slc_test_add(a, "USE `we``ird`"));
+    ck_assert_ptr_null(slc_test_add(a, "SET @v = 'a;b'"));
+    n = slc_rws_hist_save(a, buf, sizeof(buf));
+    ck_assert_uint_gt(n, 0);
+    ck_assert_int_eq(slc_rws_hist_restore(b, buf, n), SLC_OK);
+    ck_assert_uint_eq(b->nhist, 3);
+    for (unsigned i = 0; i < 3; i++) {
+        ck_assert_str_eq(a->hist[i].text, b->hist[i].text);
+        ck_assert_str_eq(a->hist[i].key, b->hist[i].key);
+    }
+    /* too small a buffer: nothing, never a part */
+    ck_assert_uint_eq(slc_rws_hist_save(a, buf, n - 1), 0);
+    /* not NUL-terminated: refused */
+    ck_assert_int_eq(slc_rws_hist_restore(b, buf, n - 1), SLC_ERROR);
+    slc_test_free(a);
+    slc_test_free(b);
+}
+END_TEST
+
+static Suite *
+slc_rws_hist_suite(void)
+{
+    Suite  *s = suite_create("rwsplit_hist");
+    TCase  *tc = tcase_create("hist");
+
+    tcase_add_loop_test(tc, test_key, 0, (int) slc_nelems(slc_test_keys));
+    tcase_add_test(tc, test_replace_keeps_order);
+    tcase_add_test(tc, test_deallocate);
+    tcase_add_test(tc, test_unkeepable);
+    tcase_add_test(tc, test_save_restore);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int
+main(void)
+{
+    return slc_check_run(slc_rws_hist_suite());
+}
