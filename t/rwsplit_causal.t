@@ -85,7 +85,7 @@ mysql {
 $servers}
 EOF
 $t->run;
-$t->plan(38);
+$t->plan(39);
 
 my $pid = $p->selectrow_array('SELECT @@server_id');
 my $rid = $r->selectrow_array('SELECT @@server_id');
@@ -279,3 +279,19 @@ is(raw_query($s, 'SELECT @@server_id, COUNT(*) FROM test.causal '
    . 'sees the row');
 release_replica();
 replica_has(7);
+
+# a value it does not know
+$t->write_file_expand('bad.conf', <<'EOF');
+mysql {
+    upstream c { server %%PRIMARY%% role=primary; }
+    server {
+        listen 127.0.0.1:%%PORT_9%%;
+        router readwritesplit;
+        upstream c;
+        causal_reads sometimes;
+    }
+}
+EOF
+my ($rc, $out) = $t->test_config(conf => 'bad.conf');
+ok($rc != 0 && $out =~ /bad\.conf:\d+: .*sometimes/,
+   'causal_reads refuses an unknown value, with file:line') or diag($out);

@@ -113,7 +113,10 @@ slc_rws_causal_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
     slc_shm_zone_t   *z;
     int               any = 0;
 
-    slc_rws_zone = NULL;
+    /* slc_rws_zone is left as it is: a config that fails later must not
+       take it from the running one's workers (respawned ones too); it
+       is only read where a server has causal_reads global, whose cycle
+       attached it */
     for (slc_mysql_srv_t *srv = mc != NULL ? mc->servers : NULL;
          srv != NULL; srv = srv->next)
     {
