@@ -424,14 +424,16 @@ $t->allow_log(qr/dropped from the session/);
 SKIP: {
     my $sb = eval { Sluice::Test::find_bin('sysbench') };
     skip 'no sysbench (contrib/deps.sh installs it)', 2 unless $sb;
-    my @c = ('--db-driver=mysql', '--mysql-db=test', '--tables=4',
-             '--table-size=10000', '--mysql-ignore-errors=none');
+    # 8 x 20000 rows: 4 threads do not deadlock each other (4 x 10000
+    # did, once in a few runs, through sluice or not), so any error fails
+    my @c = ('--db-driver=mysql', '--mysql-db=test', '--tables=8',
+             '--table-size=20000', '--mysql-ignore-errors=none');
     my $sock = $t->primary_socket;
-    $P->do("DROP TABLE IF EXISTS sbtest$_") for 1 .. 4;
+    $P->do("DROP TABLE IF EXISTS sbtest$_") for 1 .. 8;
     my $prep = `$sb oltp_read_write @c --mysql-user=root --mysql-password= --mysql-socket=$sock prepare 2>&1`;
     diag($prep) if $?;
     wait_for(sub { (eval { $R->selectrow_array(
-                       'SELECT COUNT(*) FROM sbtest4') } // 0) == 10000 },
+                       'SELECT COUNT(*) FROM sbtest8') } // 0) == 20000 },
              timeout => 60, what => 'sysbench tables on the replica');
     my $execs = sub { ($R->selectrow_array(
         "SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'"))[1] };

@@ -22,6 +22,8 @@
  * reached the client runs again on another replica or the primary
  * (retry_failed_reads).  Up to max_replica_connections replica backends
  * per session, opened one by one as reads come, used in turn.
+ *
+ * Read your own writes: slc_rwsplit_causal.c (causal_reads).
  */
 
 #include "slc_core.h"
@@ -42,6 +44,7 @@ static int  slc_rws_check(slc_mysql_srv_t *srv, char *err, size_t errlen);
 static void slc_rws_start(slc_session_t *s);
 static void slc_rws_ready(slc_session_t *s);
 static slc_backend_t *slc_rws_command(slc_session_t *s, const slc_cmd_t *c);
+static void slc_rws_done(slc_session_t *s, const slc_mysql_reply_t *r);
 static void slc_rws_close(slc_session_t *s);
 static int  slc_rws_extra(slc_session_t *s, slc_backend_t **b,
     uint8_t *tags, unsigned max);
@@ -84,6 +87,15 @@ static const slc_command_t slc_rws_commands[] = {
       .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
       .set = slc_conf_set_num_slot, .conf = SLC_CONF_MODULE,
       .offset = offsetof(slc_rws_conf_t, max_prepared_statements) },
+    { .name = "causal_reads",
+      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_enum_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_rws_conf_t, causal),
+      .post = slc_rws_causal_modes },
+    { .name = "causal_reads_timeout",
+      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_msec_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_rws_conf_t, causal_timeout) },
     { .name = NULL }
 };
 
@@ -93,6 +105,7 @@ static const slc_router_t slc_rws_router = {
     .ready = slc_rws_ready,
     .retry = slc_rws_start,
     .command = slc_rws_command,
+    .done = slc_rws_done,
     .close = slc_rws_close,
     .extra = slc_rws_extra,
     .save = slc_rws_save,
@@ -115,6 +128,7 @@ slc_module_t slc_readwritesplit_module = {
     .router = &slc_rws_router,
     .create_conf = slc_rws_create_conf,
     .merge_conf = slc_rws_merge_conf,
+    .init_conf = slc_rws_causal_init_conf,
 };
 
 
@@ -137,6 +151,8 @@ slc_rws_create_conf(slc_conf_t *cf, unsigned level)
     rc->retry_failed_reads = SLC_CONF_UNSET;
     rc->master_failure_mode = SLC_CONF_UNSET;
     rc->max_prepared_statements = SLC_CONF_UNSET;
+    rc->causal = SLC_CONF_UNSET;
+    rc->causal_timeout = SLC_CONF_UNSET;
     return rc;
 }
 
@@ -160,6 +176,7 @@ slc_rws_merge_conf(slc_conf_t *cf, unsigned level, void *parent,
     slc_conf_merge_value(rc->max_prepared_statements, prev != NULL
         ? prev->max_prepared_statements : SLC_CONF_UNSET,
         SLC_RWS_MAX_STMTS);
+    slc_rws_causal_merge(rc, prev);
     return NULL;
 }
 
@@ -329,6 +346,7 @@ slc_rws_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r)
     slc_rws_ctx_t *rc = b->session->router_data;
 
     slc_rws_ps_replica_done(b, r);
+    slc_rws_causal_done(b, r);
     if (rc->copies > 0) {
         rc->copies = 0;
         if (r->errs > rc->errs_seen) {
@@ -365,7 +383,9 @@ slc_rws_replica_retry(slc_backend_t *b, const uint8_t **payload,
     }
     rc->retry_on = NULL;
     for (unsigned i = 0; i < rc->nreplicas && nb == NULL; i++) {
-        if (rc->replica[i] != b && slc_rws_idle(rc->replica[i])) {
+        if (rc->replica[i] != b && slc_rws_idle(rc->replica[i])
+            && slc_rws_causal_fresh(s, rc, rc->replica[i]))
+        {
             nb = rc->replica[i];
         }
     }
@@ -480,6 +500,7 @@ slc_rws_all(slc_session_t *s, slc_rws_ctx_t *rc, const uint8_t *q, size_t n,
     unsigned    was = rc->primary_only;
 
     why = slc_rws_hist_add(rc, q, n, kind);
+    slc_rws_causal_set(rc, q, n);
     if (why != NULL && !was) {
         slc_session_log(s, SLC_LOG_INFO, "readwritesplit: %s: no new "
             "replica backend for this session, its reads go to the "
@@ -529,11 +550,15 @@ slc_rws_query(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
     case SLC_SQL_TO_LAST:
         return rc->last != NULL ? rc->last : s->backend;
     case SLC_SQL_TO_REPLICA:
-        if ((rc->wrote || rc->temp) && si.hint != SLC_SQL_HINT_REPLICA) {
-            return s->backend;          /* read-your-writes, first step */
+        if (si.hint == SLC_SQL_HINT_REPLICA) {
+            b = slc_rws_replica(s, rc);
+            return b != NULL ? b : s->backend;
+        }
+        if (rc->temp) {
+            return s->backend;
         }
         b = slc_rws_replica(s, rc);
-        if (b == NULL) {
+        if (b == NULL || (b = slc_rws_causal_read(s, rc, b)) == s->backend) {
             return s->backend;
         }
         if (!(si.flags & SLC_SQL_F_READ_ONLY_TRX)) {
@@ -570,6 +595,7 @@ slc_rws_forget(slc_rws_ctx_t *rc)
     slc_rws_hist_clear(rc);
     slc_rws_ps_forget(rc);
     rc->wrote = 0;
+    slc_rws_causal_forget(rc);
     rc->temp = 0;
     rc->primary_only = 0;
 }
@@ -607,6 +633,7 @@ slc_rws_command(slc_session_t *s, const slc_cmd_t *c)
         rc->user_gen = s->user_gen;
         slc_rws_forget(rc);
     }
+    slc_rws_causal_command(s, rc);
     rc->retry_on = NULL;
     if (rc->primary_lost) {
         slc_rws_primary_check(s, rc);
@@ -644,6 +671,14 @@ slc_rws_command(slc_session_t *s, const slc_cmd_t *c)
         rc->last = b;
     }
     return b;
+}
+
+/* A response of the primary's: the GTID of a write it reports. */
+static void
+slc_rws_done(slc_session_t *s, const slc_mysql_reply_t *r)
+{
+    (void) r;
+    slc_rws_causal_taken(s, s->router_data);
 }
 
 

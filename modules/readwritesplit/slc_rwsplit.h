@@ -9,8 +9,12 @@
  */
 
 #include "slc_core.h"
+#include "slc_conf_file.h"
 #include "slc_mysql_classify.h"
+#include "slc_mysql_conf.h"
 #include "slc_mysql_filter.h"
+#include "slc_mysql_gtid.h"
+#include "slc_mysql_track.h"
 
 #include <sys/tree.h>
 
@@ -29,6 +33,32 @@ RB_HEAD(slc_rws_stmts, slc_rws_stmt_s);
 #define SLC_RWS_MAX_REPLICAS 2      /* what a handover can carry */
 #define SLC_RWS_TAG_REPLICA  1
 
+/* causal_reads (slc_rwsplit_causal.c) */
+#define SLC_RWS_CAUSAL_OFF     0
+#define SLC_RWS_CAUSAL_LOCAL   1
+#define SLC_RWS_CAUSAL_GLOBAL  2
+
+/* Where last_gtid tracking stands on the session's primary backend. */
+#define SLC_RWS_TRACK_NONE   0      /* not asked yet */
+#define SLC_RWS_TRACK_ASKED  1      /* the SET is on its way */
+#define SLC_RWS_TRACK_ON     2
+#define SLC_RWS_TRACK_OFF    3      /* cannot: reads after a write go to
+                                       the primary */
+
+typedef struct {
+    slc_gtid_set_t  mine;           /* the GTIDs of the session's writes */
+    slc_gtid_set_t  seen;           /* applied on seen_us, as far as known */
+    const slc_upstream_server_t *seen_us;
+    slc_gtid_set_t  wait;           /* what the pending wait waits for */
+    uint64_t        gtids;          /* track.gtids taken in */
+    uint64_t        lost;           /* track.gtid_lost taken in */
+    uint64_t        errs0;          /* track.reply.errs before the SET */
+    uint64_t        wait_errs;      /* the replica's, before the wait */
+    unsigned        track:2;        /* SLC_RWS_TRACK_* */
+    unsigned        waiting:1;      /* a MASTER_GTID_WAIT runs on the
+                                       replica ahead of the read */
+} slc_rws_causal_t;
+
 /* master_failure_mode */
 #define SLC_RWS_FAIL_INSTANTLY  0   /* the session ends with its primary */
 #define SLC_RWS_FAIL_ON_WRITE   1   /* reads go on, a write gets an ERR,
@@ -41,6 +71,8 @@ typedef struct {
     int        retry_failed_reads;
     int        master_failure_mode;
     long long  max_prepared_statements;
+    int        causal;              /* SLC_RWS_CAUSAL_* */
+    long long  causal_timeout;      /* ms, 0: do not wait */
 } slc_rws_conf_t;
 
 /* A statement being prepared on replica backend b (slc_rwsplit_ps.c). */
@@ -95,6 +127,7 @@ typedef struct {
     slc_backend_t  *ps_xb;
     uint8_t        *ps_xhead;
     size_t          ps_xlen, ps_xkeep;
+    slc_rws_causal_t causal;
 } slc_rws_ctx_t;
 
 extern slc_module_t slc_readwritesplit_module;
@@ -138,5 +171,32 @@ void slc_rws_ps_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r);
 void slc_rws_ps_replica_gone(slc_rws_ctx_t *rc, slc_backend_t *b);
 /* COM_RESET_CONNECTION, COM_CHANGE_USER, close: every statement goes */
 void slc_rws_ps_forget(slc_rws_ctx_t *rc);
+/* slc_rwsplit_causal.c */
+extern const slc_conf_enum_t  slc_rws_causal_modes[];
+/* The causal_reads values of a server's conf, from mysql {} or the
+   defaults. */
+void  slc_rws_causal_merge(slc_rws_conf_t *c, const slc_rws_conf_t *prev);
+/* The zone of causal_reads global, when a server block uses it. */
+int   slc_rws_causal_init_conf(slc_cycle_t *cycle, char *err,
+    size_t errlen);
+/* Before each command: last_gtid tracking asked of the primary. */
+void  slc_rws_causal_command(slc_session_t *s, slc_rws_ctx_t *rc);
+/* A response of the primary's is complete: the GTID it reported. */
+void  slc_rws_causal_taken(slc_session_t *s, slc_rws_ctx_t *rc);
+/* A read may go to `replica`: it, or the primary if the replica has not
+   applied what the session must see (or `replica` with a wait ahead). */
+slc_backend_t *slc_rws_causal_read(slc_session_t *s, slc_rws_ctx_t *rc,
+    slc_backend_t *replica);
+/* Whether `replica` is known to have applied it: no round trip, no wait
+   (a read retried elsewhere). */
+int   slc_rws_causal_fresh(slc_session_t *s, slc_rws_ctx_t *rc,
+    const slc_backend_t *replica);
+/* The replica answered what it was sent besides the client's commands
+   (from its ops->done, before the router's own checks). */
+void  slc_rws_causal_done(slc_backend_t *b, const slc_mysql_reply_t *r);
+/* A session command (SET...) that goes to every backend. */
+void  slc_rws_causal_set(slc_rws_ctx_t *rc, const uint8_t *q, size_t n);
+/* A new user or a reset: the session variables are the server's again. */
+void  slc_rws_causal_forget(slc_rws_ctx_t *rc);
 
 #endif /* SLC_RWSPLIT_H */

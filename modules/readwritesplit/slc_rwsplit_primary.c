@@ -71,6 +71,10 @@ slc_rws_own_lost(slc_session_t *s, const char *why)
     rc->retry_on = NULL;
     rc->temp = 0;               /* its temporary tables are gone with it */
     slc_rws_ps_forget(rc);      /* and its prepared statements */
+    /* the GTIDs came from that connection's session tracking, and the
+       next primary backend will not have it asked for: reads after a
+       write go to the primary from now on (never stale) */
+    rc->causal.track = SLC_RWS_TRACK_OFF;
     rc->primary_lost = 1;
     rc->primary_next_try = 0;
     return b;

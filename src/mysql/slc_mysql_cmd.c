@@ -370,6 +370,44 @@ slc_cmd_queue_rewrite(slc_session_t *s, slc_backend_t *b, size_t *skip)
     return SLC_OK;
 }
 
+/* A retargeted command goes on from the loop, never inside the done
+   hook that retargeted it (slc_cmd_background still holds `from`). */
+static void
+slc_cmd_retargeted(void *arg)
+{
+    slc_session_t    *s = arg;
+    struct slc_cmd_s *c = s->cmd;
+    slc_backend_t    *b = c->target;
+
+    if (s->state != SLC_SS_READY || c->state != SLC_CMD_WAIT
+        || b->state != SLC_BS_READY || !slc_mysql_track_idle(&b->track))
+    {
+        return;                         /* attach or background go on */
+    }
+    if (slc_cmd_forward(s) == SLC_OK) {
+        slc_cmd_client(s);
+    }
+}
+
+int
+slc_cmd_retarget(slc_session_t *s, slc_backend_t *from, slc_backend_t *to)
+{
+    struct slc_cmd_s *c = s->cmd;
+
+    if (c == NULL || c->state != SLC_CMD_WAIT || c->target != from) {
+        return SLC_ERROR;
+    }
+    c->target = to;
+    if (c->rw != NULL) {
+        /* a head rewritten for `from` (a replica's statement id): the
+           client's own is right for the primary it goes to instead */
+        slc_buf_put(c->rw);
+        c->rw = NULL;
+    }
+    slc_post(slc_loop, &c->post, slc_cmd_retargeted, s);
+    return SLC_OK;
+}
+
 /* Send the held command's head to the target; the rest follows as the
    scan releases it. */
 static int
@@ -628,6 +666,11 @@ slc_cmd_complete(slc_session_t *s)
     }
     if (s->state == SLC_SS_READY && b->ops != NULL && b->ops->done != NULL) {
         b->ops->done(b, r);
+    }
+    if (s->state == SLC_SS_READY && b == s->backend
+        && slc_mysql_srv_router(s->srv)->done != NULL)
+    {
+        slc_mysql_srv_router(s->srv)->done(s, r);
     }
 }
 
@@ -905,6 +948,10 @@ slc_cmd_retry(slc_session_t *s, slc_backend_t *b)
     }
     c->target = nb;
     if (c->state == SLC_CMD_WAIT) {
+        if (c->rw != NULL) {            /* a head rewritten for b only */
+            slc_buf_put(c->rw);
+            c->rw = NULL;
+        }
         return 1;                       /* still held: it goes as it is */
     }
     if (p == NULL || len == 0) {

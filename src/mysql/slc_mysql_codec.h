@@ -165,6 +165,8 @@ size_t slc_mysql_ok_build(uint8_t *payload, size_t cap, uint64_t affected,
  * short, or only its head).
  */
 int    slc_mysql_ok_status(const uint8_t *p, size_t len);
+/* Where an OK's status flags are (their offset), 0 when p ends before. */
+size_t slc_mysql_ok_status_at(const uint8_t *p, size_t len);
 /* Overwrite them in place (nothing if the packet is too short). */
 void   slc_mysql_ok_set_status(uint8_t *p, size_t len, uint16_t status);
 

@@ -105,6 +105,15 @@ int  slc_cmd_rewrite(slc_session_t *s, const uint8_t *head, size_t len,
  * SLC_ERROR when it does not fit a buffer or no memory.
  */
 int  slc_cmd_inject(slc_backend_t *b, const uint8_t *payload, size_t len);
+/*
+ * For a router, from `from`'s ops->done: the client's command that waits
+ * for `from` (the router injected a command of its own ahead of it, a
+ * MASTER_GTID_WAIT that timed out) goes to `to` instead, and is sent
+ * once `to` is idle; nothing of it was sent to `from`.  SLC_ERROR when
+ * no command waits for `from`.
+ */
+int  slc_cmd_retarget(slc_session_t *s, slc_backend_t *from,
+    slc_backend_t *to);
 
 /*
  * A paused command goes on: `verdict` as the `command` hook would have

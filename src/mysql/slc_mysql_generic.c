@@ -90,7 +90,7 @@ slc_mysql_ok_build(uint8_t *payload, size_t cap, uint64_t affected,
  * when the `len` bytes at `p` end before them: the tracker passes the head
  * it kept of a packet, which may stop short of the flags.
  */
-static size_t
+size_t
 slc_mysql_ok_status_at(const uint8_t *p, size_t len)
 {
     uint64_t  v;

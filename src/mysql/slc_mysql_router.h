@@ -38,6 +38,10 @@ struct slc_router_s {
      * server has no filters.
      */
     slc_backend_t *(*command)(slc_session_t *s, const slc_cmd_t *cmd);
+    /* Command mode: the response to a client's command on s->backend
+       is complete (its last bytes were just written to the client);
+       its backend's tracker holds what it said.  Optional. */
+    void  (*done)(slc_session_t *s, const slc_mysql_reply_t *r);
     /* The session closes: close the backends the router opened. */
     void  (*close)(slc_session_t *s);
     /* Whether the router supports `auth passthrough`. */

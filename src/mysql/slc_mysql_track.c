@@ -537,6 +537,9 @@ slc_mysql_track_auth(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 
 /* --- server side: rows and dispatch ----------------------------------- */
 
+static void slc_mysql_track_ok_capture(slc_mysql_track_t *t,
+    const slc_mysql_frame_t *f);
+
 static void
 slc_mysql_track_row(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 {
@@ -545,6 +548,11 @@ slc_mysql_track_row(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
     if (b == SLC_MYSQL_ERR) {
         slc_mysql_track_done(t);
     } else if (b == SLC_MYSQL_EOF && slc_mysql_track_is_term(t, f)) {
+        if (t->ok != NULL && (t->caps & SLC_CLIENT_DEPRECATE_EOF)
+            && f->plen >= 7)
+        {
+            slc_mysql_track_ok_capture(t, f);   /* an OK: its state */
+        }
         slc_mysql_track_end_result(t,
             slc_mysql_track_set_status(t, slc_mysql_track_term_status(t, f)));
     }
@@ -582,10 +590,157 @@ slc_mysql_track_note(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
     }
 }
 
+/*
+ * Causal reads: an OK that carries session state is kept whole
+ * (slc_mysql_track_keep), for its last_gtid: one that opens a response
+ * (ok_start), or, under DEPRECATE_EOF, the OK that ends a result set
+ * (INSERT ... RETURNING; ok_capture from the row state).  A PREPARE_OK
+ * and a row of COM_STMT_FETCH start with 0x00 too, and are no OKs.
+ */
+static void
+slc_mysql_track_ok_capture(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
+{
+    int status = slc_mysql_track_ok_status(f);
+
+    if (status < 0 || !(status & SLC_SERVER_SESSION_STATE_CHANGED)) {
+        return;
+    }
+    if (f->plen > SLC_MYSQL_TRACK_OKMAX) {
+        t->gtid_lost++;
+        return;
+    }
+    memcpy(t->ok, f->head, f->head_len);
+    t->ok_len = f->head_len;
+    t->ok_on = 1;
+}
+
+static void
+slc_mysql_track_ok_start(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
+{
+    unsigned kind = slc_mysql_track_kind(t);
+
+    if (t->ok != NULL && f->head_len > 0 && f->head[0] == SLC_MYSQL_OK
+        && (kind == SLC_TRACK_SIMPLE || kind == SLC_TRACK_QUERY
+            || kind == SLC_TRACK_EXEC))
+    {
+        slc_mysql_track_ok_capture(t, f);
+    }
+}
+
+static void
+slc_mysql_track_keep(slc_mysql_track_t *t, const uint8_t *p, size_t n)
+{
+    if (t->ok_len + n > SLC_MYSQL_TRACK_OKMAX) {
+        t->ok_on = 0;                   /* cannot be: plen was checked */
+        t->gtid_lost++;
+        return;
+    }
+    memcpy(t->ok + t->ok_len, p, n);
+    t->ok_len += (uint32_t) n;
+}
+
+static void
+slc_mysql_track_ok_end(slc_mysql_track_t *t)
+{
+    slc_gtid_t g;
+    int        rc = slc_mysql_ok_last_gtid(t->ok, t->ok_len, &g);
+
+    t->ok_on = 0;
+    if (rc < 0) {
+        t->gtid_lost++;
+    } else if (rc > 0) {
+        t->gtid = g;
+        t->gtids++;
+    }
+}
+
+/* One SESSION_TRACK_SYSTEM_VARIABLES entry: name, value pairs. */
+static int
+slc_mysql_track_sysvars(const uint8_t *p, size_t len, slc_gtid_t *g)
+{
+    const uint8_t *name, *val;
+    uint64_t       nlen, vlen;
+    size_t         off = 0, k;
+    int            found = 0;
+
+    while (off < len) {
+        k = slc_mysql_lenenc_str_get(p + off, len - off, &name, &nlen);
+        if (k == 0) {
+            return -1;
+        }
+        off += k;
+        k = slc_mysql_lenenc_str_get(p + off, len - off, &val, &vlen);
+        if (k == 0) {
+            return -1;
+        }
+        off += k;
+        if (nlen == 9 && memcmp(name, "last_gtid", 9) == 0) {
+            if (slc_gtid_parse((const char *) val, vlen, g) != SLC_OK) {
+                return -1;
+            }
+            found = 1;
+        }
+    }
+    return found;
+}
+
+int
+slc_mysql_ok_last_gtid(const uint8_t *p, size_t len, slc_gtid_t *g)
+{
+    const uint8_t *s;
+    uint64_t       slen, elen;
+    size_t         off = slc_mysql_ok_status_at(p, len), k;
+    int            found = 0, rc;
+
+    if (off == 0 || len - off < 4) {
+        return -1;
+    }
+    if (!(slc_mysql_le_get(p + off, 2) & SLC_SERVER_SESSION_STATE_CHANGED)) {
+        return 0;
+    }
+    off += 4;                           /* status, warnings */
+    k = slc_mysql_lenenc_str_get(p + off, len - off, &s, &slen);  /* info */
+    if (k == 0) {
+        return -1;
+    }
+    off += k;
+    k = slc_mysql_lenenc_str_get(p + off, len - off, &s, &slen);  /* state */
+    if (k == 0 || off + k != len) {
+        return -1;
+    }
+    for (size_t i = 0; i < slen; i += k + elen) {
+        uint8_t type = s[i++];
+
+        k = slc_mysql_lenenc_int_get(s + i, slen - i, &elen);
+        if (k == 0 || elen > slen - i - k) {
+            return -1;
+        }
+        if (type != SLC_SESSION_TRACK_SYSTEM_VARIABLES) {
+            continue;
+        }
+        rc = slc_mysql_track_sysvars(s + i + k, elen, g);
+        if (rc < 0) {
+            return -1;
+        }
+        found |= rc;
+    }
+    return found;
+}
+
+int
+slc_mysql_track_want_gtid(slc_mysql_track_t *t)
+{
+    if (t->ok == NULL && (t->ok = malloc(SLC_MYSQL_TRACK_OKMAX)) == NULL) {
+        return SLC_ERROR;
+    }
+    return SLC_OK;
+}
+
 static void
 slc_mysql_track_first(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 {
     slc_mysql_track_note(t, f);
+    slc_mysql_track_ok_start(t, f);
     switch (slc_mysql_track_kind(t)) {
     case SLC_TRACK_SIMPLE:
         slc_mysql_track_simple(t, f);
@@ -727,10 +882,13 @@ slc_mysql_track_feed(slc_mysql_track_t *t, slc_mysql_frame_t *f,
         return;
     }
     while (len > 0) {
+        size_t h0 = f->head_len, body = 0;
+
         if (f->hdr_len < SLC_MYSQL_HDR_LEN) {
             n = slc_mysql_frame_header(f, p, len);
         } else {
             n = slc_mysql_frame_payload(f, p, len);
+            body = 1;
         }
         p += n;
         len -= n;
@@ -739,7 +897,15 @@ slc_mysql_track_feed(slc_mysql_track_t *t, slc_mysql_frame_t *f,
             f->seen = 1;
             msg(t, f);
         }
+        if (t->ok_on && body && f == &t->srv) {
+            /* the OK's bytes past its head (kept by ok_capture) */
+            size_t h = f->head_len - h0;
+            slc_mysql_track_keep(t, p - n + h, n - h);
+        }
         if (f->hdr_len == SLC_MYSQL_HDR_LEN && f->remaining == 0) {
+            if (t->ok_on && f == &t->srv) {
+                slc_mysql_track_ok_end(t);
+            }
             f->hdr_len = 0;
         }
     }
@@ -752,6 +918,7 @@ void
 slc_mysql_track_init(slc_mysql_track_t *t, uint32_t caps, uint16_t status)
 {
     free(t->runs);                      /* initialised again: a new user */
+    free(t->ok);
     memset(t, 0, sizeof(*t));
     t->caps = caps;
     t->status = status;
@@ -769,6 +936,9 @@ slc_mysql_track_free(slc_mysql_track_t *t)
 {
     free(t->runs);
     t->runs = NULL;
+    free(t->ok);
+    t->ok = NULL;
+    t->ok_on = 0;
     t->rcap = t->rfirst = t->nruns = 0;
     t->npend = 0;
     t->broken = 1;

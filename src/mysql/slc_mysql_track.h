@@ -2,6 +2,7 @@
 #define SLC_MYSQL_TRACK_H
 
 #include "slc_core.h"
+#include "slc_mysql_gtid.h"
 #include "slc_mysql_proto.h"
 
 /*
@@ -63,6 +64,7 @@
 #define SLC_MYSQL_TRACK_MAXRUNS  16384      /* a power of two */
 #define SLC_MYSQL_TRACK_RUNLEN   0xffffffu  /* commands per run at most */
 #define SLC_MYSQL_TRACK_HEAD     24   /* OK needs 1 + 9 + 9 + 2 bytes */
+#define SLC_MYSQL_TRACK_OKMAX    1024 /* an OK with session state, kept */
 #define SLC_SERVER_STATUS_CURSOR_EXISTS 0x0040u
 /* MariaDB extended capability (bit 36 of 64, bit 4 of the upper word). */
 #define SLC_MARIADB_CLIENT_CACHE_METADATA 0x00000010u
@@ -133,6 +135,21 @@ typedef struct {
     uint64_t    count2;       /* for prepare: columns after params */
     int         infile;       /* client is sending LOCAL INFILE data */
     slc_mysql_reply_t  reply;
+
+    /*
+     * Causal reads (slc_mysql_track_want_gtid): an OK that carries
+     * session state (SERVER_SESSION_STATE_CHANGED) is kept whole, up to
+     * SLC_MYSQL_TRACK_OKMAX bytes, and its last_gtid read when it ends.
+     * `gtids` counts the values seen, the last in `gtid`; `gtid_lost`
+     * the OKs with session state that could not be read (too long,
+     * malformed): a GTID may have gone by unseen.
+     */
+    uint8_t    *ok;           /* NULL: not wanted */
+    uint32_t    ok_len;       /* bytes kept of the OK being read */
+    uint8_t     ok_on;        /* the packet being read is such an OK */
+    uint64_t    gtids;
+    uint64_t    gtid_lost;
+    slc_gtid_t  gtid;
 } slc_mysql_track_t;
 
 /* t must be zeroed before its first initialisation (sessions are
@@ -153,6 +170,18 @@ int  slc_mysql_track_client(slc_mysql_track_t *t, const uint8_t *p,
 /* Bytes the server sent to the client. */
 int  slc_mysql_track_server(slc_mysql_track_t *t, const uint8_t *p,
     size_t len);
+
+/* Read last_gtid from OKs from now on (the connection negotiated
+   CLIENT_SESSION_TRACK); SLC_ERROR: no memory.  Initialising the tracker
+   again stops it. */
+int  slc_mysql_track_want_gtid(slc_mysql_track_t *t);
+/*
+ * The last_gtid of an OK payload's session state (SESSION_TRACK_SYSTEM_
+ * VARIABLES entries), on a connection with CLIENT_SESSION_TRACK: 1 and
+ * *g, 0 when it has none, -1 when the packet is malformed or its value
+ * is not a GTID.
+ */
+int  slc_mysql_ok_last_gtid(const uint8_t *p, size_t len, slc_gtid_t *g);
 
 /* No command in flight and both directions at a packet boundary. */
 int  slc_mysql_track_idle(const slc_mysql_track_t *t);
