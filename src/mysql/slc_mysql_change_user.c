@@ -17,6 +17,7 @@
 
 #include "slc_core.h"
 #include "slc_log.h"
+#include "slc_mysql_accounts.h"
 #include "slc_mysql_auth.h"
 #include "slc_mysql_backend.h"
 #include "slc_mysql_change_user.h"
@@ -176,17 +177,19 @@ static void
 slc_cu_verify(slc_session_t *s, const uint8_t *token, size_t len)
 {
     struct slc_change_user_s *cu = s->change_user;
-    const slc_mysql_user_t   *u;
+    slc_mysql_cred_t          c;
+    int                       ok;
 
-    u = slc_mysql_user_find(slc_mysql_conf(s->cycle), cu->user,
-        strlen(cu->user));
-    if (u == NULL || slc_mysql_native_verify(s->scramble, &u->hash, token,
-                                             len, cu->stage1) != SLC_OK)
-    {
+    ok = slc_mysql_cred_find(s->cycle, s->srv, cu->user, s->host, &c)
+         == SLC_OK && c.plugin[0] == '\0'
+         && slc_mysql_native_verify(s->scramble, &c.hash, token, len,
+                                    cu->stage1) == SLC_OK;
+    cu->empty_password = c.hash.is_empty;
+    explicit_bzero(&c, sizeof(c));
+    if (!ok) {
         slc_cu_refuse(s, len);
         return;
     }
-    cu->empty_password = u->hash.is_empty;
     s->client.on_read = slc_cu_ignore;
     s->client.on_write = slc_cu_ignore;
     if (slc_cu_send_backend(s) != SLC_OK) {

@@ -1,0 +1,218 @@
+#!/usr/bin/perl
+
+# Accounts from the servers (issue 9, section 2): with `users_from`, auth
+# local knows every mysql_native_password account of the upstream's
+# primary, none of them in the config.  The host that wins is the one
+# the server would pick; an account created a moment ago logs in on the
+# first try (the proxy reloads on a miss, at most once a second); an
+# account with another plugin is refused with a message naming it; both
+# readconn and readwritesplit serve these accounts; a reload keeps them.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+
+use POSIX ();
+use Test::More;
+use Time::HiRes qw(time);
+use Sluice::Test;
+
+my $t = Sluice::Test->new;
+plan skip_all => 'no readconn' unless $t->has_module('readconn');
+plan skip_all => 'no readwritesplit'
+    unless $t->has_module('readwritesplit');
+
+my $p = $t->primary_dbh;
+my @accounts = ("'acc_u'\@'%'", "'acc_h'\@'127.0.0.1'", "'acc_h'\@'%'",
+    "'acc_n'\@'127.0.0.0/255.0.0.0'", "'acc_n'\@'%'",
+    "'acc_w'\@'127.0.0._'", "'acc_w'\@'127.%'", "'acc_new'\@'%'",
+    "'acc_mon'\@'%'");
+my $ed25519 = 0;
+END {
+    if ($p) {
+        eval { $p->do("DROP USER IF EXISTS $_") } for @accounts;
+        if ($ed25519) {
+            eval {
+                $p->do('SET sql_log_bin = 0');
+                $p->do("DROP USER IF EXISTS 'acc_ed'\@'%'");
+            };
+        }
+    }
+}
+
+my $mon_pass = 'Acc-M0n-77';
+$p->do("CREATE OR REPLACE USER 'acc_mon'\@'%' IDENTIFIED BY ?", undef,
+       $mon_pass);
+# what the monitor needs for the accounts: SELECT on mysql.global_priv
+$p->do("GRANT SLAVE MONITOR ON *.* TO 'acc_mon'\@'%'");
+$p->do("GRANT SELECT ON mysql.global_priv TO 'acc_mon'\@'%'");
+
+sub account {
+    my ($acct, $pw) = @_;
+    $p->do("CREATE OR REPLACE USER $acct IDENTIFIED BY ?", undef, $pw);
+    $p->do("GRANT SELECT ON test.* TO $acct");
+}
+account("'acc_u'\@'%'", 'pw-u');
+# the same user at two hosts: the more specific one wins, as on the server
+account("'acc_h'\@'127.0.0.1'", 'specific');
+account("'acc_h'\@'%'", 'generic');
+account("'acc_n'\@'127.0.0.0/255.0.0.0'", 'netmask');
+account("'acc_n'\@'%'", 'any');
+account("'acc_w'\@'127.0.0._'", 'one');
+account("'acc_w'\@'127.%'", 'many');
+# readwritesplit reads as the client on the replica
+wait_for(sub {
+    $t->replica_dbh->selectrow_array(
+        "SELECT COUNT(*) FROM mysql.user WHERE user = 'acc_w'") == 2;
+}, what => 'the accounts on the replica');
+
+my $conf = <<"EOF";
+worker_processes 1;
+mysql {
+    upstream cluster {
+        monitor_user acc_mon;
+        monitor_password "$mon_pass";
+        monitor_interval 200ms;
+        server %%PRIMARY%% role=primary;
+        server %%REPLICA%% role=replica;
+    }
+    # the brake on guessing would slow the flood below down: off here
+    auth_failure_threshold 0;
+    server {
+        listen 127.0.0.1:%%PORT_0%%;
+        router readconn;
+        upstream cluster;
+        users_from cluster;
+    }
+    server {
+        listen 127.0.0.1:%%PORT_1%%;
+        router readwritesplit;
+        upstream cluster;
+        users_from cluster;
+    }
+}
+EOF
+$t->write_file_expand('sluice.conf', $conf);
+$t->allow_log(qr/monitor|accounts/);
+$t->run;
+$t->plan(25);
+
+sub loads { scalar(() = $t->error_log =~ /accounts of upstream "cluster": \d+ loaded/g) }
+
+ok(wait_for(sub { loads() >= 1 }, what => 'the first load'),
+   'the monitor process loads the accounts at start');
+
+sub login {
+    my ($user, $pw, %o) = @_;
+    return $t->dbh(user => $user, password => $pw, %o);
+}
+
+# --- log in with accounts the config does not name ---------------------
+
+my $d = login('acc_u', 'pw-u');
+ok($d, 'an account of the primary logs in, no password in the config')
+    or diag($DBI::errstr);
+is($d && $d->selectrow_array('SELECT CURRENT_USER()'), 'acc_u@%',
+   'and the backend has it as itself');
+
+ok(!login('acc_u', 'wrong'), 'a wrong password is refused');
+is($DBI::err, 1045, 'with ERR 1045');
+
+# --- the host the server would pick ------------------------------------
+
+ok(login('acc_h', 'specific'), "'u'\@'127.0.0.1' wins over 'u'\@'%'");
+ok(!login('acc_h', 'generic') && $DBI::err == 1045,
+   "the password of 'u'\@'%' is refused then");
+ok(login('acc_n', 'netmask'), "'u'\@'127.0.0.0/255.0.0.0' wins over "
+   . "'u'\@'%'");
+ok(!login('acc_n', 'any'), "and the other one's password is refused");
+ok(login('acc_w', 'one'), "'u'\@'127.0.0._' wins over 'u'\@'127.%'");
+ok(!login('acc_w', 'many'), "and the other one's password is refused");
+
+# --- created a moment ago: the first try works ------------------------
+
+account("'acc_new'\@'%'", 'fresh');
+my $new = login('acc_new', 'fresh');
+ok($new, 'an account created a moment ago logs in on the first try')
+    or diag($DBI::errstr);
+undef $new;
+
+$p->do("DROP USER 'acc_new'\@'%'");
+ok(!login('acc_new', 'fresh'), 'a dropped account cannot log in');
+is($DBI::err, 1045, 'with ERR 1045');
+
+# --- another plugin -----------------------------------------------------
+
+SKIP: {
+    my $have = eval {
+        $p->selectrow_array("SELECT COUNT(*) FROM information_schema.plugins "
+            . "WHERE plugin_name = 'ed25519'")
+        || do { $p->do("INSTALL SONAME 'auth_ed25519'"); 1 };
+    };
+    skip 'no ed25519 plugin in this MariaDB', 2 unless $have;
+    # not replicated: the replica may lack the plugin
+    $p->do('SET sql_log_bin = 0');
+    $p->do("CREATE OR REPLACE USER 'acc_ed'\@'%' IDENTIFIED VIA ed25519 "
+        . "USING PASSWORD('edpw')");
+    $p->do('SET sql_log_bin = 1');
+    $ed25519 = 1;
+    ok(!login('acc_ed', 'edpw'), 'an ed25519 account is refused');
+    like($DBI::errstr, qr/'ed25519'/, 'with a message naming the plugin');
+}
+
+# --- the rate limit ---------------------------------------------------------
+
+# Bad logins from 8 clients at once, three each: every one asks for a
+# load, but the monitor loads at most once a second, and the good login
+# in the middle of it is not held up (the worker never blocks).
+my $before = loads();
+my $t0 = time;
+my @kids;
+for my $k (1 .. 8) {
+    my $pid = fork // die "fork: $!";
+    if ($pid == 0) {
+        my $bad = 0;
+        for (1 .. 3) {
+            my $h = DBI->connect('DBI:MariaDB:host=127.0.0.1;port='
+                . $t->port(0), 'acc_u', "wrong$k",
+                { PrintError => 0, RaiseError => 0 });
+            $bad++ if !$h && ($DBI::err // 0) == 1045;
+        }
+        POSIX::_exit($bad == 3 ? 0 : 1);
+    }
+    push @kids, $pid;
+}
+my $g0 = time;
+ok(login('acc_u', 'pw-u'), 'a good login during the flood works');
+my $good = time - $g0;
+cmp_ok($good, '<', 0.8, 'without waiting for the loads');
+my $failed = 0;
+for (@kids) { waitpid($_, 0); $failed++ if $? != 0 }
+my $secs = time - $t0;
+is($failed, 0, 'all 24 bad logins got ERR 1045');
+my $n = loads() - $before;
+ok($n >= 1 && $n <= int($secs) + 2,
+   "the misses cause loads, at most one a second ($n loads in "
+   . sprintf('%.1f', $secs) . ' s for 24 misses)');
+
+# --- both routers ---------------------------------------------------------
+
+my $rw = login('acc_u', 'pw-u', port => $t->port(1));
+ok($rw, 'readwritesplit serves an account from users_from')
+    or diag($DBI::errstr);
+ok($rw && defined $rw->selectrow_array('SELECT @@server_id'),
+   'and reads through it');
+
+# --- reload ----------------------------------------------------------------
+
+ok($t->reload, 'reload');
+ok(login('acc_h', 'specific'), 'the accounts are there after a reload')
+    or diag($DBI::errstr);
+
+# --- secrets ------------------------------------------------------------
+
+my $hash = $p->selectrow_array("SELECT PASSWORD('pw-u')");
+ok(!$t->grep_log(qr/\Q$hash\E/) && $t->error_log !~ /pw-u/,
+   'no hash and no password in the log');
