@@ -18,6 +18,7 @@ use POSIX ();
 use Test::More;
 use Time::HiRes qw(time);
 use Sluice::Test;
+use Sluice::Wire qw(read_packet send_packet raw_login native_token);
 
 my $t = Sluice::Test->new;
 plan skip_all => 'no readconn' unless $t->has_module('readconn');
@@ -97,7 +98,7 @@ EOF
 $t->write_file_expand('sluice.conf', $conf);
 $t->allow_log(qr/monitor|accounts/);
 $t->run;
-$t->plan(25);
+$t->plan(31);
 
 sub loads { scalar(() = $t->error_log =~ /accounts of upstream "cluster": \d+ loaded/g) }
 
@@ -162,6 +163,36 @@ SKIP: {
     like($DBI::errstr, qr/'ed25519'/, 'with a message naming the plugin');
 }
 
+# --- COM_CHANGE_USER: the same lookup --------------------------------------
+
+# Log in as acc_u, then COM_CHANGE_USER to `user`, answering the auth
+# switch with `pw`: the first byte of the answer, and CURRENT_USER().
+sub change_user {
+    my ($user, $pw) = @_;
+    my $s = raw_login($t->port(0), user => 'acc_u', password => 'pw-u');
+    my (undef, $ok) = read_packet($s);
+    return 'no login' unless defined $ok && ord($ok) == 0;
+    send_packet($s, 0, "\x11$user\0\0test\0" . pack('v', 45)
+        . "caching_sha2_password\0");
+    my (undef, $sw) = read_packet($s);
+    return 'no switch' unless defined $sw && ord($sw) == 0xfe;
+    send_packet($s, 2, native_token($pw, substr($sw, 23, 20)));
+    (undef, $ok) = read_packet($s);
+    return 'err ' . unpack('x v', $ok) if ord($ok // "\xff") == 0xff;
+    send_packet($s, 0, "\x03SELECT CURRENT_USER()");
+    my ($who, $eofs) = ('?', 0);
+    while (my (undef, $pl) = read_packet($s)) {
+        $who = $1 if $pl =~ /(acc_\w+\@[\w.%]+)/;
+        last if ord($pl) == 0xfe && length $pl < 9 && ++$eofs == 2;
+        last if ord($pl) == 0xff;
+    }
+    return "ok $who";
+}
+is(change_user('acc_h', 'specific'), 'ok acc_h@127.0.0.1',
+   'COM_CHANGE_USER to a loaded account, the host the server picks');
+is(change_user('acc_h', 'generic'), 'err 1045',
+   "COM_CHANGE_USER with the password of 'u'\@'%': ERR 1045");
+
 # --- the rate limit ---------------------------------------------------------
 
 # Bad logins from 8 clients at once, three each: every one asks for a
@@ -207,9 +238,18 @@ ok($rw && defined $rw->selectrow_array('SELECT @@server_id'),
 
 # --- reload ----------------------------------------------------------------
 
+ok($d && $d->do('SELECT 1'), 'a session of a loaded account, at rest');
 ok($t->reload, 'reload');
+ok($t->grep_log(qr{zone "mysql_accounts/cluster" .* carried over}),
+   'the accounts zone is carried over');
 ok(login('acc_h', 'specific'), 'the accounts are there after a reload')
     or diag($DBI::errstr);
+# handed over to the new worker, which checks the account again
+ok(wait_for(sub { $t->grep_log(qr/handed over by process index/) },
+            what => 'the handover'),
+   'the session is handed over to the new worker');
+is($d && $d->selectrow_array('SELECT CURRENT_USER()'), 'acc_u@%',
+   'the session goes on in the new worker');
 
 # --- secrets ------------------------------------------------------------
 
