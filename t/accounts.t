@@ -76,8 +76,8 @@ mysql {
         monitor_user acc_mon;
         monitor_password "$mon_pass";
         monitor_interval 200ms;
-        server %%PRIMARY%% role=primary;
-        server %%REPLICA%% role=replica;
+        server %%PRIMARY%% role=auto;
+        server %%REPLICA%% role=auto;
     }
     # the brake on guessing would slow the flood below down: off here
     auth_failure_threshold 0;
@@ -98,7 +98,7 @@ EOF
 $t->write_file_expand('sluice.conf', $conf);
 $t->allow_log(qr/monitor|accounts/);
 $t->run;
-$t->plan(31);
+$t->plan(32);
 
 sub loads { scalar(() = $t->error_log =~ /accounts of upstream "cluster": \d+ loaded/g) }
 
@@ -196,29 +196,43 @@ is(change_user('acc_h', 'generic'), 'err 1045',
 # --- the rate limit ---------------------------------------------------------
 
 # Bad logins from 8 clients at once, three each: every one asks for a
-# load, but the monitor loads at most once a second, and the good login
-# in the middle of it is not held up (the worker never blocks).
+# load, but the monitor loads at most once a second.  A bad login just
+# before makes a load, so the flood's first misses wait for the next one;
+# while they wait (parked in the one worker), a good login is answered at
+# once: the worker never blocks.
+ok(!login('acc_u', 'wrong-0'), 'a bad login, which makes a load');
 my $before = loads();
+my $off = length $t->error_log;
 my $t0 = time;
+pipe(my $rd, my $wr) or die "pipe: $!";
 my @kids;
 for my $k (1 .. 8) {
     my $pid = fork // die "fork: $!";
     if ($pid == 0) {
+        close $rd;
         my $bad = 0;
-        for (1 .. 3) {
+        for my $i (1 .. 3) {
             my $h = DBI->connect('DBI:MariaDB:host=127.0.0.1;port='
                 . $t->port(0), 'acc_u', "wrong$k",
                 { PrintError => 0, RaiseError => 0 });
             $bad++ if !$h && ($DBI::err // 0) == 1045;
+            syswrite($wr, time . "\n") if $i == 1;
         }
         POSIX::_exit($bad == 3 ? 0 : 1);
     }
     push @kids, $pid;
 }
-my $g0 = time;
+close $wr;
+my $parked = wait_for(sub {
+    my @w = substr($t->error_log, $off)
+        =~ /login waits for a load of the accounts/g;
+    @w >= 8;
+}, timeout => 5, what => 'the bad logins parked');
 ok(login('acc_u', 'pw-u'), 'a good login during the flood works');
-my $good = time - $g0;
-cmp_ok($good, '<', 0.8, 'without waiting for the loads');
+my $good_at = time;
+my @first = sort { $a <=> $b } map { chomp; $_ } <$rd>;
+ok($parked && @first == 8 && $good_at < $first[0],
+   'it is answered while 8 bad ones wait for the next load');
 my $failed = 0;
 for (@kids) { waitpid($_, 0); $failed++ if $? != 0 }
 my $secs = time - $t0;

@@ -42,6 +42,7 @@ typedef struct {
     const slc_upstream_server_t *us;
     int                       legacy;   /* no mysql.global_priv: MySQL */
     int                       first;    /* the start's own load is due */
+    int                       no_primary;   /* logged: none known yet */
     slc_timer_t               timer;
     pthread_t                 thread;
 } slc_accounts_loader_t;
@@ -59,6 +60,9 @@ slc_accounts_now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
 }
+
+/* ms between two looks for a primary, when none is known */
+#define SLC_ACCOUNTS_RETRY  100
 
 /* ---- the waking thread ------------------------------------------------ */
 
@@ -208,15 +212,9 @@ slc_accounts_disconnect(slc_accounts_loader_t *l)
 }
 
 static int
-slc_accounts_connect(slc_accounts_loader_t *l)
+slc_accounts_connect(slc_accounts_loader_t *l,
+    const slc_upstream_server_t *us)
 {
-    const slc_upstream_server_t *us = slc_accounts_primary(l->up);
-
-    if (us == NULL) {
-        slc_log(SLC_LOG_ERR, "accounts of upstream \"%s\": no primary to "
-            "read them from", l->up->name.data);
-        return SLC_ERROR;
-    }
     if (l->mysql != NULL && l->us != us) {
         slc_accounts_disconnect(l);     /* the primary moved */
     }
@@ -236,14 +234,15 @@ slc_accounts_connect(slc_accounts_loader_t *l)
     return SLC_OK;
 }
 
-/* Read the accounts into `a`: how many, or -1 (logged). */
+/* Read the accounts from `us` into `a`: how many, or -1 (logged). */
 static int
-slc_accounts_read(slc_accounts_loader_t *l, slc_account_t *a)
+slc_accounts_read(slc_accounts_loader_t *l, const slc_upstream_server_t *us,
+    slc_account_t *a)
 {
     MYSQL_RES *res;
     unsigned   n, dropped;
 
-    if (slc_accounts_connect(l) != SLC_OK) {
+    if (slc_accounts_connect(l, us) != SLC_OK) {
         return -1;
     }
     res = slc_accounts_select(l);
@@ -304,7 +303,7 @@ slc_accounts_serve(slc_accounts_zone_t *z, uint32_t r0)
 }
 
 static void
-slc_accounts_load(slc_accounts_loader_t *l)
+slc_accounts_load(slc_accounts_loader_t *l, const slc_upstream_server_t *us)
 {
     slc_account_t *a;
     uint32_t       r0 = __atomic_load_n(&l->z->req, __ATOMIC_ACQUIRE);
@@ -316,7 +315,7 @@ slc_accounts_load(slc_accounts_loader_t *l)
         slc_accounts_serve(l->z, r0);
         return;
     }
-    n = slc_accounts_read(l, a);
+    n = slc_accounts_read(l, us, a);
     if (n >= 0) {
         slc_accounts_publish(l->z, a, (unsigned) n);
         slc_log(SLC_LOG_INFO, "accounts of upstream \"%s\": %d loaded "
@@ -340,14 +339,28 @@ slc_accounts_load(slc_accounts_loader_t *l)
 static void
 slc_accounts_step(slc_accounts_loader_t *l)
 {
-    slc_accounts_zone_t *z = l->z;
-    uint64_t             now = slc_accounts_now(), last;
+    slc_accounts_zone_t         *z = l->z;
+    uint64_t                     now = slc_accounts_now(), last;
+    const slc_upstream_server_t *us;
 
     if (!l->first && __atomic_load_n(&z->req, __ATOMIC_ACQUIRE)
                      == __atomic_load_n(&z->served, __ATOMIC_ACQUIRE))
     {
         return;
     }
+    /* role=auto servers have none before the monitor's first check; a
+       primary down has none either: look again shortly */
+    us = slc_accounts_primary(l->up);
+    if (us == NULL) {
+        if (!l->no_primary) {
+            slc_log(SLC_LOG_WARN, "accounts of upstream \"%s\": no "
+                "primary to read them from, yet", l->up->name.data);
+        }
+        l->no_primary = 1;
+        slc_timer_add(slc_loop, &l->timer, SLC_ACCOUNTS_RETRY);
+        return;
+    }
+    l->no_primary = 0;
     last = __atomic_load_n(&z->loaded_at, __ATOMIC_ACQUIRE);
     if (last != 0 && now < last + SLC_ACCOUNTS_INTERVAL) {
         if (!l->timer.armed) {
@@ -363,7 +376,7 @@ slc_accounts_step(slc_accounts_loader_t *l)
         return;
     }
     l->first = 0;
-    slc_accounts_load(l);
+    slc_accounts_load(l, us);
 }
 
 static void

@@ -164,7 +164,11 @@ slc_session_accounts_wait(slc_session_t *s)
     slc_accounts_zone_t *z = slc_accounts_of(s->srv);
     uint64_t             left;
 
-    if (z == NULL || s->accounts_asked) {
+    /* a `user` block wins over the accounts: a load would not help */
+    if (z == NULL || s->accounts_asked
+        || slc_mysql_user_find(slc_mysql_conf(s->cycle), s->user,
+                               strlen(s->user)) != NULL)
+    {
         return 0;
     }
     s->accounts_asked = 1;
@@ -177,6 +181,8 @@ slc_session_accounts_wait(slc_session_t *s)
     s->state = SLC_SS_DELAY;
     s->delay.handler = slc_session_delay_done;
     slc_timer_add(slc_loop, &s->delay, SLC_ACCOUNTS_POLL);
+    slc_session_log(s, SLC_LOG_DEBUG, "login waits for a load of the "
+        "accounts");
     return 1;
 }
 
