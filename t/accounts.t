@@ -100,7 +100,10 @@ $t->allow_log(qr/monitor|accounts/);
 $t->run;
 $t->plan(32);
 
-sub loads { scalar(() = $t->error_log =~ /accounts of upstream "cluster": \d+ loaded/g) }
+sub loads {
+    return scalar(() = $t->error_log
+                  =~ /accounts of upstream "cluster": \d+ loaded/g);
+}
 
 ok(wait_for(sub { loads() >= 1 }, what => 'the first load'),
    'the monitor process loads the accounts at start');
