@@ -29,6 +29,7 @@ my $p = $t->primary_dbh;
 my @accounts = ("'acc_u'\@'%'", "'acc_h'\@'127.0.0.1'", "'acc_h'\@'%'",
     "'acc_n'\@'127.0.0.0/255.0.0.0'", "'acc_n'\@'%'",
     "'acc_w'\@'127.0.0._'", "'acc_w'\@'127.%'", "'acc_new'\@'%'",
+    "'acc_t'\@'1%'", "'acc_t'\@'%1'",
     "'acc_mon'\@'%'");
 my $ed25519 = 0;
 END {
@@ -63,6 +64,9 @@ account("'acc_n'\@'127.0.0.0/255.0.0.0'", 'netmask');
 account("'acc_n'\@'%'", 'any');
 account("'acc_w'\@'127.0.0._'", 'one');
 account("'acc_w'\@'127.%'", 'many');
+# a tie but for the literal prefix: the server's own sort decides
+account("'acc_t'\@'1%'", 'prefix');
+account("'acc_t'\@'%1'", 'suffix');
 # readwritesplit reads as the client on the replica
 wait_for(sub {
     $t->replica_dbh->selectrow_array(
@@ -98,7 +102,7 @@ EOF
 $t->write_file_expand('sluice.conf', $conf);
 $t->allow_log(qr/monitor|accounts/);
 $t->run;
-$t->plan(32);
+$t->plan(34);
 
 sub loads {
     return scalar(() = $t->error_log
@@ -134,6 +138,18 @@ ok(login('acc_n', 'netmask'), "'u'\@'127.0.0.0/255.0.0.0' wins over "
 ok(!login('acc_n', 'any'), "and the other one's password is refused");
 ok(login('acc_w', 'one'), "'u'\@'127.0.0._' wins over 'u'\@'127.%'");
 ok(!login('acc_w', 'many'), "and the other one's password is refused");
+
+# the server's choice, seen directly over TCP, and the proxy's agree
+my %direct = map {
+    my $h = DBI->connect('DBI:MariaDB:host=127.0.0.1;port='
+        . $t->primary_port . ';database=test', 'acc_t', $_,
+        { PrintError => 0, RaiseError => 0 });
+    ($_ => $h ? 1 : 0);
+} qw(prefix suffix);
+my %proxy = map { ($_ => login('acc_t', $_) ? 1 : 0) } qw(prefix suffix);
+ok($direct{prefix} + $direct{suffix} == 1, 'the server picks one of '
+   . "'u'\@'1%' and 'u'\@'%1'");
+is_deeply(\%proxy, \%direct, 'the proxy picks the same one');
 
 # --- created a moment ago: the first try works ------------------------
 
