@@ -29,7 +29,7 @@ my $p = $t->primary_dbh;
 my @accounts = ("'acc_u'\@'%'", "'acc_h'\@'127.0.0.1'", "'acc_h'\@'%'",
     "'acc_n'\@'127.0.0.0/255.0.0.0'", "'acc_n'\@'%'",
     "'acc_w'\@'127.0.0._'", "'acc_w'\@'127.%'", "'acc_new'\@'%'",
-    "'acc_t'\@'1%'", "'acc_t'\@'%1'",
+    "'acc_t'\@'1%'", "'acc_t'\@'%1'", "'acc_cu'\@'%'",
     "'acc_mon'\@'%'");
 my $ed25519 = 0;
 END {
@@ -102,7 +102,7 @@ EOF
 $t->write_file_expand('sluice.conf', $conf);
 $t->allow_log(qr/monitor|accounts/);
 $t->run;
-$t->plan(34);
+$t->plan(35);
 
 sub loads {
     return scalar(() = $t->error_log
@@ -211,6 +211,9 @@ is(change_user('acc_h', 'specific'), 'ok acc_h@127.0.0.1',
    'COM_CHANGE_USER to a loaded account, the host the server picks');
 is(change_user('acc_h', 'generic'), 'err 1045',
    "COM_CHANGE_USER with the password of 'u'\@'%': ERR 1045");
+account("'acc_cu'\@'%'", 'cu-fresh');
+is(change_user('acc_cu', 'cu-fresh'), 'ok acc_cu@%',
+   'COM_CHANGE_USER to an account created a moment ago: the first try');
 
 # --- the rate limit ---------------------------------------------------------
 

@@ -343,6 +343,20 @@ slc_mysql_cred_find(const slc_cycle_t *cycle, const slc_mysql_srv_t *srv,
 
 /* ---- asking for a load ------------------------------------------------ */
 
+slc_accounts_zone_t *
+slc_accounts_wanted(const slc_cycle_t *cycle, const slc_mysql_srv_t *srv,
+    const char *user)
+{
+    slc_accounts_zone_t *z = slc_accounts_of(srv);
+
+    if (z == NULL || slc_mysql_user_find(slc_mysql_conf(cycle), user,
+                                         strlen(user)) != NULL)
+    {
+        return NULL;
+    }
+    return z;
+}
+
 uint32_t
 slc_accounts_request(slc_accounts_zone_t *z)
 {

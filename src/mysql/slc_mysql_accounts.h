@@ -27,6 +27,10 @@
 #define SLC_ACCOUNT_PLUGIN_MAX  64
 #define SLC_ACCOUNTS_MAX        4096    /* per table; more are dropped */
 #define SLC_ACCOUNTS_INTERVAL   1000    /* ms between two loads, at least */
+/* a login waiting for a load polls every SLC_ACCOUNTS_POLL ms, for
+   SLC_ACCOUNTS_WAIT ms at most */
+#define SLC_ACCOUNTS_POLL       5
+#define SLC_ACCOUNTS_WAIT       2500
 
 typedef struct {
     uint64_t                  sort;     /* the server's: larger is more
@@ -126,6 +130,11 @@ int  slc_mysql_cred_find(const slc_cycle_t *cycle, const slc_mysql_srv_t *srv,
    upstream. */
 slc_accounts_zone_t *slc_accounts_of(const slc_mysql_srv_t *srv);
 slc_upstream_t *slc_accounts_upstream_of(const slc_mysql_srv_t *srv);
+/* The zone a refused login of `user` should wait for a load of: the
+   block's users_from zone, unless a `user` block names `user` (config
+   users win, a load would change nothing); else NULL. */
+slc_accounts_zone_t *slc_accounts_wanted(const slc_cycle_t *cycle,
+    const slc_mysql_srv_t *srv, const char *user);
 /* Ask the monitor for a load (never blocks); returns the ticket. */
 uint32_t slc_accounts_request(slc_accounts_zone_t *z);
 /* 1 once a load that began after the request `ticket` has finished. */

@@ -94,9 +94,6 @@ slc_session_answer(slc_session_t *s)
 static void slc_session_check(slc_session_t *s);
 
 /* Waiting for a load of the accounts: polled, the worker never blocks. */
-#define SLC_ACCOUNTS_POLL   5       /* ms */
-#define SLC_ACCOUNTS_WAIT   2500    /* ms at most (auth_timeout too) */
-
 static void
 slc_session_delay_done(slc_timer_t *t)
 {
@@ -161,14 +158,11 @@ slc_session_auth_delay(slc_session_t *s, int ok)
 static int
 slc_session_accounts_wait(slc_session_t *s)
 {
-    slc_accounts_zone_t *z = slc_accounts_of(s->srv);
+    slc_accounts_zone_t *z;
     uint64_t             left;
 
-    /* a `user` block wins over the accounts: a load would not help */
-    if (z == NULL || s->accounts_asked
-        || slc_mysql_user_find(slc_mysql_conf(s->cycle), s->user,
-                               strlen(s->user)) != NULL)
-    {
+    z = slc_accounts_wanted(s->cycle, s->srv, s->user);
+    if (z == NULL || s->accounts_asked) {
         return 0;
     }
     s->accounts_asked = 1;
