@@ -268,6 +268,32 @@ EOF
          ['server 127.0.0.1:3306 role=auto;',
           'server "127.0.0.1:3306" has role=auto but upstream "cluster" '
           . 'has no "monitor_user"'])),
+    # users_from: the directive's line is named
+    (map { my ($up, $directive, $msg) = @$_; {
+        name => "users_from: $msg",
+        conf => <<"EOF",
+mysql {
+    upstream cluster {
+        $up
+        server 127.0.0.1:3306 role=primary;
+    }
+    server {
+        listen 127.0.0.1:4000;
+        router readconn;
+        upstream cluster;
+        $directive #<
+    }
+}
+EOF
+        msg  => $msg,
+    } } (['', 'users_from nowhere;',
+          '"users_from": unknown upstream "nowhere"'],
+         ['', 'users_from cluster;',
+          '"users_from": upstream "cluster" has no "monitor_user" (the '
+          . 'accounts are read with it)'],
+         ['monitor_user m; monitor_password p;',
+          'auth passthrough; users_from cluster;',
+          '"users_from" needs "auth local"'])),
     # bad server parameters: the line with the parameter is named
     (map { my ($param, $msg) = @$_; +{
         name => "server $param",

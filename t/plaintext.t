@@ -6,7 +6,9 @@
 # a bare word or in an included file; nor after a reload, nor after a
 # reload that failed on a config error right after the password.  The
 # same for `monitor_password`, in the monitor process too once it has
-# logged in with it.
+# logged in with it.  With `users_from`, the accounts' hashes ("*HEX",
+# password-equivalent for a proxy) are not left as text in the monitor's
+# memory (Connector/C's result and buffers) after a load.
 
 use strict;
 use warnings;
@@ -43,6 +45,7 @@ mysql {
         listen 127.0.0.1:%%PORT_0%%;
         router readconn;
         upstream cluster;
+        users_from cluster;
     }
 }
 EOF
@@ -50,6 +53,10 @@ EOF
 $t->primary_dbh->do("CREATE OR REPLACE USER 'pt_mon'\@'%' IDENTIFIED BY "
                     . "'Pl41nt3xt-Canary-mon9'");
 $t->primary_dbh->do("GRANT SLAVE MONITOR ON *.* TO 'pt_mon'\@'%'");
+$t->primary_dbh->do("GRANT SELECT ON mysql.global_priv TO 'pt_mon'\@'%'");
+$t->primary_dbh->do("CREATE OR REPLACE USER 'pt_acct'\@'%' IDENTIFIED BY "
+                    . "'Pl41nt3xt-Canary-acct'");
+END { eval { $t->primary_dbh->do("DROP USER IF EXISTS 'pt_acct'\@'%'") } }
 $t->write_file('users.d/c3.conf', "user c3 { password Pl41nt3xt-Canary-42; }\n");
 
 # How many times `needle` occurs in the readable memory of `pid`.  The
@@ -112,7 +119,7 @@ sub no_plaintext {
 }
 
 $t->run;
-$t->plan(16);
+$t->plan(18);
 
 my $dbh = $t->dbh;
 ok($dbh && $dbh->do('SELECT 1'), 'a client logs in');
@@ -139,3 +146,15 @@ ok(wait_for(sub { substr($t->error_log, $off) =~ /reload failed/ },
 like(substr($t->error_log, $off), qr/user has more than one password/,
      'on the second password');
 no_plaintext('after a failed reload');
+
+# users_from: after a load, the monitor holds the account's hash as bytes
+# in the zone, not as the text the server sent
+my $hash = $t->primary_dbh->selectrow_array(
+    "SELECT PASSWORD('Pl41nt3xt-Canary-acct')");
+my $loads = () = $t->error_log =~ /accounts of upstream "cluster"/g;
+ok($t->dbh(user => 'pt_acct', password => 'wrong') ? 0 : wait_for(sub {
+       (() = $t->error_log =~ /accounts of upstream "cluster"/g) > $loads
+   }, what => 'a load of the accounts'), 'a miss makes the monitor load');
+my ($mon) = $t->role_pids('monitor');
+is(mem_count($mon, $hash), 0,
+   'the monitor keeps no hash text of the accounts it loaded');

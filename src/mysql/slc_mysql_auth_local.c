@@ -1,5 +1,6 @@
 #include "slc_core.h"
 #include "slc_log.h"
+#include "slc_mysql_accounts.h"
 #include "slc_mysql_auth.h"
 #include "slc_mysql_backend.h"
 #include "slc_mysql_session.h"
@@ -74,6 +75,13 @@ slc_session_greet(slc_session_t *s)
 static void
 slc_session_answer(slc_session_t *s)
 {
+    if (s->denied && s->plugin[0] != '\0') {
+        slc_session_fail(s, SLC_ER_NOT_SUPPORTED_AUTH_MODE, "08004",
+            "Account '%s'@'%s' uses the authentication plugin '%s': "
+            "sluice checks mysql_native_password only", s->user, s->host,
+            s->plugin);
+        return;
+    }
     if (s->denied) {
         slc_session_fail(s, SLC_ER_ACCESS_DENIED_ERROR, "28000",
             "Access denied for user '%s'@'%s' (using password: %s)",
@@ -83,14 +91,29 @@ slc_session_answer(slc_session_t *s)
     slc_session_start_router(s);
 }
 
+static void slc_session_check(slc_session_t *s);
+
+/* Waiting for a load of the accounts: polled, the worker never blocks. */
 static void
 slc_session_delay_done(slc_timer_t *t)
 {
     slc_session_t *s = t->data;
 
-    if (s->state == SLC_SS_DELAY) {
-        slc_session_answer(s);
+    if (s->state != SLC_SS_DELAY) {
+        return;
     }
+    if (!s->accounts_wait) {
+        slc_session_answer(s);
+        return;
+    }
+    if (!slc_accounts_served(slc_accounts_of(s->srv), s->accounts_ticket)
+        && slc_loop->now < s->accounts_deadline)
+    {
+        slc_timer_add(slc_loop, &s->delay, SLC_ACCOUNTS_POLL);
+        return;
+    }
+    s->accounts_wait = 0;
+    slc_session_check(s);
 }
 
 /*
@@ -125,18 +148,62 @@ slc_session_auth_delay(slc_session_t *s, int ok)
     return delay < left ? delay : left > 0 ? left - 1 : 0;
 }
 
-static void
-slc_session_verify(slc_session_t *s, const uint8_t *token, size_t len)
+/*
+ * Under users_from, a login that would be refused (unknown user, wrong
+ * password, another plugin) first asks for a load of the accounts and
+ * waits for it, once: the account may be a moment old.  The loads are
+ * rate limited by the monitor, so a flood of bad logins waits for the
+ * next one (a second at most) instead of causing more.
+ */
+static int
+slc_session_accounts_wait(slc_session_t *s)
 {
-    const slc_mysql_user_t *u;
-    uint64_t                delay;
+    slc_accounts_zone_t *z;
+    uint64_t             left;
 
-    u = slc_mysql_user_find(slc_mysql_conf(s->cycle), s->user,
-        strlen(s->user));
-    s->denied = u == NULL
-        || slc_mysql_native_verify(s->scramble, &u->hash, token, len,
-                                   s->stage1) != SLC_OK;
-    s->with_password = len > 0;
+    z = slc_accounts_wanted(s->cycle, s->srv, s->user);
+    if (z == NULL || s->accounts_asked) {
+        return 0;
+    }
+    s->accounts_asked = 1;
+    s->accounts_wait = 1;
+    s->accounts_ticket = slc_accounts_request(z);
+    left = s->timer.when > slc_loop->now ? s->timer.when - slc_loop->now : 0;
+    s->accounts_deadline = slc_loop->now
+        + (left > 1 && left - 1 < SLC_ACCOUNTS_WAIT ? left - 1
+                                                   : SLC_ACCOUNTS_WAIT);
+    s->state = SLC_SS_DELAY;
+    s->delay.handler = slc_session_delay_done;
+    slc_timer_add(slc_loop, &s->delay, SLC_ACCOUNTS_POLL);
+    slc_session_log(s, SLC_LOG_DEBUG, "login waits for a load of the "
+        "accounts");
+    return 1;
+}
+
+/* The kept token against the credentials user@host has now. */
+static void
+slc_session_check(slc_session_t *s)
+{
+    slc_mysql_cred_t c;
+    uint64_t         delay;
+
+    s->plugin[0] = '\0';
+    if (slc_mysql_cred_find(s->cycle, s->srv, s->user, s->host, &c)
+        != SLC_OK)
+    {
+        s->denied = 1;
+    } else if (c.plugin[0] != '\0') {
+        s->denied = 1;
+        strlcpy(s->plugin, c.plugin, sizeof(s->plugin));
+    } else {
+        s->denied = slc_mysql_native_verify(s->scramble, &c.hash, s->token,
+                        s->token_len, s->stage1) != SLC_OK;
+    }
+    explicit_bzero(&c, sizeof(c));
+    if (s->denied && slc_session_accounts_wait(s)) {
+        return;
+    }
+    explicit_bzero(s->token, sizeof(s->token));
     delay = s->addr != NULL ? slc_session_auth_delay(s, !s->denied) : 0;
     if (delay == 0) {
         slc_session_answer(s);
@@ -145,6 +212,18 @@ slc_session_verify(slc_session_t *s, const uint8_t *token, size_t len)
     s->state = SLC_SS_DELAY;
     s->delay.handler = slc_session_delay_done;
     slc_timer_add(slc_loop, &s->delay, delay);
+}
+
+/* A token is 20 bytes or none (the empty password); anything else can
+   match no account, and is kept as a wrong one. */
+static void
+slc_session_verify(slc_session_t *s, const uint8_t *token, size_t len)
+{
+    s->with_password = len > 0;
+    s->token_len = len == sizeof(s->token) ? (uint8_t) len
+                   : len == 0 ? 0 : 1;
+    memcpy(s->token, token, s->token_len);
+    slc_session_check(s);
 }
 
 static void

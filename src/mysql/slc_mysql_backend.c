@@ -1,6 +1,7 @@
 #include "slc_core.h"
 #include "slc_log.h"
 #include "slc_mysql_auth.h"
+#include "slc_mysql_accounts.h"
 #include "slc_mysql_backend.h"
 #include "slc_mysql_registry.h"
 #include "slc_mysql_cmd.h"
@@ -292,11 +293,13 @@ slc_backend_register(slc_backend_t *b)
 static int
 slc_backend_empty_password(slc_session_t *s)
 {
-    const slc_mysql_user_t *u;
+    slc_mysql_cred_t c;
+    int              empty;
 
-    u = slc_mysql_user_find(slc_mysql_conf(s->cycle), s->user,
-        strlen(s->user));
-    return u == NULL || u->hash.is_empty;
+    empty = slc_mysql_cred_find(s->cycle, s->srv, s->user, s->host, &c)
+            != SLC_OK || c.hash.is_empty;
+    explicit_bzero(&c, sizeof(c));
+    return empty;
 }
 
 /* HandshakeResponse41 as the session's user, token from stage1. */

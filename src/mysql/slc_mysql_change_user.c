@@ -17,6 +17,7 @@
 
 #include "slc_core.h"
 #include "slc_log.h"
+#include "slc_mysql_accounts.h"
 #include "slc_mysql_auth.h"
 #include "slc_mysql_backend.h"
 #include "slc_mysql_change_user.h"
@@ -171,22 +172,74 @@ slc_cu_refuse(slc_session_t *s, size_t token_len)
     slc_cu_end(s);
 }
 
+static void slc_cu_verify(slc_session_t *s, const uint8_t *token,
+    size_t len);
+
+static void
+slc_cu_accounts_poll(slc_timer_t *t)
+{
+    slc_session_t            *s = t->data;
+    struct slc_change_user_s *cu = s->change_user;
+
+    if (cu == NULL) {
+        return;
+    }
+    if (!slc_accounts_served(slc_accounts_of(s->srv), cu->ticket)
+        && slc_loop->now < cu->deadline)
+    {
+        slc_timer_add(slc_loop, &s->delay, SLC_ACCOUNTS_POLL);
+        return;
+    }
+    slc_cu_verify(s, cu->token, cu->token_len);
+}
+
+/* As at login: a refused change first waits, once, for a load of the
+   accounts (an account created a moment ago); 1 when it waits. */
+static int
+slc_cu_accounts_wait(slc_session_t *s, const uint8_t *token, size_t len)
+{
+    struct slc_change_user_s *cu = s->change_user;
+    slc_accounts_zone_t      *z;
+
+    z = slc_accounts_wanted(s->cycle, s->srv, cu->user);
+    if (z == NULL || cu->asked) {
+        return 0;
+    }
+    cu->asked = 1;
+    cu->token_len = len == sizeof(cu->token) ? (uint8_t) len
+                    : len == 0 ? 0 : 1;
+    memcpy(cu->token, token, cu->token_len);
+    cu->ticket = slc_accounts_request(z);
+    cu->deadline = slc_loop->now + SLC_ACCOUNTS_WAIT;
+    s->client.on_read = slc_cu_ignore;
+    s->client.on_write = slc_cu_ignore;
+    s->delay.handler = slc_cu_accounts_poll;
+    slc_timer_add(slc_loop, &s->delay, SLC_ACCOUNTS_POLL);
+    return 1;
+}
+
 /* The client's token against the proxy's scramble, as at login. */
 static void
 slc_cu_verify(slc_session_t *s, const uint8_t *token, size_t len)
 {
     struct slc_change_user_s *cu = s->change_user;
-    const slc_mysql_user_t   *u;
+    slc_mysql_cred_t          c;
+    int                       ok;
 
-    u = slc_mysql_user_find(slc_mysql_conf(s->cycle), cu->user,
-        strlen(cu->user));
-    if (u == NULL || slc_mysql_native_verify(s->scramble, &u->hash, token,
-                                             len, cu->stage1) != SLC_OK)
-    {
+    ok = slc_mysql_cred_find(s->cycle, s->srv, cu->user, s->host, &c)
+         == SLC_OK && c.plugin[0] == '\0'
+         && slc_mysql_native_verify(s->scramble, &c.hash, token, len,
+                                    cu->stage1) == SLC_OK;
+    cu->empty_password = c.hash.is_empty;
+    explicit_bzero(&c, sizeof(c));
+    if (!ok && slc_cu_accounts_wait(s, token, len)) {
+        return;
+    }
+    explicit_bzero(cu->token, sizeof(cu->token));
+    if (!ok) {
         slc_cu_refuse(s, len);
         return;
     }
-    cu->empty_password = u->hash.is_empty;
     s->client.on_read = slc_cu_ignore;
     s->client.on_write = slc_cu_ignore;
     if (slc_cu_send_backend(s) != SLC_OK) {

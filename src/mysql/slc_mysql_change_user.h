@@ -14,6 +14,13 @@ struct slc_change_user_s {
     int        empty_password;
     uint8_t   *attrs;               /* malloc'ed copy or NULL */
     size_t     attrs_len;
+    /* users_from: a refused change waits once for a load of the
+       accounts (slc_mysql_accounts.h), with the token kept here */
+    uint8_t    token[20];
+    uint8_t    token_len;
+    unsigned   asked:1;
+    uint32_t   ticket;
+    uint64_t   deadline;            /* loop ms */
 };
 
 #endif /* SLC_MYSQL_CHANGE_USER_H */

@@ -8,6 +8,7 @@
 #include "slc_core.h"
 #include "slc_channel.h"
 #include "slc_log.h"
+#include "slc_mysql_accounts.h"
 #include "slc_mysql_backend.h"
 #include "slc_mysql_cmd.h"
 #include "slc_mysql_handover.h"
@@ -434,23 +435,23 @@ slc_handover_find_server(slc_upstream_t *up, const char *key)
 static int
 slc_handover_user_ok(const slc_mysql_srv_t *srv, const slc_handover_msg_t *m)
 {
-    const slc_mysql_user_t *u;
-    uint8_t                 stage2[SLC_SHA1_LEN];
-    int                     same;
+    slc_mysql_cred_t c;
+    uint8_t          stage2[SLC_SHA1_LEN];
+    int              same;
 
-    u = slc_mysql_user_find(slc_mysql_conf(slc_worker_cycle), m->user,
-        strlen(m->user));
-    if (u == NULL) {
-        return 0;
+    if (slc_mysql_cred_find(slc_worker_cycle, srv, m->user, m->host, &c)
+        != SLC_OK || c.plugin[0] != '\0')
+    {
+        same = 0;
+    } else if (c.hash.is_empty) {
+        same = !m->with_password;
+    } else {
+        slc_sha1(m->stage1, sizeof(m->stage1), stage2);
+        same = m->with_password
+               && memcmp(stage2, c.hash.stage2, sizeof(stage2)) == 0;
+        explicit_bzero(stage2, sizeof(stage2));
     }
-    if (u->hash.is_empty) {
-        return !m->with_password;
-    }
-    slc_sha1(m->stage1, sizeof(m->stage1), stage2);
-    same = m->with_password
-           && memcmp(stage2, u->hash.stage2, sizeof(stage2)) == 0;
-    explicit_bzero(stage2, sizeof(stage2));
-    (void) srv;
+    explicit_bzero(&c, sizeof(c));
     return same;
 }
 

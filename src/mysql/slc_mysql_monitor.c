@@ -4,6 +4,7 @@
 #include "slc_log.h"
 #include "slc_mysql_monitor.h"
 #include "slc_role.h"
+#include "slc_seqlock.h"
 
 #include <mysql.h>
 #include <netdb.h>
@@ -19,7 +20,6 @@
 
 #define SLC_MONITOR_PASSWORD_MAX  256
 #define SLC_MONITOR_READ_TRIES    64
-#define SLC_MONITOR_WRITE_SPINS   10000
 
 static void *slc_monitor_create_conf(slc_conf_t *cf, unsigned level);
 static const char *slc_monitor_merge_conf(slc_conf_t *cf, unsigned level,
@@ -67,29 +67,13 @@ slc_module_t slc_mysql_monitor_module = {
 uint32_t
 slc_monitor_write_begin(slc_monitor_entry_t *e)
 {
-    uint32_t s, odd;
-
-    for (unsigned i = 0; ; i++) {
-        s = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
-        if ((s & 1) && i < SLC_MONITOR_WRITE_SPINS) {
-            sched_yield();
-            continue;
-        }
-        odd = (s & 1) ? s + 2 : s + 1;
-        if (__atomic_compare_exchange_n(&e->seq, &s, odd, 0,
-                __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-        {
-            /* the odd value is visible before any field changes */
-            __atomic_thread_fence(__ATOMIC_RELEASE);
-            return odd;
-        }
-    }
+    return slc_seqlock_write_begin(&e->seq);
 }
 
 void
 slc_monitor_write_end(slc_monitor_entry_t *e, uint32_t seq)
 {
-    __atomic_store_n(&e->seq, seq + 1, __ATOMIC_RELEASE);
+    slc_seqlock_write_end(&e->seq, seq);
 }
 
 int
@@ -99,14 +83,13 @@ slc_monitor_read(const slc_monitor_entry_t *e, slc_monitor_entry_t *out,
     size_t len = full ? sizeof(*out) : offsetof(slc_monitor_entry_t, gtid);
 
     for (unsigned i = 0; i < SLC_MONITOR_READ_TRIES; i++) {
-        uint32_t s0 = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+        uint32_t s0 = slc_seqlock_read_begin(&e->seq);
         if (s0 & 1) {
             sched_yield();
             continue;
         }
         memcpy(out, e, len);
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) == s0) {
+        if (slc_seqlock_read_end(&e->seq, s0)) {
             if (full) {
                 out->gtid[sizeof(out->gtid) - 1] = '\0';
                 out->error[sizeof(out->error) - 1] = '\0';
@@ -124,7 +107,7 @@ slc_monitor_role_name(unsigned role)
            : role == SLC_ROLE_REPLICA ? "replica" : "none";
 }
 
-static const slc_monitor_conf_t *
+const slc_monitor_conf_t *
 slc_monitor_conf(const slc_upstream_t *up)
 {
     return slc_module_conf(up->mod_conf, &slc_mysql_monitor_module);
@@ -419,33 +402,39 @@ slc_monitor_addr(const slc_upstream_server_t *us, char *host, size_t hlen,
  * Log in.  The plaintext exists on this stack for the call only, and in
  * Connector/C's copy (mysql->passwd), which is wiped once logged in.
  */
-static int
-slc_monitor_connect(slc_monitor_srv_t *ms, const slc_monitor_conf_t *c)
+int
+slc_monitor_login(MYSQL **mysql, const slc_upstream_server_t *us,
+    const slc_monitor_conf_t *c)
 {
     char        host[NI_MAXHOST], pw[SLC_MONITOR_PASSWORD_MAX + 1];
     const char *sock;
     unsigned    port, t = slc_monitor_secs(c->connect_timeout);
-    MYSQL      *ok;
+    MYSQL      *m, *ok;
 
-    ms->mysql = mysql_init(NULL);
-    if (ms->mysql == NULL) {
+    m = *mysql = mysql_init(NULL);
+    if (m == NULL) {
         return SLC_ERROR;
     }
-    mysql_options(ms->mysql, MYSQL_OPT_CONNECT_TIMEOUT, &t);
-    mysql_options(ms->mysql, MYSQL_OPT_READ_TIMEOUT, &t);
-    mysql_options(ms->mysql, MYSQL_OPT_WRITE_TIMEOUT, &t);
-    slc_monitor_addr(ms->us, host, sizeof(host), &port, &sock);
+    mysql_options(m, MYSQL_OPT_CONNECT_TIMEOUT, &t);
+    mysql_options(m, MYSQL_OPT_READ_TIMEOUT, &t);
+    mysql_options(m, MYSQL_OPT_WRITE_TIMEOUT, &t);
+    slc_monitor_addr(us, host, sizeof(host), &port, &sock);
     for (size_t i = 0; i < c->password_len; i++) {
         pw[i] = (char) (c->password[i] ^ c->pad[i]);
     }
     pw[c->password_len] = '\0';
-    ok = mysql_real_connect(ms->mysql, host, c->user, pw, NULL, port, sock,
-        0);
+    ok = mysql_real_connect(m, host, c->user, pw, NULL, port, sock, 0);
     explicit_bzero(pw, sizeof(pw));
-    if (ms->mysql->passwd != NULL) {
-        explicit_bzero(ms->mysql->passwd, strlen(ms->mysql->passwd));
+    if (m->passwd != NULL) {
+        explicit_bzero(m->passwd, strlen(m->passwd));
     }
     return ok != NULL ? SLC_OK : SLC_ERROR;
+}
+
+static int
+slc_monitor_connect(slc_monitor_srv_t *ms, const slc_monitor_conf_t *c)
+{
+    return slc_monitor_login(&ms->mysql, ms->us, c);
 }
 
 /* The error of the last call, escaped (the server's text). */

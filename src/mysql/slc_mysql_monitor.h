@@ -81,6 +81,19 @@ int      slc_monitor_read(const slc_monitor_entry_t *e,
  */
 unsigned slc_monitor_role(const slc_upstream_server_t *us);
 
+/* The monitor conf of an upstream (its user is NULL: not monitored). */
+const slc_monitor_conf_t *slc_monitor_conf(const slc_upstream_t *up);
+
+/*
+ * Log in to `us` with the upstream's monitor account (blocking, the
+ * monitor process only): *mysql is set (NULL: out of memory) and must be
+ * closed by the caller whatever the result.  The password is unmasked on
+ * the stack for the call and wiped, with Connector/C's copy.
+ */
+struct st_mysql;
+int slc_monitor_login(struct st_mysql **mysql,
+    const slc_upstream_server_t *us, const slc_monitor_conf_t *c);
+
 /* The role's name for logs: "primary", "replica", "none". */
 const char *slc_monitor_role_name(unsigned role);
 

@@ -108,6 +108,7 @@
  * codes (2000-2999) during login for a forgery and report "malformed
  * packet" instead.  1429 is ER_CONNECT_TO_FOREIGN_DATA_SOURCE.
  */
+#define SLC_ER_NOT_SUPPORTED_AUTH_MODE 1251 /* 08004 client lacks the plugin */
 #define SLC_ER_CONNECT_TO_BACKEND   1429    /* HY000 backend unreachable */
 #define SLC_ER_CONNECTION_KILLED    1927    /* 70100 (MariaDB) */
 #define SLC_ER_SERVER_SHUTDOWN      1053    /* 08S01 */

@@ -68,6 +68,17 @@ struct slc_session_s {
     int                    denied;      /* SLC_SS_DELAY: the verdict */
     int                    with_password;
     slc_timer_t            delay;       /* SLC_SS_DELAY: its end */
+    /* users_from (slc_mysql_accounts.h): a login that missed waits in
+       SLC_SS_DELAY for a load of the accounts, then is checked again
+       with the token kept here (wiped with the session) */
+    uint8_t                token[SLC_MYSQL_SCRAMBLE_LEN];
+    uint8_t                token_len;
+    unsigned               accounts_wait:1;     /* waiting for a load */
+    unsigned               accounts_asked:1;    /* once per login */
+    uint32_t               accounts_ticket;
+    uint64_t               accounts_deadline;   /* loop ms */
+    /* the account uses this plugin, which auth local cannot check */
+    char                   plugin[65];
 
     slc_backend_t         *backend;   /* the router's (readconn: only) one */
 
