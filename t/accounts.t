@@ -276,7 +276,9 @@ ok($rw && defined $rw->selectrow_array('SELECT @@server_id'),
 
 ok($d && $d->do('SELECT 1'), 'a session of a loaded account, at rest');
 ok($t->reload, 'reload');
-ok($t->grep_log(qr{zone "mysql_accounts/cluster" .* carried over}),
+ok(wait_for(sub { $t->grep_log(
+                qr{zone "mysql_accounts/cluster" .* carried over}) },
+            what => 'the zone line'),
    'the accounts zone is carried over');
 ok(login('acc_h', 'specific'), 'the accounts are there after a reload')
     or diag($DBI::errstr);
