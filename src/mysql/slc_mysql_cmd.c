@@ -435,6 +435,16 @@ slc_cmd_forward(slc_session_t *s)
     }
     slc_mysql_track_client(&b->track, s->in->pos, taken - skip);
     s->in_ready = taken - skip;
+    if (skip > 0 && s->in_ready > 0
+        && slc_buf_reserve(&b->out, s->in_ready) == SLC_OK)
+    {
+        /* the rest of a rewritten head's packet joins it: one write */
+        memcpy(b->out->last, s->in->pos, s->in_ready);
+        b->out->last += s->in_ready;
+        slc_upstream_count_bytes(b->server, 0, s->in_ready);
+        s->in->pos += s->in_ready;
+        s->in_ready = 0;
+    }
     s->held = 0;
     c->state = SLC_CMD_FORWARD;
     if (slc_buf_len(s->in) > s->in_ready) {
