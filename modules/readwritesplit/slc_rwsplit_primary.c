@@ -4,8 +4,9 @@
  * (the server died, restarted, killed the connection), the core asks the
  * router for another backend to take its place (own_lost): a replica
  * backend of the session's (an idle one if it has) becomes its own, so
- * reads go on and its status flags are the session's.  Meanwhile whatever must run on the
- * primary (writes, transactions, locking reads, prepared statements) gets
+ * reads go on and its status flags are the session's.  Meanwhile
+ * whatever must run on the primary (writes, transactions, locking reads,
+ * prepared statements) gets
  * a clear ERR, unless a new primary backend is on its way: every command
  * tries to open one, at most once a second, and a command for the primary
  * waits for it.  Once it is logged in and has been given the session

@@ -317,7 +317,9 @@ sub _md_method {
         . '(`t/lib/Sluice/Sandbox.pm`) with `--thread-handling=pool-of-'
         . 'threads` and room for the idle sessions; sysbench tables '
         . "prepared once: $o->{tables} × $o->{table_size} rows.  All "
-        . 'proxies forward to the primary over loopback TCP.',
+        . 'proxies forward to the primary over loopback TCP; the '
+        . 'readwritesplit targets (rwsplit-*) send autocommit reads to '
+        . 'the replica and transactions to the primary.',
         '- Each point (workload, client threads) runs every series '
         . "(target and transport) once per round, the series alternating "
         . "within the round (A B C … A B C …), $o->{rounds} round"
