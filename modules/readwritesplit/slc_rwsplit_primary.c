@@ -6,10 +6,9 @@
  * backend of the session's (an idle one if it has) becomes its own, so
  * reads go on and its status flags are the session's.  Meanwhile
  * whatever must run on the primary (writes, transactions, locking reads,
- * prepared statements) gets
- * a clear ERR, unless a new primary backend is on its way: every command
- * tries to open one, at most once a second, and a command for the primary
- * waits for it.  Once it is logged in and has been given the session
+ * prepared statements) gets a clear ERR, unless a new primary backend is
+ * on its way: every command tries to open one, at most once a second, and
+ * a command for the primary waits for it.  Once it is logged in and has been given the session
  * history, the next command makes it the session's own again and the
  * replica goes back to being a replica.  A session with no replica
  * backend when its primary goes ends, as with fail_instantly.
