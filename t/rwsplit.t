@@ -50,7 +50,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(28);
+$t->plan(36);
 
 my $pid = $t->primary_dbh->selectrow_array('SELECT @@server_id');
 my $rid = $t->replica_dbh->selectrow_array('SELECT @@server_id');
@@ -111,6 +111,37 @@ is(scalar $e->selectrow_array('SELECT @late, DATABASE()'), 7,
    'which has the user variable (replayed)');
 is(($e->selectrow_array('SELECT @late, DATABASE()'))[1], 'mysql',
    'and the database (COM_INIT_DB replayed as USE)');
+
+# statements that must run where the state is
+{
+    my $w = $t->dbh;
+    $w->{mariadb_auto_reconnect} = 0;
+    is(where($w, 'SELECT @@server_id, CONNECTION_ID()'), 'primary',
+       'CONNECTION_ID() to the primary');
+    is(where($w, "SELECT \@\@server_id, GET_LOCK('rws_lock', 0)"),
+       'primary', 'GET_LOCK() to the primary');
+    $w->do("SELECT RELEASE_LOCK('rws_lock')");
+    # a warning on the replica, then SHOW WARNINGS: the same backend
+    $w->selectrow_array("SELECT CAST('abc' AS INT), \@\@server_id");
+    my $warn = $w->selectall_arrayref('SHOW WARNINGS');
+    is(scalar @$warn, 1, 'SHOW WARNINGS after a read with a warning: the '
+       . 'backend that ran it (the replica) shows it');
+    $w->selectrow_array(
+        'SELECT SQL_CALC_FOUND_ROWS @@server_id FROM mysql.user LIMIT 0');
+    ok(scalar $w->selectrow_array('SELECT FOUND_ROWS()') > 0,
+       'FOUND_ROWS() on the backend of the SELECT before');
+    $w->do('UPDATE rws SET v = v + 1 WHERE id = 1');
+    is(scalar $w->selectrow_array('SELECT ROW_COUNT()'), 1,
+       'ROW_COUNT() after an UPDATE: the primary\'s count');
+    ok($w->do('CREATE TEMPORARY TABLE rws_tmp (i INT)')
+       && $w->do('INSERT INTO rws_tmp VALUES (1), (2)'),
+       'a temporary table of the session');
+    is(scalar $w->selectrow_array('SELECT COUNT(*) FROM rws_tmp'), 2,
+       'reads of it run on the primary, where it is');
+    is(where($w, 'SELECT @@server_id FROM rws_tmp LIMIT 1'), 'primary',
+       'and every read of the session after it, too');
+    $w->disconnect;
+}
 
 # no replica in the upstream: reads from the primary
 my $a = $t->dbh(port => $t->port(1));
