@@ -14,7 +14,9 @@ use warnings;
 use FindBin;
 use lib "$FindBin::Bin/lib";
 
+use POSIX ();
 use Test::More;
+use Sluice::Sandbox;
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
@@ -47,7 +49,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(16);
+$t->plan(19);
 $t->allow_log(qr/backend server .* lost/);
 
 my $pid = $sb->admin_dbh('primary')->selectrow_array('SELECT @@server_id');
@@ -101,3 +103,46 @@ is(scalar $sb->admin_dbh('primary')->selectrow_array(
    'the row is on the primary');
 like(substr($t->error_log, $off), qr/back on primary/,
      'the log says so');
+
+# --- the replica's server killed under a read load ---------------------------
+# autocommit reads in flight on it are retried on the primary, later ones
+# go there while no replica can be opened: sysbench sees no error at all
+SKIP: {
+    my $bin = eval { Sluice::Sandbox::find_bin('sysbench') };
+    skip 'no sysbench (contrib/deps.sh installs it)', 3 unless $bin;
+    my @c = ('--db-driver=mysql', '--mysql-db=test', '--tables=2',
+             '--table-size=2000', '--mysql-ignore-errors=none');
+    my $sock = $sb->socket('primary');
+    my $prep = `$bin oltp_read_only @c --mysql-user=root --mysql-password= --mysql-socket=$sock prepare 2>&1`;
+    die "sysbench prepare: $prep" if $?;
+    my $r = $sb->admin_dbh('replica');
+    Sluice::Test::wait_for(sub { (eval { $r->selectrow_array(
+        'SELECT COUNT(*) FROM test.sbtest2') } // 0) == 2000 },
+        timeout => 30, what => 'the tables on the replica');
+    my $reads = sub { ($r->selectrow_array(
+        "SHOW GLOBAL STATUS LIKE 'Com_select'"))[1] };
+    my $before = $reads->();
+    my $out = $t->testdir . '/sysbench.out';
+    my $child = fork // die "fork: $!";
+    if ($child == 0) {
+        exec("$bin oltp_read_only @c --skip_trx=on --db-ps-mode=disable "
+             . '--mysql-user=app --mysql-password=secret '
+             . '--mysql-host=127.0.0.1 --mysql-port=' . $t->port(0)
+             . " --threads=4 --time=6 run >$out 2>&1");
+        POSIX::_exit(127);
+    }
+    # the replica serves reads, then dies
+    my $served = Sluice::Test::wait_for(sub { $reads->() - $before > 500 },
+        what => 'reads on the replica');
+    $sb->kill_server('replica');
+    waitpid $child, 0;
+    my $res = $t->read_file('sysbench.out') // '';
+    ok($served, 'the replica served reads before it was killed');
+    ok($? == 0 && $res =~ /ignored errors:\s+0\s/
+       && $res =~ /reconnects:\s+0\s/,
+       'sysbench oltp_read_only through the replica\'s death: no error')
+        or diag($res);
+    like($t->error_log, qr/runs on '[^']+' instead|dropped from the session/,
+         'the log says what the proxy did');
+    $sb->start_server('replica');
+}
