@@ -26,6 +26,7 @@ my $restore = 0;
 END {
     if ($restore) {
         eval { $t->primary_dbh->do('SET GLOBAL read_only = OFF') };
+        eval { $t->replica_dbh->do("RESET SLAVE 'sluice_idle' ALL") };
         eval { $t->replica_dbh->do('START SLAVE') };
     }
 }
@@ -82,12 +83,26 @@ mysql {
         readconn_role primary;
         upstream dead;
     }
+    upstream lagged {
+        monitor_user sluice_mon;
+        monitor_password "$mon_pass";
+        monitor_interval 200ms;
+        max_replication_lag 1s;
+        server %%PRIMARY%% role=primary;
+        server %%REPLICA%% role=replica;
+    }
+    server {
+        listen 127.0.0.1:%%PORT_3%%;
+        router readconn;
+        readconn_role replica;
+        upstream lagged;
+    }
 }
 EOF
 $t->write_file_expand('sluice.conf', $conf);
 $t->allow_log(qr/monitor/);
 $t->run;
-$t->plan(22);
+$t->plan(27);
 
 my $P = $t->primary;
 my $R = $t->replica;
@@ -178,6 +193,40 @@ ok(wait_for(sub { (server_id(1) // 0) == $replica_id }, timeout => 5,
 like($t->error_log,
      qr{monitor: server "cluster/\Q$R\E": replication running},
      'the log says replication runs again');
+
+# --- several replication connections (multi-source) ---------------------
+# a second, named connection that does not run: SHOW ALL SLAVES STATUS
+# shows it, and a replica counts as replicating only if all of them run
+$r->do("CHANGE MASTER 'sluice_idle' TO MASTER_HOST='127.0.0.1', "
+       . 'MASTER_PORT=' . $t->port(9) . ", MASTER_USER='nobody'");
+ok(wait_for(sub { !defined server_id(1) }, timeout => 5,
+            what => 'the replica with a stopped connection left out'),
+   'a second replication connection that does not run: the replica is '
+   . 'left out');
+$r->do("RESET SLAVE 'sluice_idle' ALL");
+ok(wait_for(sub { (server_id(1) // 0) == $replica_id }, timeout => 5,
+            what => 'the replica back'),
+   'that connection removed: the replica is used again');
+
+# --- real lag ------------------------------------------------------------------
+# the replica's SQL thread waits for a table a session holds locked there:
+# Seconds_Behind_Master grows past max_replication_lag 1s
+$p->do('CREATE OR REPLACE TABLE test.mon_lag (i INT)');
+wait_for(sub { $r->selectrow_array(q{SELECT COUNT(*) FROM
+    information_schema.tables WHERE table_name = 'mon_lag'}) },
+    what => 'the table on the replica');
+my $lock = $t->replica_dbh;
+$lock->do('LOCK TABLES test.mon_lag WRITE');
+$p->do('INSERT INTO test.mon_lag VALUES (1)');
+ok(wait_for(sub { !defined server_id(3) }, timeout => 10,
+            what => 'the lagging replica left out'),
+   'a replica more than max_replication_lag behind is left out');
+is(server_id(1), $replica_id,
+   'while one without max_replication_lag still uses it');
+$lock->disconnect;              # the lock goes with the connection
+ok(wait_for(sub { (server_id(3) // 0) == $replica_id }, timeout => 10,
+            what => 'the replica caught up'),
+   'caught up: it is used again');
 
 # --- reload -----------------------------------------------------------------
 

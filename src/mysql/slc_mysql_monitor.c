@@ -503,27 +503,49 @@ slc_monitor_slave_field(slc_monitor_entry_t *e, const char *name,
     }
 }
 
-/* SHOW SLAVE STATUS: a row means the server replicates (the first
-   connection only, with multi-source replication). */
+/*
+ * SHOW ALL SLAVES STATUS (MariaDB: every replication connection, multi-
+ * source included; MySQL: SHOW SLAVE STATUS, one row per channel).  A
+ * row means the server replicates.  With several connections it counts
+ * as replicating only if every one of them runs both threads, and its lag
+ * is the largest: a read may need what any source wrote.
+ */
 static int
 slc_monitor_query_slave(slc_monitor_srv_t *ms, slc_monitor_entry_t *e)
 {
-    MYSQL_RES   *res;
-    MYSQL_ROW    row;
-    MYSQL_FIELD *f;
+    static const char *q[2] = { "SHOW ALL SLAVES STATUS",
+                                "SHOW SLAVE STATUS" };
+    const unsigned      both = SLC_MONITOR_IO_RUNNING
+                               | SLC_MONITOR_SQL_RUNNING;
+    MYSQL_RES          *res;
+    MYSQL_ROW           row;
+    MYSQL_FIELD        *f;
+    unsigned            rows = 0, running = both, unknown = 0;
+    long long           lag = 0;
 
-    if (mysql_query(ms->mysql, "SHOW SLAVE STATUS") != 0
+    if (mysql_query(ms->mysql, q[ms->mysql57]) != 0
         || (res = mysql_store_result(ms->mysql)) == NULL)
     {
         return SLC_ERROR;
     }
-    row = mysql_fetch_row(res);
-    if (row != NULL) {
-        e->st.flags |= SLC_MONITOR_REPLICA;
-        f = mysql_fetch_fields(res);
+    f = mysql_fetch_fields(res);
+    while ((row = mysql_fetch_row(res)) != NULL) {
+        rows++;
+        e->st.flags &= ~both;
+        e->st.seconds_behind = -1;
         for (unsigned i = 0; i < mysql_num_fields(res); i++) {
             slc_monitor_slave_field(e, f[i].name, row[i]);
         }
+        running &= e->st.flags & both;
+        if (e->st.seconds_behind < 0) {
+            unknown = 1;                /* NULL: a thread stopped */
+        } else if (e->st.seconds_behind > lag) {
+            lag = e->st.seconds_behind;
+        }
+    }
+    if (rows > 0) {
+        e->st.flags = (e->st.flags & ~both) | running | SLC_MONITOR_REPLICA;
+        e->st.seconds_behind = unknown ? -1 : lag;
     }
     mysql_free_result(res);
     return SLC_OK;
