@@ -8,7 +8,7 @@ PKGS="gcc make pkg-config libbsd-dev libmd-dev libpcre2-dev libmariadb-dev \
 check libhiredis-dev \
 mariadb-server mariadb-client redis-server \
 perl libdbi-perl libdbd-mariadb-perl procps iproute2 \
-python3-mysqldb sysbench $*"
+python3-mysqldb php-cli php-mysql sysbench $*"
 
 SUDO=
 if [ "$(id -u)" != 0 ]; then
