@@ -49,7 +49,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(19);
+$t->plan(23);
 $t->allow_log(qr/backend server .* lost/);
 
 my $pid = $sb->admin_dbh('primary')->selectrow_array('SELECT @@server_id');
@@ -72,6 +72,10 @@ is(where($d), 'replica', 'fail_on_write session: a replica backend');
 is(where($f), 'replica', 'fail_instantly session: a replica backend');
 ok($g->do('SET @x = 1'), 'a third session has only its primary backend');
 
+my $old = $d->prepare('SELECT 2', { mariadb_server_prepare => 1 });
+ok($old && $old->execute && $old->fetchrow_array == 2,
+   'a server-side prepared statement before the failure');
+
 my $off = length $t->error_log;
 ok($sb->kill_server('primary'), 'the primary is killed (SIGKILL)');
 ok(Sluice::Test::wait_for(sub {
@@ -85,6 +89,13 @@ ok(!$d->do('INSERT INTO fo VALUES (1)'), 'a write fails');
 is($d->err, 1429, 'with ERR 1429');
 like($d->errstr, qr/primary server .* is not available: the statement was not run/,
      'which says the statement did not run');
+my $new = $d->prepare('SELECT 3', { mariadb_server_prepare => 1 });
+ok(!$new || !$new->execute, 'a statement prepared while the primary is away '
+   . 'fails');
+is($d->err, 1429, 'with ERR 1429');
+undef $old;             # COM_STMT_CLOSE, which has no answer: dropped
+is(scalar $d->selectrow_array('SELECT @kept'), 5,
+   'closing a statement of the lost primary leaves the session in step');
 ok(!defined $f->selectrow_array('SELECT 1'),
    'fail_instantly: the session is gone');
 ok(!defined $g->selectrow_array('SELECT 1'),

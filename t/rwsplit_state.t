@@ -59,6 +59,17 @@ mysql {
         upstream cluster;
         retry_failed_reads off;
     }
+    upstream twice {
+        server %%PRIMARY%% role=primary;
+        server %%REPLICA%% role=replica;
+        server localhost:@{[ $t->replica_port ]} role=replica;
+    }
+    server {
+        listen 127.0.0.1:%%PORT_6%%;
+        router readwritesplit;
+        upstream twice;
+        max_replica_connections 2;
+    }
     upstream stopping {
         server %%PRIMARY%% role=primary;
         server 127.0.0.1:%%PORT_4%% role=replica;
@@ -77,7 +88,7 @@ my $fake = Sluice::FakeBackend->new(port => $t->port(4), script => [
                                         'Server shutdown in progress') ],
     'close' ]);
 $t->run;
-$t->plan(30);
+$t->plan(36);
 
 my $pid = $t->primary_dbh->selectrow_array('SELECT @@server_id');
 my $rid = $t->replica_dbh->selectrow_array('SELECT @@server_id');
@@ -167,6 +178,30 @@ my $z = $t->dbh(user => $u, password => 'h-pw', port => $t->port(1));
 is(where($z), 'primary', 'max_replica_connections 0: reads go to the '
    . 'primary');
 $z->disconnect;
+
+# --- max_replica_connections 2 --------------------------------------------
+# the upstream names the replica twice (two servers to the router)
+{
+    my $two = $t->dbh(user => $u, password => 'h-pw', port => $t->port(6));
+    ok($two->do('SET @two = 22'), 'max_replica_connections 2: state set');
+    my @r = map { join ' ', $two->selectrow_array('SELECT @two, @@server_id')
+                } 1 .. 4;
+    is("@r", join(' ', ("22 $rid") x 4), 'reads on the replica backends, '
+       . 'each given the history');
+    my @ids;
+    ok(Sluice::Test::wait_for(sub { @ids = sort(replica_ids($u)); @ids == 2 },
+                              what => 'two replica backends'),
+       'two replica backends, opened one per read while fewer than 2');
+    my $off = length $t->error_log;
+    ok($t->reload && Sluice::Test::wait_for(sub {
+           substr($t->error_log, $off) =~ /handed over by process index/ },
+           what => 'the handover'), 'reload: the session is handed over');
+    is(join(' ', $two->selectrow_array('SELECT @two, @@server_id')),
+       "22 $rid", 'and reads on');
+    is("@{[ sort(replica_ids($u)) ]}", "@ids",
+       'with both replica backends: the same two connections');
+    $two->disconnect;
+}
 
 # --- a read the replica fails is retried on the primary -----------------
 # The read runs in a child; the parent kills its replica connection while

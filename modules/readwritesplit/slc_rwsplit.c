@@ -359,7 +359,7 @@ slc_rws_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r)
 }
 
 /* Whether b is logged in and has nothing in flight. */
-static int
+int
 slc_rws_idle(const slc_backend_t *b)
 {
     return b->state == SLC_BS_READY && slc_mysql_track_idle(&b->track);
@@ -426,6 +426,23 @@ slc_rws_keep(slc_rws_ctx_t *rc, slc_backend_t *b, const slc_cmd_t *c)
     rc->retry_on = b;
 }
 
+/* A backend of the router's on a server of `roles` (never one in skip),
+   opened now: NULL when none is available. */
+slc_backend_t *
+slc_rws_open(slc_session_t *s, slc_rws_ctx_t *rc, unsigned roles,
+    const uint8_t *skip, const slc_backend_ops_t *ops)
+{
+    slc_upstream_server_t *us;
+    int                    full;
+
+    us = slc_upstream_pick(s->srv->upstream, roles, skip, &full);
+    if (us == NULL) {
+        return NULL;
+    }
+    slc_upstream_release(us);           /* open_aux takes its own slot */
+    return slc_backend_open_aux(s, us, ops, rc, &full);
+}
+
 static unsigned
 slc_rws_server_index(const slc_session_t *s, const slc_backend_t *b)
 {
@@ -441,10 +458,8 @@ slc_rws_server_index(const slc_session_t *s, const slc_backend_t *b)
 static slc_backend_t *
 slc_rws_replica(slc_session_t *s, slc_rws_ctx_t *rc)
 {
-    uint8_t                skip[SLC_UPSTREAM_SET_BYTES];
-    slc_upstream_server_t *us;
-    slc_backend_t         *b;
-    int                    full;
+    uint8_t        skip[SLC_UPSTREAM_SET_BYTES];
+    slc_backend_t *b;
 
     if (rc->primary_only || rc->conf->max_replica_connections == 0) {
         return NULL;
@@ -454,15 +469,11 @@ slc_rws_replica(slc_session_t *s, slc_rws_ctx_t *rc)
         for (unsigned i = 0; i < rc->nreplicas; i++) {
             slc_upstream_set(skip, slc_rws_server_index(s, rc->replica[i]));
         }
-        us = slc_upstream_pick(s->srv->upstream, SLC_ROLE_REPLICA, skip,
-                               &full);
-        if (us != NULL) {
-            slc_upstream_release(us);   /* open_aux takes its own slot */
-            b = slc_backend_open_aux(s, us, &slc_rws_replica_ops, rc, &full);
-            if (b != NULL) {
-                rc->replica[rc->nreplicas++] = b;
-                return b;
-            }
+        b = slc_rws_open(s, rc, SLC_ROLE_REPLICA, skip,
+                         &slc_rws_replica_ops);
+        if (b != NULL) {
+            rc->replica[rc->nreplicas++] = b;
+            return b;
         }
     }
     if (rc->nreplicas == 0) {

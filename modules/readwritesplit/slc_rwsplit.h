@@ -11,6 +11,7 @@
 #include "slc_core.h"
 #include "slc_conf_file.h"
 #include "slc_mysql_classify.h"
+#include "slc_mysql_backend.h"
 #include "slc_mysql_conf.h"
 #include "slc_mysql_filter.h"
 #include "slc_mysql_gtid.h"
@@ -134,6 +135,9 @@ extern slc_module_t slc_readwritesplit_module;
 
 /* slc_rwsplit.c */
 int    slc_rws_replay(slc_rws_ctx_t *rc, slc_backend_t *b);
+slc_backend_t *slc_rws_open(slc_session_t *s, slc_rws_ctx_t *rc,
+    unsigned roles, const uint8_t *skip, const slc_backend_ops_t *ops);
+int    slc_rws_idle(const slc_backend_t *b);
 void   slc_rws_adopt_replica(slc_rws_ctx_t *rc, slc_backend_t *b);
 
 /* slc_rwsplit_primary.c */

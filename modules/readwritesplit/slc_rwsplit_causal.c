@@ -230,8 +230,8 @@ slc_rws_causal_ask(slc_session_t *s, slc_rws_causal_t *cc)
         return;
     }
     cc->errs0 = b->track.reply.errs;
-    cc->gtids = b->track.gtids;
-    cc->lost = b->track.gtid_lost;
+    cc->gtids = slc_mysql_track_gtids(&b->track);
+    cc->lost = slc_mysql_track_gtid_lost(&b->track);
     if (slc_cmd_inject(b, (const uint8_t *) q, sizeof(q) - 1) == SLC_OK) {
         cc->track = SLC_RWS_TRACK_ASKED;
     }
@@ -242,18 +242,21 @@ static void
 slc_rws_causal_take(slc_rws_causal_t *cc, const slc_mysql_track_t *t,
     int global)
 {
-    if (t->gtid_lost != cc->lost) {
-        cc->lost = t->gtid_lost;
+    uint64_t gtids = slc_mysql_track_gtids(t);
+    uint64_t lost = slc_mysql_track_gtid_lost(t);
+
+    if (lost != cc->lost) {
+        cc->lost = lost;
         cc->track = SLC_RWS_TRACK_OFF;  /* a GTID may have gone by */
     }
-    if (t->gtids != cc->gtids) {
-        cc->gtids = t->gtids;
-        if (t->gtids == 0) {
+    if (gtids != cc->gtids) {
+        cc->gtids = gtids;
+        if (gtids == 0) {
             return;                     /* a tracker initialised again */
         }
-        slc_gtid_set_add(&cc->mine, &t->gtid);
+        slc_gtid_set_add(&cc->mine, &t->g->gtid);
         if (global) {
-            slc_rws_zone_add(&t->gtid);
+            slc_rws_zone_add(&t->g->gtid);
         }
     }
 }

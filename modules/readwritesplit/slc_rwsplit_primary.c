@@ -54,8 +54,7 @@ slc_rws_own_lost(slc_session_t *s, const char *why)
     for (unsigned i = 0; i < rc->nreplicas; i++) {
         slc_backend_t *r = rc->replica[i];
 
-        if (r->state == SLC_BS_READY
-            && (k < 0 || slc_mysql_track_idle(&r->track)))
+        if (k < 0 ? r->state == SLC_BS_READY : slc_rws_idle(r))
         {
             k = (int) i;
         }
@@ -125,20 +124,12 @@ slc_rws_primary_done(slc_backend_t *b, const slc_mysql_reply_t *r)
 static void
 slc_rws_primary_reopen(slc_session_t *s, slc_rws_ctx_t *rc)
 {
-    slc_upstream_server_t *us;
-    int                    full;
-
     if (rc->primary != NULL || slc_loop->now < rc->primary_next_try) {
         return;
     }
     rc->primary_next_try = slc_loop->now + SLC_RWS_PRIMARY_RETRY;
-    us = slc_upstream_pick(s->srv->upstream, SLC_ROLE_PRIMARY, NULL, &full);
-    if (us == NULL) {
-        return;
-    }
-    slc_upstream_release(us);           /* open_aux takes its own slot */
-    rc->primary = slc_backend_open_aux(s, us, &slc_rws_primary_ops, rc,
-                                       &full);
+    rc->primary = slc_rws_open(s, rc, SLC_ROLE_PRIMARY, NULL,
+                               &slc_rws_primary_ops);
 }
 
 /*
@@ -152,8 +143,7 @@ slc_rws_primary_check(slc_session_t *s, slc_rws_ctx_t *rc)
 {
     slc_backend_t *p = rc->primary, *old;
 
-    if (p == NULL || p->state != SLC_BS_READY
-        || !slc_mysql_track_idle(&p->track)
+    if (p == NULL || !slc_rws_idle(p)
         || slc_mysql_track_in_trans(&s->backend->track))
     {
         slc_rws_primary_reopen(s, rc);

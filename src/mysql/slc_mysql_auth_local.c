@@ -75,13 +75,22 @@ slc_session_greet(slc_session_t *s)
 static void
 slc_session_answer(slc_session_t *s)
 {
-    if (s->denied && s->plugin[0] != '\0') {
+    slc_mysql_cred_t c;
+
+    /* an account of another plugin: looked up again, the rare case is
+       not worth 65 bytes in every session */
+    if (s->denied && slc_mysql_cred_find(s->cycle, s->srv, s->user, s->host,
+                                         &c) == SLC_OK
+        && c.plugin[0] != '\0')
+    {
+        explicit_bzero(&c.hash, sizeof(c.hash));
         slc_session_fail(s, SLC_ER_NOT_SUPPORTED_AUTH_MODE, "08004",
             "Account '%s'@'%s' uses the authentication plugin '%s': "
             "sluice checks mysql_native_password only", s->user, s->host,
-            s->plugin);
+            c.plugin);
         return;
     }
+    explicit_bzero(&c, sizeof(c));
     if (s->denied) {
         slc_session_fail(s, SLC_ER_ACCESS_DENIED_ERROR, "28000",
             "Access denied for user '%s'@'%s' (using password: %s)",
@@ -187,14 +196,10 @@ slc_session_check(slc_session_t *s)
     slc_mysql_cred_t c;
     uint64_t         delay;
 
-    s->plugin[0] = '\0';
     if (slc_mysql_cred_find(s->cycle, s->srv, s->user, s->host, &c)
-        != SLC_OK)
+        != SLC_OK || c.plugin[0] != '\0')
     {
-        s->denied = 1;
-    } else if (c.plugin[0] != '\0') {
-        s->denied = 1;
-        strlcpy(s->plugin, c.plugin, sizeof(s->plugin));
+        s->denied = 1;                  /* slc_session_answer says why */
     } else {
         s->denied = slc_mysql_native_verify(s->scramble, &c.hash, s->token,
                         s->token_len, s->stage1) != SLC_OK;

@@ -75,7 +75,7 @@ static int  slc_cmd_forward(slc_session_t *s);
 static void slc_cmd_answer_lost(slc_session_t *s, slc_backend_t *b,
     const char *why, int connecting);
 static void slc_cmd_client_write(slc_conn_t *conn);
-static int  slc_cmd_killed(const slc_backend_t *b, const slc_buf_t *buf);
+static int  slc_cmd_killed(const slc_session_t *s, const slc_backend_t *b);
 static void slc_cmd_own_lost(slc_session_t *s, const char *why);
 
 int
@@ -816,7 +816,7 @@ slc_cmd_pump(slc_session_t *s, slc_backend_t *b)
 
     for ( ;; ) {
         while (buf != NULL && slc_buf_len(buf) > 0) {
-            if (!c->replied && slc_cmd_killed(b, buf)) {
+            if (!c->replied && slc_cmd_killed(s, b)) {
                 slc_cmd_backend_fail(b, "the server ended the connection");
                 return;
             }
@@ -976,30 +976,47 @@ slc_cmd_retry(slc_session_t *s, slc_backend_t *b)
     c->left = 0;
     slc_cmd_running(s, nb);
     if (slc_cmd_inject(nb, p, len) != SLC_OK) {
-        c->target = NULL;
-        c->discard = 1;
-        c->state = SLC_CMD_REPLY;
+        c->target = b;                  /* the caller answers for b */
         return 0;
     }
     return 1;
 }
 
-/* Whether b's response begins with an ERR that says the connection, not
-   the command, failed: a retry may serve the command elsewhere. */
+/* Whether b answered the command in flight with an ERR that says the
+   connection, not the command, failed (the tracker has read it): a retry
+   may serve the command elsewhere. */
 static int
-slc_cmd_killed(const slc_backend_t *b, const slc_buf_t *buf)
+slc_cmd_killed(const slc_session_t *s, const slc_backend_t *b)
 {
-    const uint8_t *p = buf->pos;
-    unsigned       code;
+    const slc_mysql_reply_t *r = &b->track.reply;
 
-    if (b->ops == NULL || b->ops->retry == NULL
-        || slc_buf_len(buf) < SLC_MYSQL_HDR_LEN + 3
-        || p[SLC_MYSQL_HDR_LEN] != 0xff)
-    {
-        return 0;
+    return b->ops != NULL && b->ops->retry != NULL
+           && r->done != s->cmd->done_mark && r->first == SLC_MYSQL_ERR
+           && (r->err == SLC_ER_CONNECTION_KILLED
+               || r->err == SLC_ER_SERVER_SHUTDOWN);
+}
+
+/* The command waiting for b, or in flight on it, will not be answered by
+   b: it is dropped when it was never sent, else the rest of it is. */
+static int
+slc_cmd_waits_on(const struct slc_cmd_s *c, const slc_backend_t *b)
+{
+    return c->target == b && (c->state == SLC_CMD_WAIT
+                              || c->state == SLC_CMD_FORWARD);
+}
+
+static void
+slc_cmd_abandon(slc_session_t *s)
+{
+    struct slc_cmd_s *c = s->cmd;
+
+    if (c->state == SLC_CMD_WAIT) {
+        slc_cmd_drop(s);                /* never sent */
+        return;
     }
-    code = (unsigned) slc_mysql_le_get(p + SLC_MYSQL_HDR_LEN + 1, 2);
-    return code == SLC_ER_CONNECTION_KILLED || code == SLC_ER_SERVER_SHUTDOWN;
+    c->target = NULL;
+    c->discard = 1;                     /* the rest of it is dropped */
+    c->state = SLC_CMD_REPLY;
 }
 
 void
@@ -1013,8 +1030,7 @@ slc_cmd_backend_fail(slc_backend_t *b, const char *why)
         b->ops->fail(b, why);
         return;
     }
-    waiting = c->target == b && (c->state == SLC_CMD_WAIT
-                                 || c->state == SLC_CMD_FORWARD);
+    waiting = slc_cmd_waits_on(c, b);
     replied = c->replied;
     connecting = b->state != SLC_BS_READY;
     if (waiting && !replied && slc_cmd_retry(s, b)) {
@@ -1031,12 +1047,8 @@ slc_cmd_backend_fail(slc_backend_t *b, const char *why)
         }
         return;
     }
-    if (waiting && c->state == SLC_CMD_WAIT) {
-        slc_cmd_drop(s);                /* never sent */
-    } else if (waiting) {
-        c->target = NULL;
-        c->discard = 1;                 /* the rest of it is dropped */
-        c->state = SLC_CMD_REPLY;
+    if (waiting) {
+        slc_cmd_abandon(s);
     }
     b->ops->fail(b, why);
     if (!waiting || s->state != SLC_SS_READY
@@ -1084,8 +1096,7 @@ slc_cmd_own_lost(slc_session_t *s, const char *why)
     slc_backend_t      *old = s->backend, *nb = NULL;
     int                 waiting;
 
-    waiting = c->target == old && (c->state == SLC_CMD_WAIT
-                                   || c->state == SLC_CMD_FORWARD);
+    waiting = slc_cmd_waits_on(c, old);
     if (r->own_lost != NULL && !slc_mysql_track_quit_sent(&old->track)
         && !(waiting && c->replied) && s->out == NULL && c->stream == NULL)
     {
@@ -1102,12 +1113,8 @@ slc_cmd_own_lost(slc_session_t *s, const char *why)
     slc_session_log(s, SLC_LOG_WARN, "backend server '%s' lost (%s): the "
         "session goes on with '%s'", old->server->name, why,
         nb->server->name);
-    if (waiting && c->state == SLC_CMD_WAIT) {
-        slc_cmd_drop(s);                /* never sent */
-    } else if (waiting) {
-        c->target = NULL;
-        c->discard = 1;
-        c->state = SLC_CMD_REPLY;
+    if (waiting) {
+        slc_cmd_abandon(s);
     }
     (void) slc_cmd_set_own(s, nb);
     slc_backend_close(old);             /* freed after this event batch */

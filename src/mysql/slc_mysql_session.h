@@ -77,8 +77,6 @@ struct slc_session_s {
     unsigned               accounts_asked:1;    /* once per login */
     uint32_t               accounts_ticket;
     uint64_t               accounts_deadline;   /* loop ms */
-    /* the account uses this plugin, which auth local cannot check */
-    char                   plugin[65];
 
     slc_backend_t         *backend;   /* the router's (readconn: only) one */
 

@@ -548,7 +548,7 @@ slc_mysql_track_row(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
     if (b == SLC_MYSQL_ERR) {
         slc_mysql_track_done(t);
     } else if (b == SLC_MYSQL_EOF && slc_mysql_track_is_term(t, f)) {
-        if (t->ok != NULL && (t->caps & SLC_CLIENT_DEPRECATE_EOF)
+        if (t->g != NULL && (t->caps & SLC_CLIENT_DEPRECATE_EOF)
             && f->plen >= 7)
         {
             slc_mysql_track_ok_capture(t, f);   /* an OK: its state */
@@ -606,12 +606,12 @@ slc_mysql_track_ok_capture(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
         return;
     }
     if (f->plen > SLC_MYSQL_TRACK_OKMAX) {
-        t->gtid_lost++;
+        t->g->gtid_lost++;
         return;
     }
-    memcpy(t->ok, f->head, f->head_len);
-    t->ok_len = f->head_len;
-    t->ok_on = 1;
+    memcpy(t->g->ok, f->head, f->head_len);
+    t->g->ok_len = f->head_len;
+    t->g->ok_on = 1;
 }
 
 static void
@@ -619,7 +619,7 @@ slc_mysql_track_ok_start(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 {
     unsigned kind = slc_mysql_track_kind(t);
 
-    if (t->ok != NULL && f->head_len > 0 && f->head[0] == SLC_MYSQL_OK
+    if (t->g != NULL && f->head_len > 0 && f->head[0] == SLC_MYSQL_OK
         && (kind == SLC_TRACK_SIMPLE || kind == SLC_TRACK_QUERY
             || kind == SLC_TRACK_EXEC))
     {
@@ -630,27 +630,27 @@ slc_mysql_track_ok_start(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 static void
 slc_mysql_track_keep(slc_mysql_track_t *t, const uint8_t *p, size_t n)
 {
-    if (t->ok_len + n > SLC_MYSQL_TRACK_OKMAX) {
-        t->ok_on = 0;                   /* cannot be: plen was checked */
-        t->gtid_lost++;
+    if (t->g->ok_len + n > SLC_MYSQL_TRACK_OKMAX) {
+        t->g->ok_on = 0;                /* cannot be: plen was checked */
+        t->g->gtid_lost++;
         return;
     }
-    memcpy(t->ok + t->ok_len, p, n);
-    t->ok_len += (uint32_t) n;
+    memcpy(t->g->ok + t->g->ok_len, p, n);
+    t->g->ok_len += (uint32_t) n;
 }
 
 static void
 slc_mysql_track_ok_end(slc_mysql_track_t *t)
 {
     slc_gtid_t g;
-    int        rc = slc_mysql_ok_last_gtid(t->ok, t->ok_len, &g);
+    int        rc = slc_mysql_ok_last_gtid(t->g->ok, t->g->ok_len, &g);
 
-    t->ok_on = 0;
+    t->g->ok_on = 0;
     if (rc < 0) {
-        t->gtid_lost++;
+        t->g->gtid_lost++;
     } else if (rc > 0) {
-        t->gtid = g;
-        t->gtids++;
+        t->g->gtid = g;
+        t->g->gtids++;
     }
 }
 
@@ -730,7 +730,7 @@ slc_mysql_ok_last_gtid(const uint8_t *p, size_t len, slc_gtid_t *g)
 int
 slc_mysql_track_want_gtid(slc_mysql_track_t *t)
 {
-    if (t->ok == NULL && (t->ok = malloc(SLC_MYSQL_TRACK_OKMAX)) == NULL) {
+    if (t->g == NULL && (t->g = calloc(1, sizeof(*t->g))) == NULL) {
         return SLC_ERROR;
     }
     return SLC_OK;
@@ -897,13 +897,13 @@ slc_mysql_track_feed(slc_mysql_track_t *t, slc_mysql_frame_t *f,
             f->seen = 1;
             msg(t, f);
         }
-        if (t->ok_on && body && f == &t->srv) {
+        if (t->g != NULL && t->g->ok_on && body && f == &t->srv) {
             /* the OK's bytes past its head (kept by ok_capture) */
             size_t h = f->head_len - h0;
             slc_mysql_track_keep(t, p - n + h, n - h);
         }
         if (f->hdr_len == SLC_MYSQL_HDR_LEN && f->remaining == 0) {
-            if (t->ok_on && f == &t->srv) {
+            if (t->g != NULL && t->g->ok_on && f == &t->srv) {
                 slc_mysql_track_ok_end(t);
             }
             f->hdr_len = 0;
@@ -918,7 +918,7 @@ void
 slc_mysql_track_init(slc_mysql_track_t *t, uint32_t caps, uint16_t status)
 {
     free(t->runs);                      /* initialised again: a new user */
-    free(t->ok);
+    free(t->g);
     memset(t, 0, sizeof(*t));
     t->caps = caps;
     t->status = status;
@@ -936,9 +936,8 @@ slc_mysql_track_free(slc_mysql_track_t *t)
 {
     free(t->runs);
     t->runs = NULL;
-    free(t->ok);
-    t->ok = NULL;
-    t->ok_on = 0;
+    free(t->g);
+    t->g = NULL;
     t->rcap = t->rfirst = t->nruns = 0;
     t->npend = 0;
     t->broken = 1;

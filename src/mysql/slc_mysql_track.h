@@ -110,6 +110,16 @@ typedef struct {
     uint8_t     first;
 } slc_mysql_reply_t;
 
+/* A tracker's causal-reads state (slc_mysql_track_want_gtid). */
+typedef struct {
+    uint32_t    ok_len;       /* bytes kept of the OK being read */
+    uint8_t     ok_on;        /* the packet being read is such an OK */
+    uint64_t    gtids;
+    uint64_t    gtid_lost;
+    slc_gtid_t  gtid;
+    uint8_t     ok[SLC_MYSQL_TRACK_OKMAX];
+} slc_mysql_track_gtid_t;
+
 typedef struct {
     slc_mysql_frame_t  cli;
     slc_mysql_frame_t  srv;
@@ -142,14 +152,10 @@ typedef struct {
      * SLC_MYSQL_TRACK_OKMAX bytes, and its last_gtid read when it ends.
      * `gtids` counts the values seen, the last in `gtid`; `gtid_lost`
      * the OKs with session state that could not be read (too long,
-     * malformed): a GTID may have gone by unseen.
+     * malformed): a GTID may have gone by unseen.  Allocated only when
+     * wanted: a readconn backend carries one pointer.
      */
-    uint8_t    *ok;           /* NULL: not wanted */
-    uint32_t    ok_len;       /* bytes kept of the OK being read */
-    uint8_t     ok_on;        /* the packet being read is such an OK */
-    uint64_t    gtids;
-    uint64_t    gtid_lost;
-    slc_gtid_t  gtid;
+    slc_mysql_track_gtid_t *g;  /* NULL: not wanted */
 } slc_mysql_track_t;
 
 /* t must be zeroed before its first initialisation (sessions are
@@ -196,6 +202,20 @@ static inline int
 slc_mysql_track_in_trans(const slc_mysql_track_t *t)
 {
     return (t->status & SLC_SERVER_STATUS_IN_TRANS) != 0;
+}
+
+/* Causal reads: GTIDs seen, OKs with session state that could not be
+   read, and the last GTID (valid when gtids > 0); 0 when not wanted. */
+static inline uint64_t
+slc_mysql_track_gtids(const slc_mysql_track_t *t)
+{
+    return t->g != NULL ? t->g->gtids : 0;
+}
+
+static inline uint64_t
+slc_mysql_track_gtid_lost(const slc_mysql_track_t *t)
+{
+    return t->g != NULL ? t->g->gtid_lost : 0;
 }
 
 #endif /* SLC_MYSQL_TRACK_H */

@@ -234,8 +234,8 @@ slc_test_track_feed(size_t chunk, const char *ok_hex, uint64_t gtids,
         }
         ck_assert(slc_mysql_track_idle(&t));
     }
-    ck_assert_uint_eq(t.gtids, gtids);
-    ck_assert_uint_eq(t.gtid_lost, lost);
+    ck_assert_uint_eq(slc_mysql_track_gtids(&t), gtids);
+    ck_assert_uint_eq(slc_mysql_track_gtid_lost(&t), lost);
     slc_mysql_track_free(&t);
 }
 
@@ -264,7 +264,7 @@ START_TEST(test_track_not_wanted)
     slc_mysql_track_client(&t, q, sizeof(q));
     slc_mysql_track_server(&t, pk, n + 4);
     ck_assert(slc_mysql_track_idle(&t));
-    ck_assert_uint_eq(t.gtids, 0);
+    ck_assert_uint_eq(slc_mysql_track_gtids(&t), 0);
     slc_mysql_track_free(&t);
 }
 END_TEST
@@ -299,9 +299,9 @@ START_TEST(test_track_returning)
         }
     }
     ck_assert(slc_mysql_track_idle(&t));
-    ck_assert_uint_eq(t.gtids, 1);
-    ck_assert_uint_eq(t.gtid.seq, 4);
-    ck_assert_uint_eq(t.gtid_lost, 0);
+    ck_assert_uint_eq(slc_mysql_track_gtids(&t), 1);
+    ck_assert_uint_eq(t.g->gtid.seq, 4);
+    ck_assert_uint_eq(slc_mysql_track_gtid_lost(&t), 0);
     slc_mysql_track_free(&t);
 }
 END_TEST
