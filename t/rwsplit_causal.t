@@ -85,7 +85,7 @@ mysql {
 $servers}
 EOF
 $t->run;
-$t->plan(39);
+$t->plan(55);
 
 my $pid = $p->selectrow_array('SELECT @@server_id');
 my $rid = $r->selectrow_array('SELECT @@server_id');
@@ -271,14 +271,73 @@ my $s = raw_login($t->port(0));
 my (undef, $login) = read_packet($s);
 is(ord($login // "\xff"), 0, 'raw client without CLIENT_SESSION_TRACK '
    . 'logged in (local, monitor)');
+my $raw_read = sub {
+    my ($sock, $id) = @_;
+    return raw_query($sock, 'SELECT @@server_id, COUNT(*) FROM test.causal '
+                     . "WHERE id = $id");
+};
+is($raw_read->($s, 7), "$rid 0", 'it reads from the replica before any '
+   . 'write');
+my $pselects = sub { ($p->selectrow_array(
+    "SHOW GLOBAL STATUS LIKE 'Com_select'"))[1] };
 hold_replica();
-raw_query($s, 'INSERT INTO test.causal VALUES (7, 1)');
-is(raw_query($s, 'SELECT @@server_id, COUNT(*) FROM test.causal '
-             . 'WHERE id = 7'), "$pid 1",
-   'no session tracking: the read after a write goes to the primary and '
-   . 'sees the row');
+is(raw_query($s, 'INSERT INTO test.causal VALUES (7, 1)'), 'OK',
+   'raw client: a write, replica held back');
+my $sel0 = $pselects->();
+is($raw_read->($s, 7), "$pid 1", 'no session tracking: the read after a '
+   . 'write goes to the primary and sees the row');
+is($pselects->() - $sel0, 2, 'with the session\'s last GTID asked ahead '
+   . 'of it (SELECT @@last_gtid: two SELECTs on the primary)');
+$sel0 = $pselects->();
+is($raw_read->($s, 7), "$pid 1", 'the next read too: the replica has not '
+   . 'applied that GTID');
+is($pselects->() - $sel0, 1, 'without asking again (no write since)');
 release_replica();
 replica_has(7);
+ok(wait_for(sub { $raw_read->($s, 7) eq "$rid 1" }, timeout => 10,
+            what => 'the raw client back on the replica'),
+   'once the replica has applied the GTID (the monitor saw it), reads go '
+   . 'back to the replica (the fallback knows the GTID, it does not stay '
+   . 'on the primary)');
+
+# without a monitor, with causal_reads_timeout: the GTID asked of the
+# primary is what the replica waits for (MASTER_GTID_WAIT)
+my $sw = raw_login($t->port(3));
+(undef, $login) = read_packet($sw);
+is(ord($login // "\xff"), 0, 'raw client logged in (timeout 10s, no '
+   . 'monitor)');
+is($raw_read->($sw, 13), "$rid 0", 'it reads from the replica');
+$r->do('STOP SLAVE SQL_THREAD');
+is(raw_query($sw, 'INSERT INTO test.causal VALUES (13, 1)'), 'OK',
+   'a write, SQL thread stopped');
+is($raw_read->($sw, 13), "$pid 1", 'the first read after it: the primary, '
+   . 'which also answers the session\'s last GTID');
+system("(sleep 1; $cli --no-defaults -S $sock -uroot "
+       . "-e 'START SLAVE SQL_THREAD') >/dev/null 2>&1 &");
+is($raw_read->($sw, 13), "$rid 1", 'the next: the replica waits for that '
+   . 'GTID, then answers with the row');
+
+# --- a session that wrote, handed over by a reload ----------------------
+
+my $hv = $t->dbh;
+ok(wait_for(sub { read_of($hv, 14) eq 'replica 0' }, timeout => 10,
+            what => 'the replica replicating again'),
+   'a session reads from the replica (once the monitor sees it replicate)');
+hold_replica();
+ok($hv->do('INSERT INTO causal VALUES (14, 1)'), 'it writes, replica held '
+   . 'back');
+my $off = length $t->error_log;
+ok($t->reload && wait_for(sub {
+       substr($t->error_log, $off) =~ /handed over by process index/ },
+       what => 'the handover'), 'reload: the session is handed over');
+is(read_of($hv, 14), 'primary 1', 'after the handover its read sees its '
+   . 'write (the primary: the GTID stayed in the old worker)');
+release_replica();
+replica_has(14);
+ok(wait_for(sub { read_of($hv, 14) eq 'replica 1' }, timeout => 10,
+            what => 'the handed-over session back on the replica'),
+   'its GTID asked of its primary connection (@@last_gtid), it reads from '
+   . 'the replica again once that has it (before: the primary for good)');
 
 # a value it does not know
 $t->write_file_expand('bad.conf', <<'EOF');

@@ -45,6 +45,8 @@ RB_HEAD(slc_rws_stmts, slc_rws_stmt_s);
 #define SLC_RWS_TRACK_ON     2
 #define SLC_RWS_TRACK_OFF    3      /* cannot: reads after a write go to
                                        the primary */
+#define SLC_RWS_TRACK_QUERY  4      /* no session tracking: a read after a
+                                       write asks SELECT @@last_gtid */
 
 typedef struct {
     slc_gtid_set_t  mine;           /* the GTIDs of the session's writes */
@@ -55,7 +57,9 @@ typedef struct {
     uint64_t        lost;           /* track.gtid_lost taken in */
     uint64_t        errs0;          /* track.reply.errs before the SET */
     uint64_t        wait_errs;      /* the replica's, before the wait */
-    unsigned        track:2;        /* SLC_RWS_TRACK_* */
+    unsigned        track:3;        /* SLC_RWS_TRACK_* */
+    unsigned        dirty:1;        /* TRACK_QUERY: the primary ran a
+                                       command since the last ask */
     unsigned        waiting:1;      /* a MASTER_GTID_WAIT runs on the
                                        replica ahead of the read */
 } slc_rws_causal_t;
@@ -186,6 +190,8 @@ int   slc_rws_causal_init_conf(slc_cycle_t *cycle, char *err,
 /* Before each command: last_gtid tracking asked of the primary. */
 void  slc_rws_causal_command(slc_session_t *s, slc_rws_ctx_t *rc);
 /* A response of the primary's is complete: the GTID it reported. */
+/* A command runs on the primary: it may write (sets rc->wrote too). */
+void  slc_rws_causal_primary(slc_rws_ctx_t *rc);
 void  slc_rws_causal_taken(slc_session_t *s, slc_rws_ctx_t *rc);
 /* A read may go to `replica`: it, or the primary if the replica has not
    applied what the session must see (or `replica` with a wait ahead). */

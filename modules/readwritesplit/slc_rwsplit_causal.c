@@ -20,10 +20,23 @@
  *
  * Tracking needs CLIENT_SESSION_TRACK on the backend, which has it only
  * when the client negotiated it (a backend's caps are the client's and
- * the server's), since the OKs go to the client as they are.  Without
- * it, or when the SET failed, or the client set the list itself (which
- * drops last_gtid), the GTIDs are not known: a session that wrote reads
- * from the primary from then on, as before causal reads.
+ * the server's), since the OKs go to the client as they are.  Without it
+ * (PyMySQL, older drivers) the router asks: the first read that follows
+ * a command on the primary runs on the primary, with
+ *     SELECT CAST(@@last_gtid AS BINARY)
+ * sent ahead of it (pipelined: no round trip of its own), whose row the
+ * tracker reads (slc_mysql_track_want_row_gtid); the reads after it go to
+ * a replica that has that GTID.  @@last_gtid is the session's own last
+ * GTID, so this is as exact as tracking, and narrower than the server's
+ * @@gtid_binlog_pos, which would wait for every other session's writes
+ * too.  The query resets the primary's warnings, as the read that follows
+ * it on the same connection does anyway; SHOW WARNINGS and the like never
+ * trigger it (they go where the last statement went).  A session handed
+ * over by a reload asks once too: its GTIDs stayed with the old worker.
+ * When the SET failed, the client set the list itself (which drops
+ * last_gtid) or an answer could not be read, the GTIDs are not known: a
+ * session that wrote reads from the primary from then on, as before
+ * causal reads.
  */
 
 #include "slc_core.h"
@@ -223,8 +236,7 @@ slc_rws_causal_ask(slc_session_t *s, slc_rws_causal_t *cc)
     slc_backend_t *b = s->backend;
 
     cc->track = SLC_RWS_TRACK_OFF;
-    if (!(b->caps & SLC_CLIENT_SESSION_TRACK)
-        || !slc_mysql_track_idle(&b->track)
+    if (!slc_mysql_track_idle(&b->track)
         || slc_mysql_track_want_gtid(&b->track) != SLC_OK)
     {
         return;
@@ -232,9 +244,34 @@ slc_rws_causal_ask(slc_session_t *s, slc_rws_causal_t *cc)
     cc->errs0 = b->track.reply.errs;
     cc->gtids = slc_mysql_track_gtids(&b->track);
     cc->lost = slc_mysql_track_gtid_lost(&b->track);
-    if (slc_cmd_inject(b, (const uint8_t *) q, sizeof(q) - 1) == SLC_OK) {
+    if (!(b->caps & SLC_CLIENT_SESSION_TRACK)) {
+        cc->track = SLC_RWS_TRACK_QUERY;
+    } else if (slc_cmd_inject(b, (const uint8_t *) q, sizeof(q) - 1)
+               == SLC_OK)
+    {
         cc->track = SLC_RWS_TRACK_ASKED;
     }
+}
+
+/* The session's last GTID, asked of the primary ahead of a read there;
+   only on an idle primary, whose next answer is then this one. */
+static void
+slc_rws_causal_query(slc_session_t *s, slc_rws_causal_t *cc)
+{
+    static const char q[] = "\x03" "SELECT CAST(@@last_gtid AS BINARY)";
+    slc_backend_t *b = s->backend;
+
+    if (b->state != SLC_BS_READY || !slc_mysql_track_idle(&b->track)
+        || b->track.g == NULL)
+    {
+        return;
+    }
+    slc_mysql_track_want_row_gtid(&b->track);
+    if (slc_cmd_inject(b, (const uint8_t *) q, sizeof(q) - 1) != SLC_OK) {
+        b->track.g->row_want = 0;
+        return;
+    }
+    cc->dirty = 0;
 }
 
 /* The GTIDs the primary reported since the last command. */
@@ -270,13 +307,19 @@ slc_rws_causal_command(slc_session_t *s, slc_rws_ctx_t *rc)
     {
         return;
     }
-    if (rc->wrote) {
-        /* writes whose GTIDs nobody saw: a session handed over by a
-           reload (its GTIDs stay behind) */
-        rc->causal.track = SLC_RWS_TRACK_OFF;
-        return;
-    }
     slc_rws_causal_ask(s, &rc->causal);
+    /* writes whose GTIDs this worker did not see: a session handed over
+       by a reload; its primary connection knows its last one */
+    rc->causal.dirty = rc->wrote;
+}
+
+void
+slc_rws_causal_primary(slc_rws_ctx_t *rc)
+{
+    rc->wrote = 1;
+    if (rc->causal.track == SLC_RWS_TRACK_QUERY) {
+        rc->causal.dirty = 1;
+    }
 }
 
 /*
@@ -297,7 +340,7 @@ slc_rws_causal_taken(slc_session_t *s, slc_rws_ctx_t *rc)
         cc->track = b->track.reply.errs == cc->errs0 ? SLC_RWS_TRACK_ON
                                                      : SLC_RWS_TRACK_OFF;
     }
-    if (cc->track == SLC_RWS_TRACK_ON) {
+    if (cc->track == SLC_RWS_TRACK_ON || cc->track == SLC_RWS_TRACK_QUERY) {
         slc_rws_causal_take(cc, &b->track,
             conf->causal == SLC_RWS_CAUSAL_GLOBAL);
     }
@@ -327,6 +370,7 @@ slc_rws_causal_forget(slc_rws_ctx_t *rc)
     rc->causal.track = SLC_RWS_TRACK_NONE;  /* asked again: a new user's
                                                variables are the server's */
     rc->causal.waiting = 0;
+    rc->causal.dirty = 0;
 }
 
 
@@ -402,7 +446,10 @@ slc_rws_causal_check(slc_session_t *s, slc_rws_ctx_t *rc,
     if (conf->causal == SLC_RWS_CAUSAL_OFF) {
         return 1;
     }
-    if (cc->track != SLC_RWS_TRACK_ON && rc->wrote) {
+    if (cc->dirty
+        || (cc->track != SLC_RWS_TRACK_ON && cc->track != SLC_RWS_TRACK_QUERY
+            && rc->wrote))
+    {
         return -1;
     }
     *need = cc->mine;
@@ -444,8 +491,16 @@ slc_rws_causal_read(slc_session_t *s, slc_rws_ctx_t *rc,
     int                   rc_check = slc_rws_causal_check(s, rc, replica,
                                                           &need);
 
-    if (rc_check != 0) {
-        return rc_check > 0 ? replica : s->backend;
+    if (rc_check > 0) {
+        return replica;
+    }
+    if (rc_check < 0) {
+        if (cc->dirty && (cc->track == SLC_RWS_TRACK_QUERY
+                          || cc->track == SLC_RWS_TRACK_ON))
+        {
+            slc_rws_causal_query(s, cc);
+        }
+        return s->backend;
     }
     if (conf->causal_timeout > 0 && replica->state == SLC_BS_READY
         && rc->copies == 0 && slc_mysql_track_idle(&replica->track)

@@ -209,6 +209,10 @@ slc_mysql_track_done(slc_mysql_track_t *t)
     }
     t->npend--;
     t->reply.done++;
+    if (t->g != NULL && t->g->row_want) {
+        t->g->row_want = 0;             /* no row with a GTID came */
+        t->g->gtid_lost++;
+    }
     t->reply.errs += t->reply.first == SLC_MYSQL_ERR;
     if (t->nruns == 0 && t->rcap > SLC_MYSQL_TRACK_RUNS) {
         free(t->runs);
@@ -539,13 +543,19 @@ slc_mysql_track_auth(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 
 static void slc_mysql_track_ok_capture(slc_mysql_track_t *t,
     const slc_mysql_frame_t *f);
+static void slc_mysql_track_row_capture(slc_mysql_track_t *t,
+    const slc_mysql_frame_t *f);
 
 static void
 slc_mysql_track_row(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 {
     int  b = slc_mysql_track_byte(f);
 
-    if (b == SLC_MYSQL_ERR) {
+    if (t->g != NULL && t->g->row_want && b != SLC_MYSQL_ERR
+        && !(b == SLC_MYSQL_EOF && slc_mysql_track_is_term(t, f)))
+    {
+        slc_mysql_track_row_capture(t, f);
+    } else if (b == SLC_MYSQL_ERR) {
         slc_mysql_track_done(t);
     } else if (b == SLC_MYSQL_EOF && slc_mysql_track_is_term(t, f)) {
         if (t->g != NULL && (t->caps & SLC_CLIENT_DEPRECATE_EOF)
@@ -598,13 +608,9 @@ slc_mysql_track_note(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
  * and a row of COM_STMT_FETCH start with 0x00 too, and are no OKs.
  */
 static void
-slc_mysql_track_ok_capture(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
+slc_mysql_track_capture(slc_mysql_track_t *t, const slc_mysql_frame_t *f,
+    int row)
 {
-    int status = slc_mysql_track_ok_status(f);
-
-    if (status < 0 || !(status & SLC_SERVER_SESSION_STATE_CHANGED)) {
-        return;
-    }
     if (f->plen > SLC_MYSQL_TRACK_OKMAX) {
         t->g->gtid_lost++;
         return;
@@ -612,6 +618,26 @@ slc_mysql_track_ok_capture(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
     memcpy(t->g->ok, f->head, f->head_len);
     t->g->ok_len = f->head_len;
     t->g->ok_on = 1;
+    t->g->row = (uint8_t) row;
+}
+
+static void
+slc_mysql_track_ok_capture(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
+{
+    int status = slc_mysql_track_ok_status(f);
+
+    if (status >= 0 && (status & SLC_SERVER_SESSION_STATE_CHANGED)) {
+        slc_mysql_track_capture(t, f, 0);
+    }
+}
+
+/* The row of a GTID query (slc_mysql_track_want_row_gtid), kept whole
+   as an OK is. */
+static void
+slc_mysql_track_row_capture(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
+{
+    t->g->row_want = 0;
+    slc_mysql_track_capture(t, f, 1);
 }
 
 static void
@@ -643,9 +669,12 @@ static void
 slc_mysql_track_ok_end(slc_mysql_track_t *t)
 {
     slc_gtid_t g;
-    int        rc = slc_mysql_ok_last_gtid(t->g->ok, t->g->ok_len, &g);
+    int        rc = t->g->row
+                    ? slc_mysql_row_gtid(t->g->ok, t->g->ok_len, &g)
+                    : slc_mysql_ok_last_gtid(t->g->ok, t->g->ok_len, &g);
 
     t->g->ok_on = 0;
+    t->g->row = 0;
     if (rc < 0) {
         t->g->gtid_lost++;
     } else if (rc > 0) {
@@ -725,6 +754,28 @@ slc_mysql_ok_last_gtid(const uint8_t *p, size_t len, slc_gtid_t *g)
         found |= rc;
     }
     return found;
+}
+
+int
+slc_mysql_row_gtid(const uint8_t *p, size_t len, slc_gtid_t *g)
+{
+    const uint8_t *v;
+    uint64_t       vlen;
+    size_t         k = slc_mysql_lenenc_str_get(p, len, &v, &vlen);
+
+    if (k == 0 || k != len) {
+        return -1;                      /* NULL (0xfb), or more columns */
+    }
+    if (vlen == 0) {
+        return 0;
+    }
+    return slc_gtid_parse((const char *) v, vlen, g) == SLC_OK ? 1 : -1;
+}
+
+void
+slc_mysql_track_want_row_gtid(slc_mysql_track_t *t)
+{
+    t->g->row_want = 1;
 }
 
 int

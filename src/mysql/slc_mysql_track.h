@@ -114,6 +114,8 @@ typedef struct {
 typedef struct {
     uint32_t    ok_len;       /* bytes kept of the OK being read */
     uint8_t     ok_on;        /* the packet being read is such an OK */
+    uint8_t     row;          /* ... or the row a GTID query returned */
+    uint8_t     row_want;     /* the next response answers such a query */
     uint64_t    gtids;
     uint64_t    gtid_lost;
     slc_gtid_t  gtid;
@@ -181,6 +183,17 @@ int  slc_mysql_track_server(slc_mysql_track_t *t, const uint8_t *p,
    CLIENT_SESSION_TRACK); SLC_ERROR: no memory.  Initialising the tracker
    again stops it. */
 int  slc_mysql_track_want_gtid(slc_mysql_track_t *t);
+/*
+ * The next response to complete answers a query of the proxy's whose
+ * single row holds a GTID in its single column (SELECT @@last_gtid, for
+ * a client without CLIENT_SESSION_TRACK): it counts as a GTID seen; an
+ * empty value as nothing; anything else (an ERR, no row, not a GTID) as
+ * lost.  After slc_mysql_track_want_gtid, with nothing in flight.
+ */
+void slc_mysql_track_want_row_gtid(slc_mysql_track_t *t);
+/* A text row's single value as a GTID: 1 and *g, 0 when it is empty,
+   -1 otherwise. */
+int  slc_mysql_row_gtid(const uint8_t *p, size_t len, slc_gtid_t *g);
 /*
  * The last_gtid of an OK payload's session state (SESSION_TRACK_SYSTEM_
  * VARIABLES entries), on a connection with CLIENT_SESSION_TRACK: 1 and

@@ -306,6 +306,84 @@ START_TEST(test_track_returning)
 }
 END_TEST
 
+/*
+ * A client without CLIENT_SESSION_TRACK: the proxy asks SELECT
+ * @@last_gtid itself and the tracker reads the row of that response only
+ * (classic EOFs, fed a byte at a time).
+ */
+static void
+slc_test_row_query(slc_mysql_track_t *t, int want, const char *const *pk,
+    unsigned npk)
+{
+    uint8_t q[] = { 2, 0, 0, 0, 3, 'x' }, buf[128];
+
+    if (want) {
+        slc_mysql_track_want_row_gtid(t);
+    }
+    slc_mysql_track_client(t, q, sizeof(q));
+    for (unsigned i = 0; i < npk; i++) {
+        size_t n = slc_test_hex(pk[i], buf + 4, sizeof(buf) - 4);
+
+        buf[0] = (uint8_t) n;
+        buf[1] = buf[2] = 0;
+        buf[3] = (uint8_t) (i + 1);
+        for (size_t off = 0; off < n + 4; off++) {
+            slc_mysql_track_server(t, buf + off, 1);
+        }
+    }
+    ck_assert(slc_mysql_track_idle(t));
+}
+
+#define SLC_COLDEF  "03646566047465737401740174016101610c3f000b000000030000000000"
+#define SLC_EOF     "fe00000200"
+
+START_TEST(test_track_row)
+{
+    static const char *gtid[] = { "01", SLC_COLDEF, SLC_EOF,
+                                  "06302d312d3432", SLC_EOF };
+    static const char *empty[] = { "01", SLC_COLDEF, SLC_EOF, "00", SLC_EOF };
+    static const char *two[] = { "02", SLC_COLDEF, SLC_COLDEF, SLC_EOF,
+                                 "06302d312d343201", SLC_EOF };
+    static const char *junk[] = { "01", SLC_COLDEF, SLC_EOF, "0378797a",
+                                  SLC_EOF };
+    static const char *none[] = { "01", SLC_COLDEF, SLC_EOF, SLC_EOF };
+    static const char *err[] = { "ff7a0423343230303078" };
+    static const char *later[] = { "01", SLC_COLDEF, SLC_EOF,
+                                   "06302d312d3939", SLC_EOF };
+    slc_mysql_track_t t;
+
+    memset(&t, 0, sizeof(t));
+    slc_mysql_track_init(&t, SLC_CLIENT_PROTOCOL_41,
+        SLC_SERVER_STATUS_AUTOCOMMIT);
+    ck_assert_int_eq(slc_mysql_track_want_gtid(&t), SLC_OK);
+    slc_test_row_query(&t, 1, gtid, 5);
+    ck_assert_uint_eq(slc_mysql_track_gtids(&t), 1);
+    ck_assert_uint_eq(t.g->gtid.seq, 42);
+    ck_assert_uint_eq(slc_mysql_track_gtid_lost(&t), 0);
+
+    slc_test_row_query(&t, 1, empty, 5);    /* nothing binlogged yet */
+    ck_assert_uint_eq(slc_mysql_track_gtids(&t), 1);
+    ck_assert_uint_eq(slc_mysql_track_gtid_lost(&t), 0);
+
+    slc_test_row_query(&t, 0, later, 5);    /* the client's own query */
+    ck_assert_uint_eq(slc_mysql_track_gtids(&t), 1);
+    ck_assert_uint_eq(t.g->gtid.seq, 42);
+
+    slc_test_row_query(&t, 1, two, 6);
+    slc_test_row_query(&t, 1, junk, 5);
+    slc_test_row_query(&t, 1, none, 4);
+    slc_test_row_query(&t, 1, err, 1);
+    ck_assert_uint_eq(slc_mysql_track_gtids(&t), 1);
+    ck_assert_uint_eq(slc_mysql_track_gtid_lost(&t), 4);
+    ck_assert_int_eq(t.g->row_want, 0);
+
+    slc_test_row_query(&t, 0, later, 5);    /* disarmed after each */
+    ck_assert_uint_eq(slc_mysql_track_gtids(&t), 1);
+    ck_assert_uint_eq(slc_mysql_track_gtid_lost(&t), 4);
+    slc_mysql_track_free(&t);
+}
+END_TEST
+
 static Suite *
 slc_gtid_suite(void)
 {
@@ -320,6 +398,7 @@ slc_gtid_suite(void)
     tcase_add_test(tc, test_track);
     tcase_add_test(tc, test_track_not_wanted);
     tcase_add_test(tc, test_track_returning);
+    tcase_add_test(tc, test_track_row);
     suite_add_tcase(s, tc);
     return s;
 }
