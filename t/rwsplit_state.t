@@ -88,7 +88,7 @@ my $fake = Sluice::FakeBackend->new(port => $t->port(4), script => [
                                         'Server shutdown in progress') ],
     'close' ]);
 $t->run;
-$t->plan(36);
+$t->plan(37);
 
 my $pid = $t->primary_dbh->selectrow_array('SELECT @@server_id');
 my $rid = $t->replica_dbh->selectrow_array('SELECT @@server_id');
@@ -207,14 +207,27 @@ $z->disconnect;
 # The read runs in a child; the parent kills its replica connection while
 # it sleeps there.
 sub killed_read {
-    my ($port) = @_;
+    my ($port, $prepared) = @_;
     my $file = $t->testdir . "/read.$port";
     unlink $file;
     my $child = fork // die "fork: $!";
     if ($child == 0) {
-        my $c = $t->dbh(user => $v, password => 'r-pw', port => $port);
-        my @row = $c ? $c->selectrow_array('SELECT SLEEP(2), @@server_id')
-                     : ();
+        my $c = $t->dbh(user => $v, password => 'r-pw', port => $port,
+                        mariadb_server_prepare => $prepared ? 1 : 0);
+        my @row;
+        if ($c && $prepared) {
+            # a server-side prepared read, once it runs on the replica
+            my $sth = $c->prepare('SELECT SLEEP(?), @@server_id');
+            for (1 .. 10) {
+                $sth->execute(0) or last;
+                my (undef, $sid) = $sth->fetchrow_array;
+                $sth->finish;
+                last if defined $sid && $sid == $rid;
+            }
+            @row = $sth->execute(2) ? $sth->fetchrow_array : ();
+        } elsif ($c) {
+            @row = $c->selectrow_array('SELECT SLEEP(2), @@server_id');
+        }
         open my $fh, '>', $file or POSIX::_exit(1);
         print $fh @row ? "ok $row[1]\n"
                        : 'error ' . ($c ? $c->err : $DBI::err) . "\n";
@@ -235,6 +248,10 @@ is(killed_read($t->port(0)), "ok $pid\n",
    . 'primary, with no error');
 like($t->error_log, qr/the command runs on '[^']+' instead/,
      'the log says where it ran');
+is(killed_read($t->port(0), 1), "ok $pid\n",
+   'a server-side prepared read (COM_STMT_EXECUTE) whose replica '
+   . 'connection is killed mid-way is answered by the primary, with no '
+   . 'error (the client\'s statement id is the primary\'s)');
 like(killed_read($t->port(2)), qr/^error (1927|2013)/,
      'retry_failed_reads off: the client gets the error');
 {

@@ -382,7 +382,9 @@ slc_rws_replica_retry(slc_backend_t *b, const uint8_t **payload,
         return NULL;
     }
     rc->retry_on = NULL;
-    for (unsigned i = 0; i < rc->nreplicas && nb == NULL; i++) {
+    for (unsigned i = 0; i < rc->nreplicas && nb == NULL
+         && !rc->retry_primary; i++)
+    {
         if (rc->replica[i] != b && slc_rws_idle(rc->replica[i])
             && slc_rws_causal_fresh(s, rc, rc->replica[i]))
         {
@@ -401,14 +403,15 @@ slc_rws_replica_retry(slc_backend_t *b, const uint8_t **payload,
     return nb;
 }
 
-/* Keep the read going to replica b, to send it elsewhere if b fails
-   before answering it (the next command forgets it). */
-static void
-slc_rws_keep(slc_rws_ctx_t *rc, slc_backend_t *b, const slc_cmd_t *c)
+/* The next command forgets it. */
+void
+slc_rws_keep(slc_rws_ctx_t *rc, slc_backend_t *b, const slc_cmd_t *c,
+    int primary_only)
 {
     uint8_t *p;
 
     rc->retry_on = NULL;
+    rc->retry_primary = primary_only != 0;
     if (!rc->conf->retry_failed_reads || c->avail < c->len
         || c->len >= SLC_MYSQL_MAX_PAYLOAD)
     {
@@ -574,7 +577,7 @@ slc_rws_query(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
             return s->backend;
         }
         if (!(si.flags & SLC_SQL_F_READ_ONLY_TRX)) {
-            slc_rws_keep(rc, b, c);     /* an autocommit read */
+            slc_rws_keep(rc, b, c, 0);  /* an autocommit read */
         }
         return b;
     default:

@@ -114,6 +114,8 @@ typedef struct {
     uint8_t        *retry;
     size_t          retry_len;
     slc_backend_t  *retry_on;
+    unsigned        retry_primary:1;    /* a prepared read: the client's
+                                           id is the primary's only */
     unsigned        nhist;
     unsigned        hist_max;
     slc_rws_hist_t *hist;
@@ -190,6 +192,11 @@ int   slc_rws_causal_init_conf(slc_cycle_t *cycle, char *err,
 /* Before each command: last_gtid tracking asked of the primary. */
 void  slc_rws_causal_command(slc_session_t *s, slc_rws_ctx_t *rc);
 /* A response of the primary's is complete: the GTID it reported. */
+/* Keep the read going to replica b, to send it elsewhere if b fails
+   before answering it (retry_failed_reads): to the primary alone when
+   `primary_only`. */
+void  slc_rws_keep(slc_rws_ctx_t *rc, slc_backend_t *b, const slc_cmd_t *c,
+    int primary_only);
 /* A command runs on the primary: it may write (sets rc->wrote too). */
 void  slc_rws_causal_primary(slc_rws_ctx_t *rc);
 void  slc_rws_causal_taken(slc_session_t *s, slc_rws_ctx_t *rc);

@@ -31,9 +31,11 @@
  *
  * Cursors (an EXECUTE with flags), long data, the id -1 (MariaDB's "the
  * last prepared") and COM_STMT_BULK_EXECUTE stay on the primary, so that
- * COM_STMT_FETCH needs no routing.  A prepared read is not retried on
- * another server when a replica fails it (retry_failed_reads): the ids
- * differ.  Memory: the text of each statement is kept (for a PREPARE on a
+ * COM_STMT_FETCH needs no routing.  A prepared autocommit read that a
+ * replica fails before answering (retry_failed_reads) runs again on the
+ * primary, as the client sent it: the client's id is the primary's, and
+ * the primary has the types (it learns them first); never on another
+ * replica, whose id would differ.  Memory: the text of each statement is kept (for a PREPARE on a
  * replica opened later), max_prepared_statements of them at most.
  */
 
@@ -555,7 +557,8 @@ slc_rws_ps_execute(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c,
         slc_rws_ps_state(s, rc, st);
     } else {
         /* routed as its text would be, with the side effects (a write
-           marks the session); no retry elsewhere: the ids differ */
+           marks the session); its retry, of the text, is not the
+           EXECUTE's (kept below) */
         text = (slc_cmd_t) { .command = SLC_COM_QUERY, .len = st->len,
                              .payload = st->prepare, .avail = st->len };
         b = slc_rws_query(s, rc, &text);
@@ -565,6 +568,13 @@ slc_rws_ps_execute(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c,
     st->long_data = 0;
     if (b != NULL && b != s->backend && simple) {
         b = slc_rws_ps_to_replica(s, rc, st, c, b, fpos, bound);
+        if (b != s->backend && !st->ro_begin
+            && !slc_mysql_track_in_trans(&b->track))
+        {
+            /* an autocommit read: the client's EXECUTE, its id the
+               primary's, runs there if the replica fails it */
+            slc_rws_keep(rc, b, c, 1);
+        }
     } else {
         b = s->backend;
     }
