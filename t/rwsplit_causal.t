@@ -17,7 +17,8 @@ use lib "$FindBin::Bin/lib";
 use Test::More;
 use Time::HiRes qw(time);
 use Sluice::Test;
-use Sluice::Wire qw(read_packet send_packet raw_login);
+use Sluice::FakeBackend;
+use Sluice::Wire qw(read_packet send_packet raw_login build_greeting);
 
 my $t = Sluice::Test->new;
 plan skip_all => 'no readwritesplit' unless $t->has_module('readwritesplit');
@@ -66,6 +67,16 @@ for my $i (0 .. $#modes) {
         . (defined $to ? "        causal_reads_timeout $to;\n" : '')
         . "    }\n";
 }
+# a MySQL 8 primary (a scripted one: no MySQL server on Debian 12), a
+# real replica
+$servers .= "    server {\n"
+    . "        listen 127.0.0.1:%%PORT_10%%;\n"
+    . "        router readwritesplit;\n"
+    . "        upstream mysql8;\n"
+    . "    }\n";
+my $fake = Sluice::FakeBackend->new(port => $t->port(11),
+    greeting => build_greeting(version => '8.0.36'),
+    script => [ 'login', 'answer_ok' ]);
 $t->write_file_expand('sluice.conf', <<"EOF");
 worker_processes 2;
 events { worker_connections 100; }
@@ -82,10 +93,14 @@ mysql {
         server %%PRIMARY%% role=primary;
         server %%REPLICA%% role=replica;
     }
+    upstream mysql8 {
+        server 127.0.0.1:%%PORT_11%% role=primary;
+        server %%REPLICA%% role=replica;
+    }
 $servers}
 EOF
 $t->run;
-$t->plan(55);
+$t->plan(60);
 
 my $pid = $p->selectrow_array('SELECT @@server_id');
 my $rid = $r->selectrow_array('SELECT @@server_id');
@@ -338,6 +353,24 @@ ok(wait_for(sub { read_of($hv, 14) eq 'replica 1' }, timeout => 10,
             what => 'the handed-over session back on the replica'),
    'its GTID asked of its primary connection (@@last_gtid), it reads from '
    . 'the replica again once that has it (before: the primary for good)');
+
+# --- a MySQL primary: no last_gtid to ask for --------------------------
+
+my $m8 = $t->dbh(port => $t->port(10));
+ok($m8, 'logged in through a MySQL 8 primary (scripted)')
+    or diag($DBI::errstr);
+my $hex = sub { unpack 'H*', $_[0] };
+is(read_of($m8, 15), 'replica 0', 'reads go to the replica');
+ok($m8->do('INSERT INTO causal VALUES (15, 1)'), 'a write (the primary '
+   . 'answers OK, with no GTID)');
+my $saw = $fake->saw(qr/\Q${\ $hex->('SELECT @@server_id')}\E/);
+read_of($m8, 15);
+is($fake->saw(qr/\Q${\ $hex->('SELECT @@server_id')}\E/) - $saw, 1,
+   'the read after it went to the MySQL primary: its GTIDs cannot be '
+   . 'known, so no replica can be shown to have them');
+is($fake->saw(qr/\Q${\ $hex->('session_track_system_variables')}\E|\Q${\
+                 $hex->('last_gtid')}\E/), 0,
+   'and neither last_gtid tracking nor @@last_gtid was asked of it');
 
 # a value it does not know
 $t->write_file_expand('bad.conf', <<'EOF');

@@ -33,6 +33,9 @@
  * it on the same connection does anyway; SHOW WARNINGS and the like never
  * trigger it (they go where the last statement went).  A session handed
  * over by a reload asks once too: its GTIDs stayed with the old worker.
+ * MySQL has neither last_gtid nor @@last_gtid (its session_track_gtids
+ * reports a set in another form): against a MySQL primary (its greeting
+ * says so) the GTIDs are not known, as below.
  * When the SET failed, the client set the list itself (which drops
  * last_gtid) or an answer could not be read, the GTIDs are not known: a
  * session that wrote reads from the primary from then on, as before
@@ -236,7 +239,7 @@ slc_rws_causal_ask(slc_session_t *s, slc_rws_causal_t *cc)
     slc_backend_t *b = s->backend;
 
     cc->track = SLC_RWS_TRACK_OFF;
-    if (!slc_mysql_track_idle(&b->track)
+    if (b->mysql || !slc_mysql_track_idle(&b->track)
         || slc_mysql_track_want_gtid(&b->track) != SLC_OK)
     {
         return;

@@ -319,6 +319,7 @@ slc_backend_login(slc_backend_t *b, const slc_mysql_greeting_t *g)
     r.capabilities = b->caps;
     r.mariadb_caps = s->mariadb_caps & g->mariadb_caps;
     b->mariadb_caps = r.mariadb_caps;
+    b->mysql = strstr(g->server_version, "MariaDB") == NULL;
     r.max_packet = s->max_packet ? s->max_packet : 16777216;
     r.charset = s->charset;
     r.user = s->user;

@@ -61,6 +61,8 @@ struct slc_backend_s {
     uint32_t                caps;     /* negotiated with the backend */
     uint32_t                mariadb_caps;
     uint16_t                status;
+    uint8_t                 mysql;    /* the server is MySQL, not MariaDB
+                                         (its greeting's version) */
     uint32_t                thread_id;  /* the server's id for it */
     uint8_t                 scramble[SLC_MYSQL_SCRAMBLE_LEN];  /* the last
                                          the server sent: COM_CHANGE_USER

@@ -51,7 +51,7 @@ slc_handover_backend_encode(const slc_backend_t *b, uint8_t tag,
         .mariadb_caps = b->mariadb_caps, .thread_id = b->thread_id,
         .track_caps = b->track.caps,
         .track_mariadb_caps = b->track.mariadb_caps,
-        .track_status = b->track.status, .tag = tag,
+        .track_status = b->track.status, .tag = tag, .mysql = b->mysql,
     };
     memcpy(e->scramble, b->scramble, sizeof(e->scramble));
     slc_handover_key(b->server, e->server, sizeof(e->server));
@@ -529,6 +529,7 @@ slc_handover_backend(slc_session_t *s, slc_upstream_server_t *us, int fd,
     b->state = SLC_BS_READY;
     b->caps = m->caps;
     b->mariadb_caps = m->mariadb_caps;
+    b->mysql = m->mysql;
     b->status = m->status;
     b->thread_id = m->thread_id;
     memcpy(b->scramble, m->scramble, sizeof(b->scramble));

@@ -23,7 +23,7 @@
  */
 
 #define SLC_HANDOVER_MAGIC    0x534c484fu      /* "SLHO" */
-#define SLC_HANDOVER_VERSION  3
+#define SLC_HANDOVER_VERSION  4
 #define SLC_HANDOVER_KEY      160             /* slc_server_stats_t.key */
 /* a router's backends besides the session's own: the channel carries
    SLC_CHANNEL_MAX_FDS descriptors, the client's and the own backend's
@@ -42,6 +42,7 @@ typedef struct {
     uint32_t   track_mariadb_caps;
     uint16_t   track_status;
     uint8_t    tag;                        /* the router's (extra ones) */
+    uint8_t    mysql;                      /* slc_backend_t.mysql */
     char       server[SLC_HANDOVER_KEY];   /* "upstream/address" */
 } slc_handover_backend_t;
 

@@ -74,6 +74,9 @@ slc_backend_relay_greeting(slc_backend_t *b, uint8_t *p, uint32_t len)
        connect_timeout, and whose silence is never the server's fault. */
     slc_timer_del(slc_loop, &b->timer);
     b->state = SLC_BS_RELAY;
+    /* the version follows the protocol byte (checked by the patch) */
+    b->mysql = memmem(p + 1, strnlen((const char *) p + 1, len - 1),
+                      "MariaDB", 7) == NULL;
     s->client.on_read = slc_relay_client_read;
     if (slc_relay_queue(&s->client, &s->out, p - 4, len + 4) != SLC_OK) {
         slc_session_close(s, SLC_LOG_INFO, "client write failed");
