@@ -173,8 +173,8 @@
     X(SYSTEM_USER, 0, SLC_SQL_ND) \
     X(SYS_GUID, 0, SLC_SQL_ND) \
     X(TABLE, SLC_SQL_RES | SLC_SQL_SKIP, 0) \
-    X(TABLES, SLC_SQL_SKIP, 0) \
-    X(TEMPORARY, SLC_SQL_SKIP, 0) \
+    X(TABLES, 0, 0) \
+    X(TEMPORARY, 0, 0) \
     X(TO, SLC_SQL_RES, 0) \
     X(TRANSACTION, 0, 0) \
     X(TRUNCATE, 0, 0) \

@@ -230,6 +230,10 @@ static const slc_test_stmt_t  slc_test_stmts[] = {
     S("SELECT WAIT_UNTIL_SQL_THREAD_AFTER_GTIDS('x')", SELECT, ND,
       REPLICA, ""),
     S("SELECT `NOW`() FROM t", SELECT, 0, REPLICA, "t"),
+    /* non-reserved words that are table names after FROM */
+    S("SELECT * FROM tables", SELECT, 0, REPLICA, "tables"),
+    S("SELECT * FROM temporary JOIN tables", SELECT, 0, REPLICA,
+      "temporary,tables"),
     /* a comma after a join condition or an index hint: more tables */
     S("SELECT * FROM t1 JOIN t2 ON t1.a = t2.a, t3", SELECT, 0, REPLICA,
       "t1,t2,t3"),
