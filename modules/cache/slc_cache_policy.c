@@ -497,8 +497,8 @@ slc_cache_rules_compile(slc_cache_rules_t *rl, slc_cache_rule_t *r,
         return SLC_ERROR;
     }
     if (rl->jit) {
-        (void) pcre2_jit_compile(r->code, PCRE2_JIT_COMPLETE);  /* or not:
-                                                     interpreted then */
+        /* fails where pcre2 has no JIT: the pattern is interpreted then */
+        (void) pcre2_jit_compile(r->code, PCRE2_JIT_COMPLETE);
     }
     return SLC_OK;
 }
