@@ -34,16 +34,20 @@
     X(AS, SLC_SQL_RES, 0) \
     X(BACKUP, 0, 0) \
     X(BEGIN, 0, 0) \
+    X(BENCHMARK, 0, SLC_SQL_ND) \
     X(BINARY, SLC_SQL_RES, 0) \
     X(BINLOG, 0, 0) \
+    X(BINLOG_GTID_POS, 0, SLC_SQL_ND) \
     X(CACHE, 0, 0) \
     X(CALL, SLC_SQL_RES, 0) \
     X(CHANGE, SLC_SQL_RES, 0) \
     X(CHECK, SLC_SQL_RES, 0) \
     X(CHECKSUM, 0, 0) \
+    X(COLUMN, SLC_SQL_RES, 0) \
     X(COMMIT, 0, 0) \
     X(CONNECTION_ID, 0, SLC_SQL_F_CONN_ID | SLC_SQL_ND) \
     X(CONSISTENT, 0, 0) \
+    X(CONVERT_TZ, 0, SLC_SQL_ND) \
     X(COUNT, 0, 0) \
     X(CREATE, SLC_SQL_RES, 0) \
     X(CURDATE, 0, SLC_SQL_ND) \
@@ -64,6 +68,7 @@
     X(DO, 0, 0) \
     X(DROP, SLC_SQL_RES, 0) \
     X(DUAL, SLC_SQL_RES, 0) \
+    X(ENCRYPT, 0, SLC_SQL_ND) \
     X(ERRORS, 0, 0) \
     X(EXCEPT, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
     X(EXECUTE, 0, 0) \
@@ -87,6 +92,7 @@
     X(IF, SLC_SQL_RES | SLC_SQL_SKIP, 0) \
     X(IGNORE, SLC_SQL_RES | SLC_SQL_SKIP | SLC_SQL_CLAUSE, 0) \
     X(IN, SLC_SQL_RES, 0) \
+    X(INDEX, SLC_SQL_RES, 0) \
     X(INSERT, SLC_SQL_RES, 0) \
     X(INSTALL, 0, 0) \
     X(INTERSECT, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
@@ -94,6 +100,7 @@
     X(IS_FREE_LOCK, 0, SLC_SQL_F_LOCK_FUNC | SLC_SQL_ND) \
     X(IS_USED_LOCK, 0, SLC_SQL_F_LOCK_FUNC | SLC_SQL_ND) \
     X(JOIN, SLC_SQL_RES, 0) \
+    X(KEY, SLC_SQL_RES, 0) \
     X(KILL, SLC_SQL_RES, 0) \
     X(LASTVAL, 0, SLC_SQL_F_SEQUENCE | SLC_SQL_ND) \
     X(LAST_INSERT_ID, 0, SLC_SQL_F_LAST_ID | SLC_SQL_ND) \
@@ -101,12 +108,15 @@
     X(LIKE, SLC_SQL_RES, 0) \
     X(LIMIT, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
     X(LOAD, SLC_SQL_RES, 0) \
+    X(LOAD_FILE, 0, SLC_SQL_ND) \
     X(LOCAL, 0, 0) \
     X(LOCALTIME, SLC_SQL_RES | SLC_SQL_BARE, SLC_SQL_ND) \
     X(LOCALTIMESTAMP, SLC_SQL_RES | SLC_SQL_BARE, SLC_SQL_ND) \
     X(LOCK, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
     X(LOW_PRIORITY, SLC_SQL_RES | SLC_SQL_SKIP, 0) \
     X(MASTER, 0, 0) \
+    X(MASTER_GTID_WAIT, 0, SLC_SQL_ND) \
+    X(MASTER_POS_WAIT, 0, SLC_SQL_ND) \
     X(NEXT, 0, 0) \
     X(NEXTVAL, 0, SLC_SQL_F_SEQUENCE | SLC_SQL_ND) \
     X(NOT, SLC_SQL_RES | SLC_SQL_SKIP, 0) \
@@ -152,6 +162,7 @@
     X(SHUTDOWN, 0, 0) \
     X(SIGNAL, SLC_SQL_RES, 0) \
     X(SLEEP, 0, SLC_SQL_ND) \
+    X(SOURCE_POS_WAIT, 0, SLC_SQL_ND) \
     X(SQL_NO_CACHE, 0, 0) \
     X(START, 0, 0) \
     X(STATEMENT, 0, 0) \
@@ -162,8 +173,8 @@
     X(SYSTEM_USER, 0, SLC_SQL_ND) \
     X(SYS_GUID, 0, SLC_SQL_ND) \
     X(TABLE, SLC_SQL_RES | SLC_SQL_SKIP, 0) \
-    X(TABLES, SLC_SQL_SKIP, 0) \
-    X(TEMPORARY, SLC_SQL_SKIP, 0) \
+    X(TABLES, 0, 0) \
+    X(TEMPORARY, 0, 0) \
     X(TO, SLC_SQL_RES, 0) \
     X(TRANSACTION, 0, 0) \
     X(TRUNCATE, 0, 0) \
@@ -182,6 +193,8 @@
     X(UUID_SHORT, 0, SLC_SQL_ND) \
     X(VALUE, 0, 0) \
     X(VALUES, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
+    X(WAIT_FOR_EXECUTED_GTID_SET, 0, SLC_SQL_ND) \
+    X(WAIT_UNTIL_SQL_THREAD_AFTER_GTIDS, 0, SLC_SQL_ND) \
     X(WARNINGS, 0, 0) \
     X(WHERE, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
     X(WINDOW, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
@@ -212,7 +225,7 @@ static const slc_sql_wdef_t  slc_sql_words[] = {
 #undef SLC_SQL_WORD_DEF
 };
 
-#define SLC_SQL_WORD_MAX  24
+#define SLC_SQL_WORD_MAX  40
 
 static int
 slc_sql_is_word_char(uint8_t c)
@@ -532,6 +545,8 @@ typedef struct {
     uint8_t          p2punct;
     unsigned         depth;     /* parentheses */
     uint64_t         lists;     /* bit d: a list of tables at depth d */
+    uint64_t         joins;     /* bit d: that list is in a join condition
+                                   or an index hint: a "," continues it */
     unsigned         nw;        /* words since main */
     unsigned         start:1;   /* the next word starts a statement */
     unsigned         with:1;    /* WITH: the main statement is to come */
@@ -574,6 +589,49 @@ static int
 slc_sql_list_is_open(const slc_sql_state_t *st)
 {
     return st->depth < 64 && (st->lists >> st->depth & 1);
+}
+
+static int
+slc_sql_join_is_open(const slc_sql_state_t *st)
+{
+    return st->depth < 64 && (st->joins >> st->depth & 1);
+}
+
+static void
+slc_sql_join_close(slc_sql_state_t *st)
+{
+    if (st->depth < 64) {
+        st->joins &= ~((uint64_t) 1 << st->depth);
+    }
+}
+
+/*
+ * A word that ends a list of tables.  ON, USING and an index hint (USE,
+ * FORCE, IGNORE INDEX [FOR JOIN|ORDER BY|GROUP BY] (...)) only suspend it:
+ * "FROM t1 JOIN t2 ON t1.a = t2.a, t3" and "FROM t USE INDEX (i), u" go
+ * on with a table after the comma (a missed table is a stale cache
+ * entry that no write invalidates).
+ */
+static void
+slc_sql_clause(slc_sql_state_t *st, slc_sql_word_t w)
+{
+    int  in_hint = (w == SLC_SQL_W_FOR && (st->w1 == SLC_SQL_W_INDEX
+                                           || st->w1 == SLC_SQL_W_KEY))
+                   || ((w == SLC_SQL_W_ORDER || w == SLC_SQL_W_GROUP)
+                       && st->w1 == SLC_SQL_W_FOR);
+    int  suspend = w == SLC_SQL_W_ON || w == SLC_SQL_W_USING
+                   || w == SLC_SQL_W_USE || w == SLC_SQL_W_FORCE
+                   || w == SLC_SQL_W_IGNORE;
+
+    if (slc_sql_join_is_open(st) && (suspend || in_hint)) {
+        return;
+    }
+    if (suspend && slc_sql_list_is_open(st) && st->depth < 64) {
+        st->joins |= (uint64_t) 1 << st->depth;
+    } else {
+        slc_sql_join_close(st);
+    }
+    slc_sql_list_close(st);
 }
 
 /* A table name at t: record it, unless it cannot be one. */
@@ -860,6 +918,23 @@ slc_sql_word_kind(slc_sql_state_t *st, slc_sql_word_t w)
     }
 }
 
+/*
+ * RENAME TABLE a TO b, ALTER TABLE a RENAME TO|AS b: the new name is a
+ * table too, for a cache that invalidates by name.
+ */
+static void
+slc_sql_word_to(slc_sql_state_t *st)
+{
+    if (st->kind != SLC_SQL_DDL) {
+        return;
+    }
+    if ((st->main == SLC_SQL_W_RENAME && slc_sql_list_is_open(st))
+        || (st->main == SLC_SQL_W_ALTER && st->w1 == SLC_SQL_W_RENAME))
+    {
+        st->capture = 1;
+    }
+}
+
 /* TABLE, TABLES: a name follows; a list of them in some statements. */
 static void
 slc_sql_word_table(slc_sql_state_t *st)
@@ -910,7 +985,7 @@ slc_sql_word(slc_sql_state_t *st, const slc_sql_tok_t *t)
         *f |= d->fn;
     }
     if (d->attr & SLC_SQL_CLAUSE) {
-        slc_sql_list_close(st);
+        slc_sql_clause(st, w);
     }
     switch (w) {
     case SLC_SQL_W_FROM:
@@ -939,6 +1014,14 @@ slc_sql_word(slc_sql_state_t *st, const slc_sql_tok_t *t)
         if (st->w1 == SLC_SQL_W_FOR) {
             *f |= SLC_SQL_F_LOCKING_READ;
         }
+        slc_sql_join_close(st);         /* ON DUPLICATE KEY UPDATE a, b */
+        break;
+    case SLC_SQL_W_RENAME:              /* ALTER TABLE t RENAME [TO] u */
+        st->capture = st->kind == SLC_SQL_DDL
+                      && st->main == SLC_SQL_W_ALTER;
+        break;
+    case SLC_SQL_W_TO: case SLC_SQL_W_AS:
+        slc_sql_word_to(st);
         break;
     case SLC_SQL_W_SHARE:
         if (st->w1 == SLC_SQL_W_FOR
@@ -977,11 +1060,16 @@ slc_sql_punct(slc_sql_state_t *st, const slc_sql_tok_t *t)
         return;                         /* capture: FROM (t1 JOIN t2) */
     case ')':
         slc_sql_list_close(st);
+        slc_sql_join_close(st);
         if (st->depth > 0) {
             st->depth--;
         }
         break;
     case ',':
+        if (slc_sql_join_is_open(st)) {
+            slc_sql_join_close(st);
+            slc_sql_list_open(st);
+        }
         if (slc_sql_list_is_open(st)) {
             st->capture = 1;
             return;
@@ -991,6 +1079,7 @@ slc_sql_punct(slc_sql_state_t *st, const slc_sql_tok_t *t)
         st->semi = 1;
         st->depth = 0;
         st->lists = 0;
+        st->joins = 0;
         break;
     default:
         break;

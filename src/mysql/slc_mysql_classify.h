@@ -31,10 +31,12 @@
  *     NOT ATOMIC) is one statement, not a multi-statement; a labelled
  *     compound statement is UNKNOWN;
  *   - tables are the names after FROM, JOIN, UPDATE, INTO (of INSERT and
- *     REPLACE), TABLE/TABLES, DELETE's and DESCRIBE's, HANDLER, and after
- *     commas of those lists; FROM inside EXTRACT/TRIM/SUBSTRING and SHOW
- *     ... FROM db list names that are not tables, and CTE names are listed
- *     too.  A comma join after ON or an index hint is missed.
+ *     REPLACE), TABLE/TABLES, DELETE's and DESCRIBE's, HANDLER, RENAME
+ *     TABLE's and ALTER TABLE ... RENAME's TO, and after commas of those
+ *     lists (also after a join condition or an index hint); FROM inside
+ *     EXTRACT/TRIM/SUBSTRING and SHOW ... FROM db list names that are not
+ *     tables, and CTE names are listed too.  A comma after MariaDB's FOR
+ *     SYSTEM_TIME is missed.
  */
 
 #define SLC_SQL_MAX_TABLES  16

@@ -1,0 +1,196 @@
+#ifndef SLC_CACHE_POLICY_H
+#define SLC_CACHE_POLICY_H
+
+/*
+ * What the query cache may keep, under which names its entries are
+ * invalidated, and the cache_rule list.  Pure functions over the statement
+ * classifier's result (slc_mysql_classify.h): no I/O, no logging, no shared
+ * memory; the cache filter calls them and keeps the counters.
+ */
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "slc_core.h"
+#include "slc_mysql_classify.h"
+
+
+/* --- the verdict -------------------------------------------------------- */
+
+/*
+ * CACHEABLE or why not; the first that applies, in this order.  Only
+ * TABLES_UNKNOWN may be overridden (by a rule with cache_unknown_tables).
+ */
+typedef enum {
+    SLC_CACHE_CACHEABLE = 0,
+    SLC_CACHE_UNTERMINATED,     /* a quote or comment left open */
+    SLC_CACHE_MULTI,            /* more than one statement */
+    SLC_CACHE_NOT_SELECT,       /* not a SELECT (nor VALUES, TABLE t) */
+    SLC_CACHE_RW_TRX,           /* in a read-write transaction, or
+                                   autocommit off outside READ ONLY */
+    SLC_CACHE_SQL_NO_CACHE,
+    SLC_CACHE_LOCKING_READ,     /* FOR UPDATE, FOR SHARE, LOCK IN SHARE
+                                   MODE */
+    SLC_CACHE_INTO,             /* SELECT ... INTO @x | OUTFILE | DUMPFILE */
+    SLC_CACHE_USER_VAR,         /* @x read or assigned */
+    SLC_CACHE_SYSTEM_VAR,       /* @@x */
+    SLC_CACHE_FUNCTION,         /* non-deterministic or session-dependent:
+                                   NOW(), RAND(), USER(), GET_LOCK()... */
+    SLC_CACHE_SYSTEM_SCHEMA,    /* information_schema, performance_schema,
+                                   mysql, sys */
+    SLC_CACHE_TEMPORARY,        /* the session has temporary tables */
+    SLC_CACHE_TABLES_UNKNOWN,   /* more tables than the classifier names */
+    SLC_CACHE_NVERDICTS
+} slc_cache_verdict_t;
+
+/* What the verdict needs to know of the session. */
+typedef struct {
+    const char  *db;            /* default database, NULL or "" when none */
+    size_t       db_len;
+    unsigned     status;        /* the server's last status flags */
+    unsigned     read_only_trx:1;   /* the open transaction is READ ONLY */
+    unsigned     temp_tables:1;     /* the session created a temporary
+                                       table (it would shadow a real one
+                                       under the same name for this
+                                       session only) */
+} slc_cache_session_t;
+
+/*
+ * The verdict on q[0..len), classified into *si.  Autocommit on, or a READ
+ * ONLY transaction (read_only_trx or SLC_SERVER_STATUS_IN_TRANS_READONLY),
+ * is needed: with autocommit off every read opens or continues a
+ * transaction whose snapshot a cached result would not belong to.
+ */
+slc_cache_verdict_t  slc_cache_cacheable(const uint8_t *q, size_t len,
+                                         const slc_sql_info_t *si,
+                                         const slc_cache_session_t *ss);
+
+/* "cacheable", "not_select", "tables_unknown"...: for counters and logs. */
+const char          *slc_cache_verdict_name(slc_cache_verdict_t v);
+
+/* The schemas whose tables are never cached (case-insensitive). */
+int                  slc_cache_is_system_schema(const char *db, size_t len);
+
+
+/* --- table keys --------------------------------------------------------- */
+
+/* A name is at most 64 characters, 4 bytes each in utf8mb4. */
+#define SLC_CACHE_NAME_MAX  256
+#define SLC_CACHE_KEY_MAX   (2 * SLC_CACHE_NAME_MAX + 2)
+
+/*
+ * The tables of a statement as "db.table": the default database filled in
+ * for an unqualified name (".table" when there is none), backticks removed
+ * (a doubled one is one), ASCII letters lowercased (as the server compares
+ * names under lower_case_table_names=1; under 0 two tables that differ by
+ * case share a key, which only invalidates more), repeats dropped.  The
+ * same keys serve a SELECT's entry and a write's invalidation.
+ */
+typedef struct {
+    unsigned   n;
+    slc_str_t  key[SLC_SQL_MAX_TABLES];     /* into buf, NUL terminated */
+    size_t     db_len[SLC_SQL_MAX_TABLES];  /* key[i]'s database part */
+    slc_str_t  db;                          /* the default database, the
+                                               same way ("" when none) */
+    char       buf[SLC_SQL_MAX_TABLES * SLC_CACHE_KEY_MAX
+                   + SLC_CACHE_NAME_MAX + 1];
+} slc_cache_keys_t;
+
+/* SLC_OK, or SLC_ERROR when a name is longer than the server allows (the
+   statement fails there; a write's caller invalidates everything). */
+int  slc_cache_table_keys(const uint8_t *q, const slc_sql_info_t *si,
+                          const char *db, size_t db_len,
+                          slc_cache_keys_t *out);
+
+/*
+ * What a statement invalidates: nothing (not a write), its table keys, or
+ * everything, when a write's tables cannot all be named (CALL, a stored
+ * routine, DROP DATABASE, any ADMIN write (GRANT, REVOKE, FLUSH, KILL,
+ * OPTIMIZE TABLE...), a DDL without a table, a
+ * multi-statement with a write, more tables than fit, a name too long,
+ * EXECUTE, an UNKNOWN statement).
+ */
+typedef enum {
+    SLC_CACHE_INV_NONE = 0,
+    SLC_CACHE_INV_TABLES,
+    SLC_CACHE_INV_ALL
+} slc_cache_inv_t;
+
+slc_cache_inv_t  slc_cache_invalidates(const slc_sql_info_t *si);
+
+
+/* --- rules -------------------------------------------------------------- */
+
+typedef enum {
+    SLC_CACHE_MATCH_TEXT = 0,   /* the statement's bytes */
+    SLC_CACHE_MATCH_TABLE,      /* any of its table keys, "db.table" */
+    SLC_CACHE_MATCH_DATABASE,   /* the database of any table key, or the
+                                   default database when it has none */
+    SLC_CACHE_MATCH_USER        /* the user name */
+} slc_cache_match_t;
+
+#define SLC_CACHE_RULE_NAME_MAX  64
+
+/* A rule as parsed; the list compiles it. */
+typedef struct {
+    char               name[SLC_CACHE_RULE_NAME_MAX];
+    slc_cache_match_t  match;
+    char              *pattern;         /* NUL terminated, malloc'd */
+    size_t             pattern_len;
+    unsigned           no_cache:1;
+    unsigned           unknown_tables:1;    /* cache_unknown_tables */
+    long long          ttl_ms;          /* -1: the default cache_ttl */
+    pcre2_code        *code;            /* set by slc_cache_rules_add */
+} slc_cache_rule_t;
+
+/*
+ * The directive's arguments after its name:
+ *   NAME match=text|table|database|user "REGEX" ACTION...
+ * where ACTION is ttl=DURATION (slc_conf_parse_msec: 500ms, 10s, 1m30s),
+ * no_cache, or cache_unknown_tables (with or without a ttl=).  Fills *r
+ * (r->pattern malloc'd, freed by slc_cache_rule_free or by the list) or
+ * returns an error message in err (for the config parser's "file:line: ").
+ */
+int   slc_cache_rule_parse(const slc_str_t *args, unsigned nargs,
+                           slc_cache_rule_t *r, char *err, size_t errlen);
+void  slc_cache_rule_free(slc_cache_rule_t *r);
+
+/*
+ * A list of rules, first match wins.  One match data block serves every
+ * match: a list belongs to one worker (single-threaded) and a match
+ * allocates nothing.  Patterns are JIT-compiled when jit is set and
+ * pcre2 supports it, else interpreted; both give the same answers.
+ */
+typedef struct {
+    slc_cache_rule_t   *rule;
+    unsigned            n;
+    unsigned            cap;
+    unsigned            jit:1;          /* try JIT (the default) */
+    pcre2_match_data   *md;
+} slc_cache_rules_t;
+
+void  slc_cache_rules_init(slc_cache_rules_t *rl);
+
+/*
+ * Compile *r and append it (the list takes r->pattern).  SLC_ERROR with
+ * "rule "x": bad regex at offset N: why" or a duplicate name in err; *r
+ * is then freed.
+ */
+int   slc_cache_rules_add(slc_cache_rules_t *rl, slc_cache_rule_t *r,
+                          char *err, size_t errlen);
+void  slc_cache_rules_free(slc_cache_rules_t *rl);
+
+/* What a statement is matched against. */
+typedef struct {
+    const uint8_t           *q;
+    size_t                   len;
+    const slc_cache_keys_t  *keys;      /* its tables and default db */
+    const char              *user;
+    size_t                   user_len;
+} slc_cache_subject_t;
+
+/* The index of the first rule that matches, or -1 (the defaults). */
+int   slc_cache_rules_match(const slc_cache_rules_t *rl,
+                            const slc_cache_subject_t *s);
+
+#endif /* SLC_CACHE_POLICY_H */
