@@ -1,0 +1,853 @@
+#include "slc_core.h"
+#include "slc_hash.h"
+#include "slc_slab.h"
+#include "slc_cache_store.h"
+
+#include <assert.h>
+
+#define SLC_CACHE_MAGIC        0x43414348u     /* "CACH" */
+#define SLC_CACHE_ENTRY_MAGIC  0x454e5452u     /* "ENTR" */
+#define SLC_CACHE_NIL          UINT32_MAX
+
+#define SLC_CACHE_CHUNK_MIN    64
+#define SLC_CACHE_CHUNK_MAX    SLC_SLAB_MAX_SLOT
+#define SLC_CACHE_BUCKET_BYTES 1024         /* of pool per bucket */
+#define SLC_CACHE_BUCKETS_MIN  64
+
+typedef enum {
+    SLC_CACHE_PENDING_E = 1,
+    SLC_CACHE_COMPLETE_E,
+    SLC_CACHE_DEAD_E
+} slc_cache_state_e;
+
+struct slc_cache_chunk_s {
+    slc_cache_chunk_t  *next;
+    uint32_t            len;        /* bytes used */
+    uint32_t            cap;        /* bytes available in data */
+    uint8_t             data[];
+};
+
+struct slc_cache_entry_s {
+    uint32_t            magic;
+    uint8_t             state;
+    uint8_t             ntables;
+    uint32_t            refs;       /* hits' pins and the store's */
+    uint32_t            klen;
+    uint64_t            hash;
+    size_t              size;       /* result bytes */
+    uint64_t            started;    /* store_begin's now */
+    uint64_t            expires;
+    uint64_t            soft;       /* 0: no soft ttl */
+    uint64_t            refresh_at; /* a refresh granted then; 0: none */
+    uint32_t            tslot[SLC_CACHE_TABLES];
+    uint32_t            tgen[SLC_CACHE_TABLES];
+    slc_cache_entry_t  *hnext;      /* bucket chain */
+    slc_cache_entry_t  *lprev;      /* LRU, COMPLETE only */
+    slc_cache_entry_t  *lnext;
+    slc_cache_chunk_t  *first;
+    slc_cache_chunk_t  *last;
+    uint8_t             key[];
+};
+
+/* A reference held by a process; free ones are listed through `next`. */
+typedef struct {
+    int32_t             pid;        /* 0: free */
+    uint32_t            next;
+    slc_cache_entry_t  *entry;
+} slc_cache_pin_t;
+
+struct slc_cache_s {
+    uint32_t            magic;
+    uint32_t            nbuckets;   /* a power of two */
+    uint32_t            npins;
+    uint32_t            free_pins;
+    size_t              max_entry_size;
+    uint64_t            wait_ms;
+    slc_slab_pool_t    *pool;
+    slc_cache_entry_t **buckets;
+    slc_cache_entry_t  *lru_head;   /* most recently used */
+    slc_cache_entry_t  *lru_tail;
+    uint32_t           *gens;       /* SLC_CACHE_GENS, atomics */
+    slc_cache_pin_t    *pins;
+    slc_cache_stats_t   stats;      /* atomics */
+};
+
+static const char *slc_cache_refusal_names[SLC_CACHE_NREFUSALS] = {
+    [SLC_CACHE_OK] = "ok",
+    [SLC_CACHE_BUSY] = "busy",
+    [SLC_CACHE_NOMEM] = "nomem",
+    [SLC_CACHE_TOOBIG] = "toobig",
+    [SLC_CACHE_TABLES_MAX] = "tables",
+    [SLC_CACHE_PINS] = "pins",
+    [SLC_CACHE_RACED] = "raced",
+    [SLC_CACHE_GONE] = "gone",
+};
+
+#define slc_cache_count(c, field, n) \
+    __atomic_fetch_add(&(c)->stats.field, (uint64_t) (n), __ATOMIC_RELAXED)
+#define slc_cache_uncount(c, field, n) \
+    __atomic_fetch_sub(&(c)->stats.field, (uint64_t) (n), __ATOMIC_RELAXED)
+
+/* ---- under the lock: pins, LRU, index ---- */
+
+/*
+ * The caller's pid, read from the lock it holds: the lock already knows
+ * it (slc_pid, or getpid() before it is set), so no second source.
+ */
+static int32_t
+slc_cache_self_locked(slc_cache_t *c)
+{
+    return (int32_t) slc_shmtx_holder(&c->pool->mutex);
+}
+
+static uint32_t
+slc_cache_pin_locked(slc_cache_t *c, slc_cache_entry_t *e)
+{
+    uint32_t i = c->free_pins;
+
+    if (i == SLC_CACHE_NIL) {
+        return SLC_CACHE_NIL;
+    }
+    c->free_pins = c->pins[i].next;
+    c->pins[i].entry = e;
+    c->pins[i].next = SLC_CACHE_NIL;
+    c->pins[i].pid = slc_cache_self_locked(c);
+    e->refs++;
+    return i;
+}
+
+static void
+slc_cache_unpin_slot_locked(slc_cache_t *c, uint32_t i)
+{
+    c->pins[i].pid = 0;
+    c->pins[i].entry = NULL;
+    c->pins[i].next = c->free_pins;
+    c->free_pins = i;
+}
+
+static void
+slc_cache_entry_free_locked(slc_cache_t *c, slc_cache_entry_t *e)
+{
+    slc_cache_chunk_t *ch = e->first, *next;
+
+    while (ch != NULL) {
+        next = ch->next;
+        (void) slc_slab_free_locked(c->pool, ch);
+        ch = next;
+    }
+    e->magic = 0;
+    (void) slc_slab_free_locked(c->pool, e);
+}
+
+/* Drop one reference; a DEAD entry goes with its last one. */
+static void
+slc_cache_unref_locked(slc_cache_t *c, slc_cache_entry_t *e)
+{
+    assert(e->refs > 0);
+    if (--e->refs == 0 && e->state == SLC_CACHE_DEAD_E) {
+        slc_cache_entry_free_locked(c, e);
+    }
+}
+
+static void
+slc_cache_lru_remove_locked(slc_cache_t *c, slc_cache_entry_t *e)
+{
+    if (e->lprev != NULL) {
+        e->lprev->lnext = e->lnext;
+    } else {
+        c->lru_head = e->lnext;
+    }
+    if (e->lnext != NULL) {
+        e->lnext->lprev = e->lprev;
+    } else {
+        c->lru_tail = e->lprev;
+    }
+    e->lprev = e->lnext = NULL;
+}
+
+static void
+slc_cache_lru_push_locked(slc_cache_t *c, slc_cache_entry_t *e)
+{
+    e->lprev = NULL;
+    e->lnext = c->lru_head;
+    if (c->lru_head != NULL) {
+        c->lru_head->lprev = e;
+    } else {
+        c->lru_tail = e;
+    }
+    c->lru_head = e;
+}
+
+static slc_cache_entry_t **
+slc_cache_bucket(slc_cache_t *c, uint64_t hash)
+{
+    return &c->buckets[hash & (c->nbuckets - 1)];
+}
+
+/* Out of its chain (one store); 0 if the bounded walk missed it. */
+static int
+slc_cache_chain_remove_locked(slc_cache_t *c, slc_cache_entry_t *e)
+{
+    slc_cache_entry_t **pp = slc_cache_bucket(c, e->hash);
+
+    for (unsigned n = 0; *pp != NULL && n < SLC_CACHE_CHAIN_MAX; n++) {
+        if (*pp == e) {
+            *pp = e->hnext;
+            return 1;
+        }
+        pp = &(*pp)->hnext;
+    }
+    return 0;
+}
+
+/*
+ * Out of the index (and the LRU): DEAD, freed now if nobody holds it.
+ * One the chain walk cannot find (a chain a killed worker left too long
+ * or broken) is left allocated rather than freed while still reachable.
+ */
+static void
+slc_cache_unlink_locked(slc_cache_t *c, slc_cache_entry_t *e)
+{
+    int found = slc_cache_chain_remove_locked(c, e);
+
+    if (e->state == SLC_CACHE_COMPLETE_E) {
+        slc_cache_lru_remove_locked(c, e);
+        slc_cache_uncount(c, entries, 1);
+        slc_cache_uncount(c, bytes, e->klen + e->size);
+    }
+    e->state = SLC_CACHE_DEAD_E;
+    if (found && e->refs == 0) {
+        slc_cache_entry_free_locked(c, e);
+    }
+}
+
+static int
+slc_cache_evict_one_locked(slc_cache_t *c)
+{
+    slc_cache_entry_t *e = c->lru_tail;
+
+    if (e == NULL || e->magic != SLC_CACHE_ENTRY_MAGIC) {
+        return 0;
+    }
+    slc_cache_unlink_locked(c, e);
+    slc_cache_count(c, evictions, 1);
+    return 1;
+}
+
+/* The zone is the cap: make room from the LRU tail, never grow. */
+static void *
+slc_cache_alloc_locked(slc_cache_t *c, size_t size)
+{
+    for ( ;; ) {
+        void *p = slc_slab_alloc_locked(c->pool, size);
+
+        if (p != NULL || !slc_cache_evict_one_locked(c)) {
+            return p;
+        }
+    }
+}
+
+/* The COMPLETE and the PENDING entry of a key, if any. */
+static void
+slc_cache_find_locked(slc_cache_t *c, const void *key, size_t klen,
+    uint64_t hash, slc_cache_entry_t **done, slc_cache_entry_t **pending)
+{
+    slc_cache_entry_t *e = *slc_cache_bucket(c, hash);
+
+    *done = *pending = NULL;
+    for (unsigned n = 0; e != NULL && n < SLC_CACHE_CHAIN_MAX; n++) {
+        if (e->magic != SLC_CACHE_ENTRY_MAGIC) {
+            return;                 /* a chain left broken: stop there */
+        }
+        if (e->hash == hash && e->klen == klen
+            && memcmp(e->key, key, klen) == 0)
+        {
+            if (e->state == SLC_CACHE_COMPLETE_E) {
+                *done = e;
+            } else if (e->state == SLC_CACHE_PENDING_E) {
+                *pending = e;
+            }
+        }
+        e = e->hnext;
+    }
+}
+
+static int
+slc_cache_stale(slc_cache_t *c, const slc_cache_entry_t *e)
+{
+    for (unsigned i = 0; i < e->ntables; i++) {
+        if (__atomic_load_n(&c->gens[e->tslot[i]], __ATOMIC_ACQUIRE)
+            != e->tgen[i])
+        {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* ---- setting up ---- */
+
+static uint32_t
+slc_cache_nbuckets(size_t pool_size)
+{
+    size_t n = SLC_CACHE_BUCKETS_MIN;
+
+    while (n < pool_size / SLC_CACHE_BUCKET_BYTES && n < (1u << 30)) {
+        n <<= 1;
+    }
+    return (uint32_t) n;
+}
+
+static int
+slc_cache_tables_alloc(slc_cache_t *c, slc_slab_pool_t *pool)
+{
+    c->buckets = slc_slab_alloc(pool, c->nbuckets * sizeof(*c->buckets));
+    c->gens = slc_slab_alloc(pool, SLC_CACHE_GENS * sizeof(*c->gens));
+    c->pins = slc_slab_alloc(pool, c->npins * sizeof(*c->pins));
+    if (c->buckets == NULL || c->gens == NULL || c->pins == NULL) {
+        return SLC_ERROR;
+    }
+    memset(c->buckets, 0, c->nbuckets * sizeof(*c->buckets));
+    memset(c->gens, 0, SLC_CACHE_GENS * sizeof(*c->gens));
+    for (uint32_t i = 0; i < c->npins; i++) {
+        c->pins[i] = (slc_cache_pin_t) {
+            .next = i + 1 < c->npins ? i + 1 : SLC_CACHE_NIL,
+        };
+    }
+    c->free_pins = 0;
+    return SLC_OK;
+}
+
+static void
+slc_cache_tables_free(slc_cache_t *c, slc_slab_pool_t *pool)
+{
+    void *p[] = { c->buckets, c->gens, c->pins, c };
+
+    for (size_t i = 0; i < slc_nelems(p); i++) {
+        if (p[i] != NULL) {
+            (void) slc_slab_free(pool, p[i]);
+        }
+    }
+}
+
+slc_cache_t *
+slc_cache_init(slc_slab_pool_t *pool, const slc_cache_conf_t *conf)
+{
+    slc_cache_t *c;
+
+    if (conf->npins == 0 || (c = slc_slab_alloc(pool, sizeof(*c))) == NULL) {
+        return NULL;
+    }
+    *c = (slc_cache_t) {
+        .nbuckets = slc_cache_nbuckets(pool->size),
+        .npins = conf->npins,
+        .max_entry_size = conf->max_entry_size,
+        .wait_ms = conf->wait_ms,
+        .pool = pool,
+    };
+    if (slc_cache_tables_alloc(c, pool) != SLC_OK) {
+        slc_cache_tables_free(c, pool);
+        return NULL;
+    }
+    c->magic = SLC_CACHE_MAGIC;
+    pool->data = c;
+    return c;
+}
+
+slc_cache_t *
+slc_cache_get(slc_slab_pool_t *pool)
+{
+    slc_cache_t *c = pool->data;
+
+    return c != NULL && c->magic == SLC_CACHE_MAGIC ? c : NULL;
+}
+
+void
+slc_cache_tune(slc_cache_t *c, const slc_cache_conf_t *conf)
+{
+    __atomic_store_n(&c->max_entry_size, conf->max_entry_size,
+        __ATOMIC_RELAXED);
+    __atomic_store_n(&c->wait_ms, conf->wait_ms, __ATOMIC_RELAXED);
+}
+
+/* ---- lookup and hits ---- */
+
+/* Past the soft ttl: 1 if this caller is the one to refresh. */
+static int
+slc_cache_refresh_locked(slc_cache_t *c, slc_cache_entry_t *e,
+    const slc_cache_entry_t *pending, uint64_t now)
+{
+    if (e->soft == 0 || now < e->soft) {
+        return 0;
+    }
+    if (pending != NULL && now - pending->started < c->wait_ms) {
+        return 0;                   /* the refresher is storing */
+    }
+    if (e->refresh_at != 0 && now - e->refresh_at < c->wait_ms) {
+        return 0;                   /* granted and not yet timed out */
+    }
+    e->refresh_at = now;
+    return 1;
+}
+
+/* A COMPLETE entry that may no longer be served is unlinked here. */
+static slc_cache_entry_t *
+slc_cache_usable_locked(slc_cache_t *c, slc_cache_entry_t *e, uint64_t now)
+{
+    if (e == NULL) {
+        return NULL;
+    }
+    if (now >= e->expires) {
+        slc_cache_count(c, expired, 1);
+    } else if (slc_cache_stale(c, e)) {
+        slc_cache_count(c, stale, 1);
+    } else {
+        return e;
+    }
+    slc_cache_unlink_locked(c, e);
+    return NULL;
+}
+
+static slc_cache_result_e
+slc_cache_lookup_locked(slc_cache_t *c, const void *key, size_t klen,
+    uint64_t hash, uint64_t now, slc_cache_hit_t *hit)
+{
+    slc_cache_entry_t *e, *p;
+
+    slc_cache_find_locked(c, key, klen, hash, &e, &p);
+    e = slc_cache_usable_locked(c, e, now);
+    if (e == NULL) {
+        return p != NULL && now - p->started < c->wait_ms
+               ? SLC_CACHE_PENDING : SLC_CACHE_MISS;
+    }
+    if (slc_cache_refresh_locked(c, e, p, now)) {
+        return SLC_CACHE_HIT_REFRESH;
+    }
+    hit->pin = slc_cache_pin_locked(c, e);
+    if (hit->pin == SLC_CACHE_NIL) {
+        slc_cache_count(c, refused[SLC_CACHE_PINS], 1);
+        return SLC_CACHE_MISS;
+    }
+    hit->entry = e;
+    hit->size = e->size;
+    slc_cache_lru_remove_locked(c, e);
+    slc_cache_lru_push_locked(c, e);
+    return SLC_CACHE_HIT;
+}
+
+slc_cache_result_e
+slc_cache_lookup(slc_cache_t *c, const void *key, size_t klen,
+    uint64_t hash, uint64_t now, slc_cache_hit_t *hit)
+{
+    slc_cache_result_e r;
+
+    *hit = (slc_cache_hit_t) { .cache = c, .pin = SLC_CACHE_NIL };
+    slc_shmtx_lock(&c->pool->mutex);
+    r = slc_cache_lookup_locked(c, key, klen, hash, now, hit);
+    slc_shmtx_unlock(&c->pool->mutex);
+
+    slc_cache_count(c, lookups, 1);
+    switch (r) {
+    case SLC_CACHE_HIT:
+        slc_cache_count(c, hits, 1);
+        break;
+    case SLC_CACHE_HIT_REFRESH:
+        slc_cache_count(c, refreshes, 1);
+        break;
+    case SLC_CACHE_PENDING:
+        slc_cache_count(c, pending, 1);
+        break;
+    default:
+        slc_cache_count(c, misses, 1);
+    }
+    return r;
+}
+
+void
+slc_cache_release(slc_cache_hit_t *hit)
+{
+    slc_cache_t *c = hit->cache;
+
+    if (hit->entry == NULL) {
+        return;
+    }
+    slc_shmtx_lock(&c->pool->mutex);
+    /* reap may have taken a pin back only from a dead pid, never ours */
+    assert(c->pins[hit->pin].entry == hit->entry);
+    slc_cache_unpin_slot_locked(c, hit->pin);
+    slc_cache_unref_locked(c, hit->entry);
+    slc_shmtx_unlock(&c->pool->mutex);
+    hit->entry = NULL;
+}
+
+void
+slc_cache_cursor_init(slc_cache_cursor_t *cur, const slc_cache_hit_t *hit)
+{
+    cur->chunk = hit->entry != NULL ? hit->entry->first : NULL;
+    cur->off = 0;
+}
+
+size_t
+slc_cache_cursor_next(slc_cache_cursor_t *cur, const uint8_t **p,
+    size_t max)
+{
+    const slc_cache_chunk_t *ch = cur->chunk;
+    size_t                   n;
+
+    while (ch != NULL && cur->off == ch->len) {
+        ch = cur->chunk = ch->next;
+        cur->off = 0;
+    }
+    if (ch == NULL || max == 0) {
+        return 0;
+    }
+    n = slc_min(max, (size_t) (ch->len - cur->off));
+    *p = ch->data + cur->off;
+    cur->off += (uint32_t) n;
+    return n;
+}
+
+/* ---- storing ---- */
+
+static void
+slc_cache_tables_snapshot(slc_cache_t *c, slc_cache_entry_t *e,
+    const slc_str_t *tables, unsigned ntables)
+{
+    e->ntables = (uint8_t) ntables;
+    for (unsigned i = 0; i < ntables; i++) {
+        uint32_t slot = slc_hash_key(tables[i].data, tables[i].len)
+                        & (SLC_CACHE_GENS - 1);
+
+        e->tslot[i] = slot;
+        e->tgen[i] = __atomic_load_n(&c->gens[slot], __ATOMIC_ACQUIRE);
+    }
+}
+
+/*
+ * A young store of the key holds others off (single flight); an old one
+ * is taken out of the index: its storer is slow or gone, and its next
+ * call learns it (GONE), while its pin keeps the memory until then.
+ */
+static slc_cache_refusal_e
+slc_cache_single_flight_locked(slc_cache_t *c, const void *key,
+    size_t klen, uint64_t hash, uint64_t now)
+{
+    slc_cache_entry_t *done, *p;
+
+    slc_cache_find_locked(c, key, klen, hash, &done, &p);
+    if (p == NULL) {
+        return SLC_CACHE_OK;
+    }
+    if (now - p->started < c->wait_ms) {
+        return SLC_CACHE_BUSY;
+    }
+    slc_cache_unlink_locked(c, p);
+    return SLC_CACHE_OK;
+}
+
+/* A PENDING entry for the key, in the index; its store holds a pin. */
+static slc_cache_refusal_e
+slc_cache_begin_locked(slc_cache_t *c, slc_cache_store_t *st,
+    const slc_cache_entry_t *proto, const void *key)
+{
+    slc_cache_entry_t  *e, **b;
+    slc_cache_refusal_e r;
+
+    r = slc_cache_single_flight_locked(c, key, proto->klen, proto->hash,
+                                       proto->started);
+    if (r != SLC_CACHE_OK) {
+        return r;
+    }
+    e = slc_cache_alloc_locked(c, sizeof(*e) + proto->klen);
+    if (e == NULL) {
+        return SLC_CACHE_NOMEM;
+    }
+    *e = *proto;
+    memcpy(e->key, key, proto->klen);
+    st->pin = slc_cache_pin_locked(c, e);
+    if (st->pin == SLC_CACHE_NIL) {
+        (void) slc_slab_free_locked(c->pool, e);
+        return SLC_CACHE_PINS;
+    }
+    b = slc_cache_bucket(c, e->hash);
+    e->hnext = *b;
+    *b = e;                         /* one store publishes it */
+    st->entry = e;
+    return SLC_CACHE_OK;
+}
+
+static slc_cache_refusal_e
+slc_cache_refuse(slc_cache_t *c, slc_cache_refusal_e r)
+{
+    slc_cache_count(c, refused[r], 1);
+    return r;
+}
+
+slc_cache_refusal_e
+slc_cache_store_begin(slc_cache_t *c, slc_cache_store_t *st,
+    const void *key, size_t klen, uint64_t hash, const slc_str_t *tables,
+    unsigned ntables, uint64_t ttl_ms, uint64_t soft_ms, uint64_t now)
+{
+    slc_cache_entry_t   proto;
+    slc_cache_refusal_e r;
+
+    *st = (slc_cache_store_t) { .cache = c, .pin = SLC_CACHE_NIL };
+    if (klen > __atomic_load_n(&c->max_entry_size, __ATOMIC_RELAXED)
+        || klen > UINT32_MAX)
+    {
+        return slc_cache_refuse(c, SLC_CACHE_TOOBIG);
+    }
+    if (ntables > SLC_CACHE_TABLES) {
+        return slc_cache_refuse(c, SLC_CACHE_TABLES_MAX);
+    }
+    proto = (slc_cache_entry_t) {
+        .magic = SLC_CACHE_ENTRY_MAGIC, .state = SLC_CACHE_PENDING_E,
+        .klen = (uint32_t) klen, .hash = hash, .started = now,
+        .expires = now + ttl_ms,
+        .soft = soft_ms != 0 && soft_ms < ttl_ms ? now + soft_ms : 0,
+    };
+    /* before the read goes out: a write after this moves a generation */
+    slc_cache_tables_snapshot(c, &proto, tables, ntables);
+
+    slc_shmtx_lock(&c->pool->mutex);
+    r = slc_cache_begin_locked(c, st, &proto, key);
+    slc_shmtx_unlock(&c->pool->mutex);
+    return r == SLC_CACHE_OK ? r : slc_cache_refuse(c, r);
+}
+
+/* The next chunk: double the last one, at least what is left to fit. */
+static size_t
+slc_cache_chunk_size(const slc_cache_entry_t *e, size_t rest)
+{
+    size_t want = sizeof(slc_cache_chunk_t) + rest, size;
+
+    size = e->last != NULL ? (size_t) e->last->cap * 2
+                             + sizeof(slc_cache_chunk_t)
+                           : SLC_CACHE_CHUNK_MIN;
+    while (size < want && size < SLC_CACHE_CHUNK_MAX) {
+        size <<= 1;
+    }
+    return slc_min(size, SLC_CACHE_CHUNK_MAX);
+}
+
+/* Hang a new chunk on the entry; its storer fills it after unlocking. */
+static slc_cache_chunk_t *
+slc_cache_chunk_add_locked(slc_cache_t *c, slc_cache_entry_t *e,
+    size_t rest)
+{
+    size_t             size = slc_cache_chunk_size(e, rest);
+    slc_cache_chunk_t *ch;
+
+    if (e->state != SLC_CACHE_PENDING_E) {
+        return NULL;                /* superseded or reaped meanwhile */
+    }
+    ch = slc_cache_alloc_locked(c, size);
+    if (ch == NULL) {
+        return NULL;
+    }
+    ch->next = NULL;
+    ch->len = 0;
+    ch->cap = (uint32_t) (size - sizeof(*ch));
+    if (e->last != NULL) {
+        e->last->next = ch;
+    } else {
+        e->first = ch;
+    }
+    e->last = ch;
+    return ch;
+}
+
+/* Copy into the last chunk's free room; no lock: the entry is ours. */
+static size_t
+slc_cache_chunk_fill(slc_cache_entry_t *e, const uint8_t *data, size_t len)
+{
+    slc_cache_chunk_t *ch = e->last;
+    size_t             n;
+
+    if (ch == NULL) {
+        return 0;
+    }
+    n = slc_min(len, (size_t) (ch->cap - ch->len));
+    memcpy(ch->data + ch->len, data, n);
+    ch->len += (uint32_t) n;
+    e->size += n;
+    return n;
+}
+
+static slc_cache_refusal_e
+slc_cache_store_fail(slc_cache_store_t *st, slc_cache_refusal_e r)
+{
+    slc_cache_store_abort(st);
+    return slc_cache_refuse(st->cache, r);
+}
+
+slc_cache_refusal_e
+slc_cache_store_append(slc_cache_store_t *st, const void *data, size_t len)
+{
+    slc_cache_t       *c = st->cache;
+    slc_cache_entry_t *e = st->entry;
+    const uint8_t     *p = data;
+    size_t             n, max;
+
+    if (e == NULL) {
+        return SLC_CACHE_GONE;
+    }
+    max = __atomic_load_n(&c->max_entry_size, __ATOMIC_RELAXED);
+    if (len > max || e->size > max - len) {
+        return slc_cache_store_fail(st, SLC_CACHE_TOOBIG);
+    }
+    n = slc_cache_chunk_fill(e, p, len);
+    while (n < len) {
+        slc_cache_chunk_t *ch;
+        int                gone;
+
+        slc_shmtx_lock(&c->pool->mutex);
+        gone = e->state != SLC_CACHE_PENDING_E;
+        ch = gone ? NULL : slc_cache_chunk_add_locked(c, e, len - n);
+        slc_shmtx_unlock(&c->pool->mutex);
+        if (ch == NULL) {
+            return slc_cache_store_fail(st, gone ? SLC_CACHE_GONE
+                                                 : SLC_CACHE_NOMEM);
+        }
+        n += slc_cache_chunk_fill(e, p + n, len - n);
+    }
+    return SLC_CACHE_OK;
+}
+
+static slc_cache_refusal_e
+slc_cache_commit_locked(slc_cache_t *c, slc_cache_entry_t *e)
+{
+    slc_cache_entry_t *done, *p;
+
+    if (e->state != SLC_CACHE_PENDING_E) {
+        return SLC_CACHE_GONE;
+    }
+    if (slc_cache_stale(c, e)) {
+        return SLC_CACHE_RACED;
+    }
+    slc_cache_find_locked(c, e->key, e->klen, e->hash, &done, &p);
+    if (done != NULL) {
+        slc_cache_unlink_locked(c, done);   /* replaced */
+    }
+    e->state = SLC_CACHE_COMPLETE_E;
+    slc_cache_lru_push_locked(c, e);
+    slc_cache_count(c, entries, 1);
+    slc_cache_count(c, bytes, e->klen + e->size);
+    return SLC_CACHE_OK;
+}
+
+slc_cache_refusal_e
+slc_cache_store_commit(slc_cache_store_t *st)
+{
+    slc_cache_t        *c = st->cache;
+    slc_cache_refusal_e r;
+
+    if (st->entry == NULL) {
+        return SLC_CACHE_GONE;
+    }
+    slc_shmtx_lock(&c->pool->mutex);
+    r = slc_cache_commit_locked(c, st->entry);
+    if (r == SLC_CACHE_OK) {
+        slc_cache_unpin_slot_locked(c, st->pin);
+        slc_cache_unref_locked(c, st->entry);
+    }
+    slc_shmtx_unlock(&c->pool->mutex);
+    if (r != SLC_CACHE_OK) {
+        return slc_cache_store_fail(st, r);
+    }
+    st->entry = NULL;
+    slc_cache_count(c, stores, 1);
+    return SLC_CACHE_OK;
+}
+
+/*
+ * Out of the index if still there, and the key's refresh, if one was
+ * granted, may go to someone else now.
+ */
+static void
+slc_cache_abort_locked(slc_cache_t *c, slc_cache_entry_t *e)
+{
+    slc_cache_entry_t *done, *p;
+
+    if (e->state == SLC_CACHE_PENDING_E) {
+        slc_cache_find_locked(c, e->key, e->klen, e->hash, &done, &p);
+        if (done != NULL) {
+            done->refresh_at = 0;
+        }
+        slc_cache_unlink_locked(c, e);
+    }
+}
+
+void
+slc_cache_store_abort(slc_cache_store_t *st)
+{
+    slc_cache_t       *c = st->cache;
+    slc_cache_entry_t *e = st->entry;
+
+    if (e == NULL) {
+        return;
+    }
+    slc_shmtx_lock(&c->pool->mutex);
+    assert(c->pins[st->pin].entry == e);
+    slc_cache_abort_locked(c, e);
+    slc_cache_unpin_slot_locked(c, st->pin);
+    slc_cache_unref_locked(c, e);
+    slc_shmtx_unlock(&c->pool->mutex);
+    st->entry = NULL;
+    slc_cache_count(c, aborts, 1);
+}
+
+/* ---- invalidation, reaping, counters ---- */
+
+void
+slc_cache_invalidate(slc_cache_t *c, const char *table, size_t len)
+{
+    uint32_t slot = slc_hash_key(table, len) & (SLC_CACHE_GENS - 1);
+
+    __atomic_add_fetch(&c->gens[slot], 1, __ATOMIC_RELEASE);
+    slc_cache_count(c, invalidations, 1);
+}
+
+unsigned
+slc_cache_reap(slc_cache_t *c, pid_t pid)
+{
+    unsigned n = 0;
+
+    if (pid == 0) {
+        return 0;
+    }
+    slc_shmtx_lock(&c->pool->mutex);
+    for (uint32_t i = 0; i < c->npins; i++) {
+        slc_cache_entry_t *e = c->pins[i].entry;
+
+        if (c->pins[i].pid != (int32_t) pid || e == NULL) {
+            continue;
+        }
+        /* a store that will never end: out of the index, like an abort */
+        slc_cache_abort_locked(c, e);
+        slc_cache_unpin_slot_locked(c, i);
+        slc_cache_unref_locked(c, e);
+        n++;
+    }
+    slc_shmtx_unlock(&c->pool->mutex);
+    return n;
+}
+
+void
+slc_cache_stats(slc_cache_t *c, slc_cache_stats_t *st)
+{
+    const uint64_t *from = (const uint64_t *) &c->stats;
+    uint64_t       *to = (uint64_t *) st;
+
+    /* all uint64_t: each read whole, no lock (the set is not a snapshot) */
+    for (size_t i = 0; i < sizeof(*st) / sizeof(uint64_t); i++) {
+        to[i] = __atomic_load_n(&from[i], __ATOMIC_RELAXED);
+    }
+}
+
+const char *
+slc_cache_refusal_name(slc_cache_refusal_e r)
+{
+    return (unsigned) r < SLC_CACHE_NREFUSALS ? slc_cache_refusal_names[r]
+                                              : "?";
+}
