@@ -41,6 +41,7 @@ struct slc_cache_entry_s {
     uint64_t            refresh_at; /* a refresh granted then; 0: none */
     uint32_t            tslot[SLC_CACHE_TABLES];
     uint32_t            tgen[SLC_CACHE_TABLES];
+    uint32_t            allgen;     /* gens[SLC_CACHE_GENS] at begin */
     slc_cache_entry_t  *hnext;      /* bucket chain */
     slc_cache_entry_t  *lprev;      /* LRU, COMPLETE only */
     slc_cache_entry_t  *lnext;
@@ -67,7 +68,8 @@ struct slc_cache_s {
     slc_cache_entry_t **buckets;
     slc_cache_entry_t  *lru_head;   /* most recently used */
     slc_cache_entry_t  *lru_tail;
-    uint32_t           *gens;       /* SLC_CACHE_GENS, atomics */
+    uint32_t           *gens;       /* SLC_CACHE_GENS + 1 (every table's:
+                                       slc_cache_invalidate_all), atomics */
     slc_cache_pin_t    *pins;
     slc_cache_stats_t   stats;      /* atomics */
 };
@@ -275,6 +277,11 @@ slc_cache_find_locked(slc_cache_t *c, const void *key, size_t klen,
 static int
 slc_cache_stale(slc_cache_t *c, const slc_cache_entry_t *e)
 {
+    if (__atomic_load_n(&c->gens[SLC_CACHE_GENS], __ATOMIC_ACQUIRE)
+        != e->allgen)
+    {
+        return 1;
+    }
     for (unsigned i = 0; i < e->ntables; i++) {
         if (__atomic_load_n(&c->gens[e->tslot[i]], __ATOMIC_ACQUIRE)
             != e->tgen[i])
@@ -302,13 +309,13 @@ static int
 slc_cache_tables_alloc(slc_cache_t *c, slc_slab_pool_t *pool)
 {
     c->buckets = slc_slab_alloc(pool, c->nbuckets * sizeof(*c->buckets));
-    c->gens = slc_slab_alloc(pool, SLC_CACHE_GENS * sizeof(*c->gens));
+    c->gens = slc_slab_alloc(pool, (SLC_CACHE_GENS + 1) * sizeof(*c->gens));
     c->pins = slc_slab_alloc(pool, c->npins * sizeof(*c->pins));
     if (c->buckets == NULL || c->gens == NULL || c->pins == NULL) {
         return SLC_ERROR;
     }
     memset(c->buckets, 0, c->nbuckets * sizeof(*c->buckets));
-    memset(c->gens, 0, SLC_CACHE_GENS * sizeof(*c->gens));
+    memset(c->gens, 0, (SLC_CACHE_GENS + 1) * sizeof(*c->gens));
     for (uint32_t i = 0; i < c->npins; i++) {
         c->pins[i] = (slc_cache_pin_t) {
             .next = i + 1 < c->npins ? i + 1 : SLC_CACHE_NIL,
@@ -514,6 +521,7 @@ slc_cache_tables_snapshot(slc_cache_t *c, slc_cache_entry_t *e,
     const slc_str_t *tables, unsigned ntables)
 {
     e->ntables = (uint8_t) ntables;
+    e->allgen = __atomic_load_n(&c->gens[SLC_CACHE_GENS], __ATOMIC_ACQUIRE);
     for (unsigned i = 0; i < ntables; i++) {
         uint32_t slot = slc_hash_key(tables[i].data, tables[i].len)
                         & (SLC_CACHE_GENS - 1);
@@ -805,6 +813,13 @@ slc_cache_invalidate(slc_cache_t *c, const char *table, size_t len)
     uint32_t slot = slc_hash_key(table, len) & (SLC_CACHE_GENS - 1);
 
     __atomic_add_fetch(&c->gens[slot], 1, __ATOMIC_RELEASE);
+    slc_cache_count(c, invalidations, 1);
+}
+
+void
+slc_cache_invalidate_all(slc_cache_t *c)
+{
+    __atomic_add_fetch(&c->gens[SLC_CACHE_GENS], 1, __ATOMIC_RELEASE);
     slc_cache_count(c, invalidations, 1);
 }
 

@@ -189,6 +189,9 @@ void slc_cache_store_abort(slc_cache_store_t *st);
 /* A write to `table` ("db.table"): entries that read it become stale. */
 void slc_cache_invalidate(slc_cache_t *cache, const char *table,
     size_t len);
+/* A write whose tables are not known (a CALL, a statement the classifier
+   cannot place): every entry becomes stale. */
+void slc_cache_invalidate_all(slc_cache_t *cache);
 /* Give back the references process `pid` held (it is dead). */
 unsigned slc_cache_reap(slc_cache_t *cache, pid_t pid);
 

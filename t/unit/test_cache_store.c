@@ -362,10 +362,23 @@ START_TEST(test_invalidate)
         5), SLC_CACHE_OK);
     slc_test_expect("q", h, 6, "v3");
 
+    /* a write whose tables are unknown: everything, with no tables too */
+    ck_assert_int_eq(slc_test_store_tables("n", slc_test_hash("n"), "v4",
+        NULL, 0, 10000, 0, 7), SLC_CACHE_OK);
+    slc_test_expect("n", slc_test_hash("n"), 8, "v4");
+    slc_cache_invalidate_all(slc_test_cache);
+    slc_test_expect_miss("q", h, 9);
+    slc_test_expect_miss("n", slc_test_hash("n"), 10);
+    ck_assert_int_eq(slc_cache_store_begin(slc_test_cache, &st, "q", 1, h,
+        t1, 1, 10000, 0, 11), SLC_CACHE_OK);
+    ck_assert_int_eq(slc_cache_store_append(&st, "v5", 2), SLC_CACHE_OK);
+    slc_cache_invalidate_all(slc_test_cache);
+    ck_assert_int_eq(slc_cache_store_commit(&st), SLC_CACHE_RACED);
+
     slc_cache_stats(slc_test_cache, &s);
-    ck_assert_uint_eq(s.stale, 1);
-    ck_assert_uint_eq(s.invalidations, 3);
-    ck_assert_uint_eq(s.refused[SLC_CACHE_RACED], 1);
+    ck_assert_uint_eq(s.stale, 3);
+    ck_assert_uint_eq(s.invalidations, 5);
+    ck_assert_uint_eq(s.refused[SLC_CACHE_RACED], 2);
     slc_test_invariants();
     slc_test_teardown_check();
 }
