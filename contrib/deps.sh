@@ -8,7 +8,9 @@ PKGS="gcc make pkg-config libbsd-dev libmd-dev libpcre2-dev libmariadb-dev \
 check libhiredis-dev \
 mariadb-server mariadb-client redis-server \
 perl libdbi-perl libdbd-mariadb-perl procps iproute2 \
-python3-mysqldb php-cli php-mysql sysbench $*"
+python3-mysqldb php-cli php-mysql sysbench \
+default-jdk-headless libmariadb-java python3-pymysql \
+golang-go golang-github-go-sql-driver-mysql-dev $*"
 
 SUDO=
 if [ "$(id -u)" != 0 ]; then
