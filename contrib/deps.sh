@@ -12,6 +12,14 @@ python3-mysqldb php-cli php-mysql sysbench \
 default-jdk-headless libmariadb-java python3-pymysql \
 golang-go golang-github-go-sql-driver-mysql-dev $*"
 
+# node and npm for t/rwsplit_node.t, which gets mysql2 with npm ci: Debian's,
+# unless both are there already (another nodejs, such as nodesource's,
+# bundles npm and conflicts with Debian's npm package)
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1
+then
+    PKGS="$PKGS nodejs npm"
+fi
+
 SUDO=
 if [ "$(id -u)" != 0 ]; then
     SUDO=sudo
