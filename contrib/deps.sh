@@ -8,7 +8,17 @@ PKGS="gcc make pkg-config libbsd-dev libmd-dev libpcre2-dev libmariadb-dev \
 check libhiredis-dev \
 mariadb-server mariadb-client redis-server \
 perl libdbi-perl libdbd-mariadb-perl procps iproute2 \
-python3-mysqldb php-cli php-mysql sysbench $*"
+python3-mysqldb php-cli php-mysql sysbench \
+default-jdk-headless libmariadb-java python3-pymysql \
+golang-go golang-github-go-sql-driver-mysql-dev $*"
+
+# node and npm for t/rwsplit_node.t, which gets mysql2 with npm ci: Debian's,
+# unless both are there already (another nodejs, such as nodesource's,
+# bundles npm and conflicts with Debian's npm package)
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1
+then
+    PKGS="$PKGS nodejs npm"
+fi
 
 SUDO=
 if [ "$(id -u)" != 0 ]; then

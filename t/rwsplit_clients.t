@@ -19,9 +19,9 @@ use Sluice::Test;
 my $t = Sluice::Test->new;
 plan skip_all => 'no readwritesplit' unless $t->has_module('readwritesplit');
 my $php = eval { Sluice::Test::find_bin('php') };
-plan skip_all => 'no php (contrib/deps.sh installs php-cli php-mysql)'
-    unless $php && system($php, '-r',
-        'exit(extension_loaded("mysqli") ? 0 : 1);') == 0;
+$t->need($php && system($php, '-r',
+        'exit(extension_loaded("mysqli") ? 0 : 1);') == 0,
+    'no php (contrib/deps.sh installs php-cli php-mysql)');
 my $other = $t->name . '_o';
 $t->server_user($other, 'o-pw');
 

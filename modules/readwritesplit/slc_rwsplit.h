@@ -126,7 +126,8 @@ typedef struct {
     unsigned        nstmts;
     uint32_t        ps_last;        /* the last prepared: the id -1 */
     slc_rws_stmt_t *ps_pending;     /* its PREPARE_OK not seen yet */
-    uint64_t        ps_mark;        /* the primary's reply.done before */
+    uint64_t        ps_mark;        /* the primary's reply.done before,
+                                       and its commands on their way */
     slc_rws_ps_wait_t ps_wait[SLC_RWS_MAX_REPLICAS];
     /* an EXECUTE waiting for its statement's PREPARE on a replica: its
        head, rewritten once that replica's statement id is known */

@@ -355,7 +355,10 @@ slc_rws_ps_prepare(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
     st->ro_begin = si.kind == SLC_SQL_BEGIN
                    && (si.flags & SLC_SQL_F_READ_ONLY_TRX);
     rc->ps_pending = st;
-    rc->ps_mark = s->backend->track.reply.done;
+    /* its PREPARE_OK comes after the answers to what is already on its
+       way to the primary: the causal-reads SET that a session's first
+       command gets ahead of it (slc_rws_causal_command) */
+    rc->ps_mark = s->backend->track.reply.done + s->backend->track.npend;
     if (route == SLC_SQL_TO_REPLICA) {
         /* where it would run now: opens a replica backend if it may */
         b = slc_rws_query(s, rc, c);

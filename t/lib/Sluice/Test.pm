@@ -535,7 +535,8 @@ sub _capture {
         $self->write_file("cmd-$n.in", $o{stdin});
         $io{stdin} = "$base.in";
     }
-    my $pid = spawn(cmd => $o{cmd}, %io, same_session => 1);
+    my $pid = spawn(cmd => $o{cmd}, %io, same_session => 1,
+                    env => $o{env}, chdir => $o{chdir});
     my $rc;
     if (wait_exit($pid, $o{timeout} // CMD_TIMEOUT)) {
         my $st = Sluice::Sandbox::exit_status($pid);
@@ -550,6 +551,27 @@ sub _capture {
         qw(stdout stderr);
     unlink grep { defined } values %io;
     return ($rc, $out, $err);
+}
+
+# $t->run_client(cmd => [...], timeout => S, env => {...}, chdir => DIR,
+#                stdin => TEXT): a client program to its end, killed after
+# S seconds (default 30): (exit code or -1 if killed, stdout, stderr).
+sub run_client {
+    my ($self, %o) = @_;
+    return $self->_capture(%o);
+}
+
+# $t->need($ok, $why): a test needing a client library or tool goes on
+# if $ok.  Else it skips, unless SLUICE_CI is set (.ci/run sets it: CI
+# installs everything contrib/deps.sh names), where it fails instead, so
+# that a missing package cannot pass for a green run.
+sub need {
+    my ($self, $ok, $why) = @_;
+    return 1 if $ok;
+    Test::More::plan(skip_all => $why) unless $ENV{SLUICE_CI};
+    Test::More::plan(tests => 1);
+    Test::More::fail("SLUICE_CI is set and $why");
+    exit 1;
 }
 
 # sluice -t: (exit code, stdout and stderr together).
@@ -857,6 +879,11 @@ user, password, database, args => [...], stdin => TEXT) >>: the mariadb
 client, C<-N -B> over TCP.  C<primary_port>, C<replica_port>,
 C<redis_port>, C<primary_socket>, C<replica_socket>, C<redis_socket>,
 C<primary>, C<replica>, C<redis> (host:port).
+C<< my ($rc, $out, $err) = $t->run_client(cmd => [...], timeout => S,
+env => {...}, chdir => DIR, stdin => TEXT) >>: any client program (the
+ones in t/clients/), killed after S seconds (default 30; C<$rc> -1).
+C<< $t->need($ok, 'no php') >>: skip the file unless C<$ok>, but fail it
+when C<SLUICE_CI> is set (as F<.ci/run> sets it): in CI nothing skips.
 
 =head2 Waiting and logs
 
