@@ -545,7 +545,7 @@ slc_rws_query(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
     slc_backend_t  *b, *ro;
 
     if (c->avail < c->len) {
-        slc_rws_causal_primary(rc);
+        slc_rws_causal_primary(rc, NULL);
         return s->backend;              /* larger than a buffer: a write */
     }
     (void) slc_sql_classify(q, n, status, &si);
@@ -584,8 +584,7 @@ slc_rws_query(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
         if (rc->primary_lost) {
             return slc_rws_primary_gone(s, rc);
         }
-        /* any of them may write: a CALL, a statement it cannot place */
-        slc_rws_causal_primary(rc);
+        slc_rws_causal_primary(rc, &si);
         return s->backend;
     }
 }

@@ -198,8 +198,9 @@ void  slc_rws_causal_command(slc_session_t *s, slc_rws_ctx_t *rc);
    `primary_only`. */
 void  slc_rws_keep(slc_rws_ctx_t *rc, slc_backend_t *b, const slc_cmd_t *c,
     int primary_only);
-/* A command runs on the primary: it may write (sets rc->wrote too). */
-void  slc_rws_causal_primary(slc_rws_ctx_t *rc);
+/* A statement (si; NULL: one not classified) runs on the primary: if it
+   may write, the session's reads must see it (sets rc->wrote too). */
+void  slc_rws_causal_primary(slc_rws_ctx_t *rc, const slc_sql_info_t *si);
 void  slc_rws_causal_taken(slc_session_t *s, slc_rws_ctx_t *rc);
 /* A read may go to `replica`: it, or the primary if the replica has not
    applied what the session must see (or `replica` with a wait ahead). */

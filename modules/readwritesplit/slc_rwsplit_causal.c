@@ -316,9 +316,42 @@ slc_rws_causal_command(slc_session_t *s, slc_rws_ctx_t *rc)
     rc->causal.dirty = rc->wrote;
 }
 
-void
-slc_rws_causal_primary(slc_rws_ctx_t *rc)
+/*
+ * Whether a statement for the primary may write: a write the classifier
+ * sees, and whatever it cannot see through (a CALL, an EXECUTE, DO, a
+ * statement it cannot place, several at once).  A read inside a
+ * transaction, BEGIN or COMMIT does not: the reads after such a
+ * transaction stay on the replica.
+ */
+static int
+slc_rws_may_write(const slc_sql_info_t *si)
 {
+    switch (si->kind) {
+    case SLC_SQL_SELECT:
+    case SLC_SQL_SHOW:
+    case SLC_SQL_EXPLAIN:
+    case SLC_SQL_EMPTY:
+    case SLC_SQL_SET:
+    case SLC_SQL_USE:
+    case SLC_SQL_BEGIN:
+    case SLC_SQL_COMMIT:
+    case SLC_SQL_ROLLBACK:
+    case SLC_SQL_SAVEPOINT:
+    case SLC_SQL_PREPARE:
+    case SLC_SQL_DEALLOCATE:
+    case SLC_SQL_HANDLER:
+        return (si->flags & (SLC_SQL_F_WRITE | SLC_SQL_F_MULTI)) != 0;
+    default:
+        return 1;
+    }
+}
+
+void
+slc_rws_causal_primary(slc_rws_ctx_t *rc, const slc_sql_info_t *si)
+{
+    if (si != NULL && !slc_rws_may_write(si)) {
+        return;
+    }
     rc->wrote = 1;
     if (rc->causal.track == SLC_RWS_TRACK_QUERY) {
         rc->causal.dirty = 1;
