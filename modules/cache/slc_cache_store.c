@@ -42,6 +42,7 @@ struct slc_cache_entry_s {
     uint32_t            tslot[SLC_CACHE_TABLES];
     uint32_t            tgen[SLC_CACHE_TABLES];
     uint32_t            allgen;     /* gens[SLC_CACHE_GENS] at begin */
+    uint8_t             meta[SLC_CACHE_META];   /* the caller's */
     slc_cache_entry_t  *hnext;      /* bucket chain */
     slc_cache_entry_t  *lprev;      /* LRU, COMPLETE only */
     slc_cache_entry_t  *lnext;
@@ -72,6 +73,7 @@ struct slc_cache_s {
                                        slc_cache_invalidate_all), atomics */
     slc_cache_pin_t    *pins;
     slc_cache_stats_t   stats;      /* atomics */
+    void               *user;       /* the filter's (slc_cache_user) */
 };
 
 static const char *slc_cache_refusal_names[SLC_CACHE_NREFUSALS] = {
@@ -338,7 +340,7 @@ slc_cache_tables_free(slc_cache_t *c, slc_slab_pool_t *pool)
 }
 
 slc_cache_t *
-slc_cache_init(slc_slab_pool_t *pool, const slc_cache_conf_t *conf)
+slc_cache_init(slc_slab_pool_t *pool, const slc_cache_params_t *conf)
 {
     slc_cache_t *c;
 
@@ -369,8 +371,20 @@ slc_cache_get(slc_slab_pool_t *pool)
     return c != NULL && c->magic == SLC_CACHE_MAGIC ? c : NULL;
 }
 
+void **
+slc_cache_user(slc_cache_t *c)
+{
+    return &c->user;
+}
+
+slc_slab_pool_t *
+slc_cache_pool(slc_cache_t *c)
+{
+    return c->pool;
+}
+
 void
-slc_cache_tune(slc_cache_t *c, const slc_cache_conf_t *conf)
+slc_cache_tune(slc_cache_t *c, const slc_cache_params_t *conf)
 {
     __atomic_store_n(&c->max_entry_size, conf->max_entry_size,
         __ATOMIC_RELAXED);
@@ -437,6 +451,7 @@ slc_cache_lookup_locked(slc_cache_t *c, const void *key, size_t klen,
     }
     hit->entry = e;
     hit->size = e->size;
+    memcpy(hit->meta, e->meta, sizeof(hit->meta));
     slc_cache_lru_remove_locked(c, e);
     slc_cache_lru_push_locked(c, e);
     return SLC_CACHE_HIT;
@@ -523,7 +538,7 @@ slc_cache_tables_snapshot(slc_cache_t *c, slc_cache_entry_t *e,
     e->ntables = (uint8_t) ntables;
     e->allgen = __atomic_load_n(&c->gens[SLC_CACHE_GENS], __ATOMIC_ACQUIRE);
     for (unsigned i = 0; i < ntables; i++) {
-        uint32_t slot = slc_hash_key(tables[i].data, tables[i].len)
+        uint32_t slot = slc_cache_table_hash(tables[i].data, tables[i].len)
                         & (SLC_CACHE_GENS - 1);
 
         e->tslot[i] = slot;
@@ -805,14 +820,33 @@ slc_cache_store_abort(slc_cache_store_t *st)
     slc_cache_count(c, aborts, 1);
 }
 
+void
+slc_cache_store_meta(slc_cache_store_t *st, const void *meta, size_t len)
+{
+    if (st->entry != NULL) {
+        memcpy(st->entry->meta, meta, slc_min(len, (size_t) SLC_CACHE_META));
+    }
+}
+
 /* ---- invalidation, reaping, counters ---- */
 
 void
 slc_cache_invalidate(slc_cache_t *c, const char *table, size_t len)
 {
-    uint32_t slot = slc_hash_key(table, len) & (SLC_CACHE_GENS - 1);
+    slc_cache_invalidate_hash(c, slc_cache_table_hash(table, len));
+}
 
-    __atomic_add_fetch(&c->gens[slot], 1, __ATOMIC_RELEASE);
+uint32_t
+slc_cache_table_hash(const char *table, size_t len)
+{
+    return slc_hash_key(table, len);
+}
+
+void
+slc_cache_invalidate_hash(slc_cache_t *c, uint32_t hash)
+{
+    __atomic_add_fetch(&c->gens[hash & (SLC_CACHE_GENS - 1)], 1,
+        __ATOMIC_RELEASE);
     slc_cache_count(c, invalidations, 1);
 }
 

@@ -63,6 +63,7 @@
 #define SLC_CACHE_TABLES     16     /* tables an entry may depend on */
 #define SLC_CACHE_GENS       8192   /* table generation slots */
 #define SLC_CACHE_CHAIN_MAX  256    /* bucket entries a walk visits */
+#define SLC_CACHE_META       16     /* the caller's bytes in an entry */
 
 /* What a lookup answers. */
 typedef enum {
@@ -94,7 +95,7 @@ typedef struct {
     uint64_t   wait_ms;         /* a pending store or a granted refresh
                                    older than this no longer holds others */
     uint32_t   npins;           /* references at once, all processes */
-} slc_cache_conf_t;
+} slc_cache_params_t;
 
 typedef struct {
     uint64_t   lookups;
@@ -123,6 +124,7 @@ typedef struct {
     slc_cache_entry_t  *entry;      /* NULL: nothing held */
     uint32_t            pin;
     size_t              size;       /* result bytes */
+    uint8_t             meta[SLC_CACHE_META];   /* store_meta's */
 } slc_cache_hit_t;
 
 /* Reads a hit's bytes in order; needs no lock while the hit is held. */
@@ -143,11 +145,15 @@ typedef struct {
  * hang it off pool->data; NULL if the pool cannot hold its tables.
  */
 slc_cache_t *slc_cache_init(slc_slab_pool_t *pool,
-    const slc_cache_conf_t *conf);
+    const slc_cache_params_t *conf);
 /* The cache of a zone carried over by a reload; NULL if there is none. */
 slc_cache_t *slc_cache_get(slc_slab_pool_t *pool);
+/* A pointer the caller keeps in the cache (the filter's counters, also
+   carried over by a reload), and the pool it may allocate them from. */
+void           **slc_cache_user(slc_cache_t *cache);
+slc_slab_pool_t *slc_cache_pool(slc_cache_t *cache);
 /* New max_entry_size and wait_ms (a reload's attach; npins stays). */
-void slc_cache_tune(slc_cache_t *cache, const slc_cache_conf_t *conf);
+void slc_cache_tune(slc_cache_t *cache, const slc_cache_params_t *conf);
 
 /*
  * Look a key up.  HIT fills `hit` (release it when done); the others
@@ -181,6 +187,11 @@ slc_cache_refusal_e slc_cache_store_begin(slc_cache_t *cache,
  */
 slc_cache_refusal_e slc_cache_store_append(slc_cache_store_t *st,
     const void *data, size_t len);
+/* The caller's bytes about the entry (the cache filter: where the status
+   flags are), at most SLC_CACHE_META, given back with each hit; the
+   private entry takes them without the lock. */
+void slc_cache_store_meta(slc_cache_store_t *st, const void *meta,
+    size_t len);
 /* Make the entry visible (replacing the key's older one), or refuse. */
 slc_cache_refusal_e slc_cache_store_commit(slc_cache_store_t *st);
 /* Drop a store; the key is no longer PENDING.  An ended store is ignored. */
@@ -189,6 +200,10 @@ void slc_cache_store_abort(slc_cache_store_t *st);
 /* A write to `table` ("db.table"): entries that read it become stale. */
 void slc_cache_invalidate(slc_cache_t *cache, const char *table,
     size_t len);
+/* The same by the table's hash (slc_cache_table_hash), for a write whose
+   invalidation waits for its transaction's end. */
+uint32_t slc_cache_table_hash(const char *table, size_t len);
+void slc_cache_invalidate_hash(slc_cache_t *cache, uint32_t hash);
 /* A write whose tables are not known (a CALL, a statement the classifier
    cannot place): every entry becomes stale. */
 void slc_cache_invalidate_all(slc_cache_t *cache);

@@ -25,7 +25,7 @@ slc_usage(FILE *f)
         "  -h         this help\n"
         "  -V         version, configure arguments and modules\n"
         "  -t         test the configuration and exit\n"
-        "  -s signal  send to the master: stop, quit, reopen, reload\n"
+        "  -s signal  send to the master: stop, quit, reopen, reload, stats\n"
         "  -p prefix  set the prefix path (default: %s)\n"
         "  -c file    configuration file (default: conf/sluice.conf)\n",
         SLC_PREFIX);
@@ -99,7 +99,7 @@ slc_send_signal(slc_cycle_t *cycle, const char *name)
 {
     static const struct { const char *name; int signo; } sigs[] = {
         { "stop", SIGTERM }, { "quit", SIGQUIT }, { "reopen", SIGUSR1 },
-        { "reload", SIGHUP },
+        { "reload", SIGHUP }, { "stats", SIGUSR2 }, { "cachestats", SIGUSR2 },
     };
     const char *path = slc_cycle_path(cycle, cycle->pid_path);
     FILE       *f;
@@ -124,7 +124,7 @@ slc_send_signal(slc_cycle_t *cycle, const char *name)
         }
         return 0;
     }
-    fprintf(stderr, "sluice: invalid signal \"%s\" (stop, quit, reopen, "
+    fprintf(stderr, "sluice: invalid signal \"%s\" (stop, quit, reopen, stats, "
         "reload)\n", name);
     return 1;
 }

@@ -227,7 +227,7 @@ slc_master_reap_process(slc_cycle_t *cycle, pid_t pid, unsigned proc)
                 z->name);
         }
     }
-    slc_module_reap_process(cycle, proc);
+    slc_module_reap_process(cycle, pid, proc);
 }
 
 static void
@@ -400,6 +400,10 @@ slc_master_handle_signals(void)
         if (!slc_sig_quit && !slc_sig_terminate) {
             slc_master_reload();
         }
+    }
+    if (slc_sig_report) {
+        slc_sig_report = 0;
+        slc_module_report(slc_master_cycle);
     }
     if (slc_sig_reopen) {
         slc_sig_reopen = 0;

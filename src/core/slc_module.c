@@ -30,11 +30,24 @@ slc_module_excluded(const char *name)
 }
 
 void
-slc_module_reap_process(slc_cycle_t *cycle, unsigned proc)
+slc_module_reap_process(slc_cycle_t *cycle, pid_t pid, unsigned proc)
 {
     for (int i = 0; slc_modules[i] != NULL; i++) {
+        if (slc_modules[i]->reap_pid != NULL) {
+            slc_modules[i]->reap_pid(cycle, pid);
+        }
         if (slc_modules[i]->reap_process != NULL) {
             slc_modules[i]->reap_process(cycle, proc);
+        }
+    }
+}
+
+void
+slc_module_report(slc_cycle_t *cycle)
+{
+    for (int i = 0; slc_modules[i] != NULL; i++) {
+        if (slc_modules[i]->report != NULL) {
+            slc_modules[i]->report(cycle);
         }
     }
 }

@@ -69,6 +69,17 @@ struct slc_module_s {
      * over on reload is the same memory).
      */
     void                  (*reap_process)(slc_cycle_t *cycle, unsigned proc);
+    /*
+     * The same, with the dead process's pid: for what shared memory
+     * records by pid (a lock's holder, the cache's references).
+     */
+    void                  (*reap_pid)(slc_cycle_t *cycle, pid_t pid);
+
+    /*
+     * Called in the master on `sluice -s stats` (SIGUSR2): log the
+     * module's counters (those in shared memory) at notice.
+     */
+    void                  (*report)(slc_cycle_t *cycle);
 
     /*
      * Called in every child of the master once it has set up its loop
@@ -108,8 +119,10 @@ struct slc_module_s {
                                            const uint8_t *msg, size_t len);
 };
 
-/* Call every module's reap_process hook (master, after waitpid). */
-void slc_module_reap_process(slc_cycle_t *cycle, unsigned proc);
+/* Call every module's reap_process and reap_pid hooks (master, after
+   waitpid). */
+void slc_module_reap_process(slc_cycle_t *cycle, pid_t pid, unsigned proc);
+void slc_module_report(slc_cycle_t *cycle);
 void slc_module_init_process(slc_cycle_t *cycle, const slc_role_t *role);
 /* In reverse order of init_process. */
 void slc_module_exit_process(slc_cycle_t *cycle, const slc_role_t *role);

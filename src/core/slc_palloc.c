@@ -25,11 +25,20 @@ struct slc_pool_block_s {
     uintptr_t           end;    /* one past the block's data */
 };
 
+typedef struct slc_pool_cleanup_s  slc_pool_cleanup_t;
+
+struct slc_pool_cleanup_s {
+    void              (*fn)(void *data);
+    void               *data;
+    slc_pool_cleanup_t *next;
+};
+
 struct slc_pool_s {
     unsigned            magic;
     size_t              block_size;
     slc_pool_block_t   *blocks;     /* small blocks, newest (current) first */
     slc_pool_block_t   *large;      /* one allocation each */
+    slc_pool_cleanup_t *cleanups;   /* newest first */
 };
 
 static uintptr_t
@@ -110,10 +119,28 @@ slc_pool_free(slc_pool_t *pool, int wipe)
 
     assert(pool->magic == SLC_POOL_MAGIC);
 
+    for (slc_pool_cleanup_t *c = pool->cleanups; c != NULL; c = c->next) {
+        c->fn(c->data);
+    }
     slc_pool_free_chain(pool->blocks, wipe);
     slc_pool_free_chain(pool->large, wipe);
     pool->magic = 0;
     free(pool);
+}
+
+int
+slc_pool_cleanup_add(slc_pool_t *pool, void (*fn)(void *data), void *data)
+{
+    slc_pool_cleanup_t *c = slc_palloc(pool, sizeof(*c));
+
+    if (c == NULL) {
+        return SLC_ERROR;
+    }
+    c->fn = fn;
+    c->data = data;
+    c->next = pool->cleanups;
+    pool->cleanups = c;
+    return SLC_OK;
 }
 
 void

@@ -18,5 +18,10 @@ void        slc_pool_destroy(slc_pool_t *pool);
 void        slc_pool_destroy_wipe(slc_pool_t *pool);
 void       *slc_palloc(slc_pool_t *pool, size_t size);   /* aligned 16, zeroed */
 char       *slc_pstrndup(slc_pool_t *pool, const char *s, size_t n); /* +NUL */
+/* fn(data) when the pool is destroyed, newest first, before its memory
+   goes: for what lives outside it (compiled regexes).  SLC_ERROR: no
+   memory. */
+int         slc_pool_cleanup_add(slc_pool_t *pool, void (*fn)(void *data),
+                                 void *data);
 
 #endif /* SLC_PALLOC_H */

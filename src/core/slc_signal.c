@@ -5,6 +5,7 @@ volatile sig_atomic_t  slc_sig_reload;
 volatile sig_atomic_t  slc_sig_quit;
 volatile sig_atomic_t  slc_sig_terminate;
 volatile sig_atomic_t  slc_sig_reopen;
+volatile sig_atomic_t  slc_sig_report;
 volatile sig_atomic_t  slc_sig_child;
 
 static void
@@ -16,6 +17,7 @@ slc_signal_handler(int signo)
     case SIGTERM:
     case SIGINT:  slc_sig_terminate = 1; break;
     case SIGUSR1: slc_sig_reopen = 1; break;
+    case SIGUSR2: slc_sig_report = 1; break;
     case SIGCHLD: slc_sig_child = 1; break;
     }
 }
@@ -24,7 +26,7 @@ int
 slc_signal_init(sigset_t *waitmask)
 {
     static const int  sigs[] = { SIGHUP, SIGQUIT, SIGTERM, SIGINT, SIGUSR1,
-                                 SIGCHLD };
+                                 SIGUSR2, SIGCHLD };
     struct sigaction  sa;
     sigset_t          set;
 

@@ -13,6 +13,8 @@ extern volatile sig_atomic_t  slc_sig_reload;      /* HUP */
 extern volatile sig_atomic_t  slc_sig_quit;        /* QUIT */
 extern volatile sig_atomic_t  slc_sig_terminate;   /* TERM, INT */
 extern volatile sig_atomic_t  slc_sig_reopen;      /* USR1 */
+extern volatile sig_atomic_t  slc_sig_report;      /* USR2: the master logs
+                                                      the modules' counters */
 extern volatile sig_atomic_t  slc_sig_child;       /* CHLD */
 
 /* Install handlers, block them; *waitmask gets the mask to wait with. */

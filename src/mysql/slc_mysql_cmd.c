@@ -144,6 +144,26 @@ slc_cmd_reply(slc_session_t *s, const uint8_t *payload, size_t len)
     return SLC_OK;
 }
 
+uint8_t *
+slc_cmd_reply_space(slc_session_t *s, size_t *room)
+{
+    if (s->out == NULL) {
+        if ((s->out = slc_buf_get()) == NULL) {
+            return NULL;
+        }
+    } else {
+        slc_buf_compact(s->out);
+    }
+    *room = slc_buf_room(s->out);
+    return s->out->last;
+}
+
+void
+slc_cmd_reply_commit(slc_session_t *s, size_t n)
+{
+    s->out->last += n;
+}
+
 void
 slc_cmd_reply_stream(slc_session_t *s, slc_cmd_stream_pt fn, void *data)
 {

@@ -31,13 +31,14 @@ typedef struct {
     size_t          avail;      /* payload bytes at hand: len or less */
 } slc_cmd_t;
 
-/* A response packet, or a piece of one larger than a buffer. */
+/* A response packet's payload, or a piece of one larger than a buffer
+   (the header is not in data: plen and seq are its fields). */
 typedef struct {
-    const uint8_t  *data;       /* wire bytes of this piece */
+    const uint8_t  *data;       /* payload bytes of this piece */
     size_t          len;
     uint32_t        plen;       /* the packet's payload length */
     uint8_t         seq;
-    unsigned        first:1;    /* data starts with the packet's header */
+    unsigned        first:1;    /* data starts the payload */
     unsigned        last:1;     /* data ends with its last byte */
 } slc_cmd_packet_t;
 
@@ -138,6 +139,15 @@ void slc_filter_resume(slc_session_t *s, int verdict);
 typedef int (*slc_cmd_stream_pt)(slc_session_t *s, void *data);
 
 int  slc_cmd_reply(slc_session_t *s, const uint8_t *payload, size_t len);
+/*
+ * An answer already framed (a cached response, whose headers and sequence
+ * ids are those the client must see): reply_space gives the free tail of
+ * the output buffer (*room bytes; NULL: no memory), into which the caller
+ * copies, then reply_commit queues the n bytes it wrote there.  From a
+ * stream callback, the whole buffer is free each time.
+ */
+uint8_t *slc_cmd_reply_space(slc_session_t *s, size_t *room);
+void     slc_cmd_reply_commit(slc_session_t *s, size_t n);
 void slc_cmd_reply_stream(slc_session_t *s, slc_cmd_stream_pt fn,
     void *data);
 /* The client's capabilities and the status flags an answer should carry

@@ -504,6 +504,7 @@ slc_handover_fill(slc_session_t *s, const slc_handover_msg_t *m)
     s->has_db = m->has_db;
     s->with_password = m->with_password;
     s->cu_failures = m->cu_failures & 3;
+    s->adopted = 1;
     memcpy(s->scramble, m->scramble, sizeof(s->scramble));
     memcpy(s->stage1, m->stage1, sizeof(s->stage1));
     strlcpy(s->user, m->user, sizeof(s->user));

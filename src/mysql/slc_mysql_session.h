@@ -104,6 +104,9 @@ struct slc_session_s {
     /* a reload could not hand it over (slc_mysql_handover.h): it stays
        with this worker, under worker_shutdown_timeout */
     unsigned               no_handover:1;
+    /* it came with a reload's handover: what filters learned of it (its
+       default database, its variables) stayed with the old worker */
+    unsigned               adopted:1;
 };
 
 TAILQ_HEAD(slc_session_list, slc_session_s);

@@ -26,7 +26,7 @@ static slc_slab_stats_t   slc_test_base;    /* just after init */
 static slc_cache_t *
 slc_test_setup(size_t size, size_t max_entry)
 {
-    slc_cache_conf_t conf = {
+    slc_cache_params_t conf = {
         .max_entry_size = max_entry, .wait_ms = SLC_TEST_WAIT, .npins = 64,
     };
 

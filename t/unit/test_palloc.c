@@ -208,6 +208,30 @@ START_TEST(test_pstrndup)
 }
 END_TEST
 
+static char  slc_test_order[8];
+
+static void
+slc_test_cleanup(void *data)
+{
+    strlcat(slc_test_order, data, sizeof(slc_test_order));
+}
+
+/* Cleanups run at destroy, newest first, and only then. */
+START_TEST(test_cleanup)
+{
+    slc_pool_t *pool = slc_pool_create(0);
+
+    slc_test_order[0] = '\0';
+    ck_assert_int_eq(slc_pool_cleanup_add(pool, slc_test_cleanup, "a"),
+        SLC_OK);
+    ck_assert_int_eq(slc_pool_cleanup_add(pool, slc_test_cleanup, "b"),
+        SLC_OK);
+    ck_assert_str_eq(slc_test_order, "");
+    slc_pool_destroy(pool);
+    ck_assert_str_eq(slc_test_order, "ba");
+}
+END_TEST
+
 static Suite *
 slc_test_palloc_suite(void)
 {
@@ -224,6 +248,7 @@ slc_test_palloc_suite(void)
     tcase_add_test(tc, test_no_overlap);
     tcase_add_test(tc, test_alloc_failure);
     tcase_add_test(tc, test_pstrndup);
+    tcase_add_test(tc, test_cleanup);
     suite_add_tcase(s, tc);
     return s;
 }

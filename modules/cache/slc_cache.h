@@ -1,0 +1,118 @@
+#ifndef SLC_CACHE_H
+#define SLC_CACHE_H
+
+/*
+ * The cache filter (docs/architecture.md, "The query cache"): the module,
+ * its configuration and zones (slc_cache.c), the session side that looks
+ * statements up, stores responses and invalidates on writes
+ * (slc_cache_filter.c), and the serving of a hit (slc_cache_hit.c).  The
+ * store (slc_cache_store.h) and what may be cached (slc_cache_policy.h)
+ * know nothing of sessions.
+ */
+
+#include "slc_core.h"
+#include "slc_conf_file.h"
+#include "slc_mysql_filter.h"
+#include "slc_shm.h"
+#include "slc_cache_policy.h"
+#include "slc_cache_store.h"
+
+#define SLC_CACHE_ZONE_PREFIX  "cache/"
+#define SLC_CACHE_PINS_MIN     1024
+#define SLC_CACHE_MAX_ENTRY    (16 * 1024 * 1024 - 1)  /* one packet's worth */
+#define SLC_CACHE_RULES_MAX    64      /* rule counters a zone keeps */
+#define SLC_CACHE_STATE_MAX    2048    /* bytes of SETs a key carries */
+
+/* A cache_zone: the shared-memory zone and the cache laid over it. */
+typedef struct slc_cache_zone_s {
+    char                    name[64];
+    size_t                  size;
+    const char             *file;
+    unsigned                line;
+    long long               wait;       /* the longest cache_wait_timeout
+                                           of its servers (ms) */
+    slc_shm_zone_t         *shm;
+    slc_cache_t            *cache;      /* set by the zone's attach */
+    struct slc_cache_zone_s *next;
+} slc_cache_zone_t;
+
+/* Counters of one rule, in the zone (a reload keeps them by name). */
+typedef struct {
+    char        name[SLC_CACHE_RULE_NAME_MAX + 64];  /* "server/rule" */
+    uint64_t    matches;
+    uint64_t    hits;
+    uint64_t    stores;
+} slc_cache_rule_stats_t;
+
+/* The filter's counters in a zone (slc_cache_user), beside the store's. */
+typedef struct {
+    uint64_t                uncacheable[SLC_CACHE_NVERDICTS];
+    uint64_t                not_stored[8];      /* SLC_CACHE_NS_* */
+    uint64_t                waits;              /* single flight */
+    uint64_t                wait_timeouts;
+    slc_cache_rule_stats_t  rules[SLC_CACHE_RULES_MAX];
+} slc_cache_counters_t;
+
+/* Why a response passed on to the client was not kept. */
+#define SLC_CACHE_NS_ERROR      0   /* ERR, or not one result set */
+#define SLC_CACHE_NS_WARNINGS   1   /* warnings, without cache_warnings */
+#define SLC_CACHE_NS_SIZE       2   /* over cache_max_entry_size */
+#define SLC_CACHE_NS_STORE      3   /* the store refused it */
+#define SLC_CACHE_NS_STATE      4   /* it changed the session's state */
+#define SLC_CACHE_NS_CLOSED     5   /* the client went away mid-way */
+#define SLC_CACHE_NS_MAX        6
+
+/* Its conf at the mysql and server levels (a server inherits it). */
+typedef struct {
+    slc_cache_zone_t       *zones;      /* cache_zone (mysql level) */
+    const char             *zone_name;  /* `cache NAME;` */
+    slc_cache_zone_t       *zone;       /* bound by init_conf */
+    long long               ttl;        /* ms */
+    long long               soft_ttl;   /* ms, 0: none */
+    size_t                  max_entry;
+    long long               wait;       /* ms */
+    int                     warnings;
+    int                     shared;     /* cache_users shared */
+    slc_cache_rules_t       rules;
+    /* index of each rule's counters in the zone, by rule */
+    unsigned                rule_slot[SLC_CACHE_RULES_MAX];
+    const char             *file;       /* where the server block is */
+    unsigned                line;
+} slc_cache_conf_t;
+
+extern slc_module_t  slc_cache_module;
+
+/* The filter's counters of a cache. */
+slc_cache_counters_t *slc_cache_counters(slc_cache_t *c);
+
+#define slc_cache_bump(field) \
+    __atomic_fetch_add(&(field), 1, __ATOMIC_RELAXED)
+
+/* The filter hooks (slc_cache_filter.c). */
+extern const slc_filter_t  slc_cache_filter;
+
+/*
+ * Serving a hit (slc_cache_hit.c): the entry's bytes as they are, but
+ * with the session's status flags in its EOF or OK packets.  `meta` is
+ * what the filter stored with it (slc_cache_meta_t).
+ */
+typedef struct {
+    uint32_t    eof_status;     /* offset of the status flags of the EOF
+                                   after the column definitions; 0: none */
+    uint32_t    end_status;     /* of the packet that ends the result */
+} slc_cache_meta_t;
+
+typedef struct {
+    slc_cache_hit_t     hit;
+    slc_cache_cursor_t  cur;
+    size_t              off;        /* bytes of the entry sent */
+    slc_cache_meta_t    meta;
+    uint16_t            status;     /* the session's flags to put in */
+} slc_cache_serve_t;
+
+/* Start serving *sv's hit (taken over: released when done or on close).
+   SLC_OK: answered (maybe streaming on), SLC_ERROR: nothing sent. */
+int  slc_cache_serve(slc_session_t *s, slc_cache_serve_t *sv);
+void slc_cache_serve_end(slc_cache_serve_t *sv);
+
+#endif /* SLC_CACHE_H */

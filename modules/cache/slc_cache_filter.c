@@ -1,0 +1,1017 @@
+/*
+ * The cache filter's session side (docs/architecture.md, "The query
+ * cache"): per command, look a cacheable SELECT up and answer it from the
+ * zone, or let it pass and keep its response as it streams to the client;
+ * note what the session's results depend on (its default database, its
+ * variables); invalidate the tables a write changed once the server
+ * accepted it, at the end of its transaction.
+ *
+ * The key is exact: the statement's bytes, the default database, the
+ * user (unless cache_users shared), the character set of the login, the
+ * session's SETs of system variables (their text, in order), and the
+ * client capabilities that change a result's bytes (DEPRECATE_EOF, the
+ * session-state OK, MariaDB's extended metadata).  The whole key is
+ * compared on every hit.  A session whose variables cannot be known (a
+ * stored procedure or a text-protocol EXECUTE may have set some, a
+ * prepared SET, a handover from the worker that knew them, more SETs than
+ * the key carries) is not served from the cache and stores nothing until
+ * a COM_RESET_CONNECTION or COM_CHANGE_USER.
+ */
+
+#include <ctype.h>
+
+#include "slc_core.h"
+#include "slc_event.h"
+#include "slc_log.h"
+#include "slc_mysql_codec.h"
+#include "slc_mysql_proto.h"
+#include "slc_mysql_session.h"
+#include "slc_cache.h"
+
+/* What the command in flight asks of its response. */
+#define SLC_CACHE_OP_NONE   0
+#define SLC_CACHE_OP_STORE  1   /* keep it */
+#define SLC_CACHE_OP_SERVE  2   /* a hit is being sent */
+
+#define SLC_CACHE_WAIT_STEP  2  /* ms between looks at a pending entry */
+#define SLC_CACHE_PS_MAX     256
+
+/* The capability bits that change the bytes of a text result set:
+   the EOF or OK that ends it, the OK's layout, and MariaDB's extended
+   type information in the column definitions. */
+#define SLC_CACHE_KEY_CAPS  (SLC_CLIENT_DEPRECATE_EOF | SLC_CLIENT_SESSION_TRACK)
+#define SLC_CACHE_KEY_MARIADB_CAPS  0x00000008u   /* EXTENDED_TYPE_INFO */
+
+/* A prepared statement that writes or sets: what its EXECUTE does. */
+typedef struct {
+    uint32_t    id;
+    uint8_t     all;            /* invalidates everything */
+    uint8_t     state;          /* may change the session's variables */
+    uint8_t     n;
+    uint32_t    hash[SLC_SQL_MAX_TABLES];
+} slc_cache_ps_t;
+
+/* Tables to invalidate: their hashes, or all. */
+typedef struct {
+    unsigned    all:1;
+    unsigned    n;
+    uint32_t    hash[SLC_SQL_MAX_TABLES];
+} slc_cache_inv_set_t;
+
+typedef struct {
+    slc_session_t          *s;
+    slc_cache_conf_t       *conf;
+    slc_cache_t            *cache;
+    slc_cache_counters_t   *cnt;
+
+    /* what the session's results depend on */
+    char                   *state;      /* SETs, NUL separated, malloc'ed */
+    uint32_t                state_len;
+    char                    db[SLC_MAX_DB + 1];
+    unsigned                unknown:1;  /* variables not known: no cache */
+    unsigned                temp:1;     /* created a temporary table */
+    unsigned                ps_unknown:1;   /* statements of before a
+                                               handover, or too many */
+    unsigned                user_gen;   /* s->user_gen it knew */
+
+    /* the command in flight */
+    unsigned                op;
+    int                     rule;       /* its rule, -1: none */
+    slc_cache_store_t       st;
+    uint64_t                npkt;       /* response packets begun */
+    uint64_t                ncols;
+    uint64_t                stored;
+    uint32_t                last_off;   /* the last packet's start */
+    uint32_t                last_len;   /* bytes kept of its payload */
+    uint8_t                 last[32];
+    slc_cache_meta_t        meta;
+    unsigned                bad:1;      /* a response not to keep */
+    /* its effects once the server accepted it */
+    slc_cache_inv_set_t     inv;
+    unsigned                then_unknown:1;
+    unsigned                then_temp:1;
+    unsigned                then_reset:1;   /* RESET_CONNECTION, CHANGE_USER */
+    unsigned                then_db:1;
+    unsigned                then_set:1;
+    unsigned                then_prepare:1;
+    char                    next_db[SLC_MAX_DB + 1];
+    char                   *set_text;   /* malloc'ed */
+    size_t                  set_len;
+    slc_cache_ps_t          prep;       /* a PREPARE's, until its id */
+
+    /* writes of the open transaction, invalidated at its end */
+    slc_cache_inv_set_t     trx;
+
+    /* single flight: waiting for another session's store */
+    slc_timer_t             timer;
+    uint64_t                wait_until;
+    uint8_t                *key;        /* malloc'ed while it waits */
+    size_t                  klen;
+    uint64_t                hash;
+
+    slc_cache_serve_t       serve;
+
+    slc_cache_ps_t         *ps;         /* prepared statements that write */
+    unsigned                nps;
+} slc_cache_ctx_t;
+
+static int  slc_cache_open(slc_session_t *s, void *ctx);
+static void slc_cache_close(slc_session_t *s, void *ctx);
+static int  slc_cache_command(slc_session_t *s, void *ctx,
+    const slc_cmd_t *c);
+static void slc_cache_packet(slc_session_t *s, void *ctx,
+    const slc_cmd_packet_t *p);
+static void slc_cache_done(slc_session_t *s, void *ctx,
+    const slc_mysql_reply_t *r, uint16_t status);
+
+const slc_filter_t slc_cache_filter = {
+    .ctx_size = sizeof(slc_cache_ctx_t),
+    .open = slc_cache_open,
+    .close = slc_cache_close,
+    .command = slc_cache_command,
+    .packet = slc_cache_packet,
+    .done = slc_cache_done,
+};
+
+
+/* --- the session's state ------------------------------------------------ */
+
+static void slc_cache_wait_timer(slc_timer_t *t);
+static void slc_cache_reset(slc_cache_ctx_t *cc);
+
+static int
+slc_cache_open(slc_session_t *s, void *ctx)
+{
+    slc_cache_ctx_t *cc = ctx;
+
+    cc->s = s;
+    cc->conf = slc_module_conf(s->srv->mod_conf, &slc_cache_module);
+    cc->cache = cc->conf->zone->cache;
+    cc->cnt = slc_cache_counters(cc->cache);
+    cc->rule = -1;
+    cc->timer.handler = slc_cache_wait_timer;
+    cc->timer.data = cc;
+    strlcpy(cc->db, s->has_db ? s->db : "", sizeof(cc->db));
+    /* what it set and prepared stayed with the worker it came from */
+    cc->unknown = s->adopted;
+    cc->ps_unknown = s->adopted;
+    cc->user_gen = s->user_gen;
+    return SLC_OK;
+}
+
+static void
+slc_cache_forget(slc_cache_ctx_t *cc)
+{
+    free(cc->state);
+    cc->state = NULL;
+    cc->state_len = 0;
+    free(cc->ps);
+    cc->ps = NULL;
+    cc->nps = 0;
+}
+
+static void
+slc_cache_close(slc_session_t *s, void *ctx)
+{
+    slc_cache_ctx_t *cc = ctx;
+
+    (void) s;
+    if (cc->op == SLC_CACHE_OP_STORE && cc->st.entry != NULL) {
+        slc_cache_store_abort(&cc->st);
+        slc_cache_bump(cc->cnt->not_stored[SLC_CACHE_NS_CLOSED]);
+    }
+    if (cc->op == SLC_CACHE_OP_SERVE) {
+        slc_cache_serve_end(&cc->serve);
+    }
+    slc_timer_del(slc_loop, &cc->timer);
+    free(cc->key);
+    free(cc->set_text);
+    slc_cache_forget(cc);
+}
+
+/*
+ * A SET of the session: its text joins the key's state, unless it only
+ * assigns user variables (which no cacheable statement reads) or sets the
+ * next transaction's characteristics.  A repeat of a SET the state has
+ * already changes nothing.
+ */
+static int
+slc_cache_set_matters(const uint8_t *q, size_t n)
+{
+    size_t i = 0;
+
+    while (i < n && (q[i] == ' ' || q[i] == '\t' || q[i] == '\n'
+                     || q[i] == '\r'))
+    {
+        i++;
+    }
+    if (i + 3 > n || strncasecmp((const char *) q + i, "SET", 3) != 0) {
+        return 1;                       /* behind a comment: keep it */
+    }
+    for (i += 3; i < n && (q[i] == ' ' || q[i] == '\t'); i++) {
+        /* blanks */
+    }
+    if (i + 11 <= n && strncasecmp((const char *) q + i, "TRANSACTION", 11)
+        == 0)
+    {
+        return 0;
+    }
+    if (i + 10 <= n && strncasecmp((const char *) q + i, "autocommit", 10)
+        == 0 && memchr(q + i, ',', n - i) == NULL)
+    {
+        return 0;                       /* the status flags tell it */
+    }
+    /* one user variable, no other assignment after a comma */
+    return !(i + 1 < n && q[i] == '@' && q[i + 1] != '@'
+             && memchr(q + i, ',', n - i) == NULL);
+}
+
+static void
+slc_cache_state_add(slc_cache_ctx_t *cc, const char *q, size_t n)
+{
+    char *p;
+
+    for (size_t off = 0; off < cc->state_len; ) {
+        size_t len = strlen(cc->state + off);
+
+        if (len == n && memcmp(cc->state + off, q, n) == 0) {
+            return;
+        }
+        off += len + 1;
+    }
+    if (cc->state_len + n + 1 > SLC_CACHE_STATE_MAX
+        || (p = realloc(cc->state, cc->state_len + n + 1)) == NULL)
+    {
+        cc->unknown = 1;
+        return;
+    }
+    memcpy(p + cc->state_len, q, n);
+    p[cc->state_len + n] = '\0';
+    cc->state = p;
+    cc->state_len += (uint32_t) n + 1;
+}
+
+/* USE db, USE `d``b`: the name as the server takes it, or SLC_ERROR. */
+static int
+slc_cache_use_name(const uint8_t *q, size_t n, char *out, size_t cap)
+{
+    size_t i = 0, k = 0;
+
+    while (i < n && isspace(q[i])) {
+        i++;
+    }
+    if (i + 3 > n || strncasecmp((const char *) q + i, "USE", 3) != 0) {
+        return SLC_ERROR;
+    }
+    for (i += 3; i < n && isspace(q[i]); i++) {
+        /* blanks */
+    }
+    if (i < n && q[i] == '`') {
+        for (i++; i < n; i++) {
+            if (q[i] == '`') {
+                if (i + 1 < n && q[i + 1] == '`') {
+                    i++;
+                } else {
+                    break;
+                }
+            }
+            if (k + 1 >= cap) {
+                return SLC_ERROR;
+            }
+            out[k++] = (char) q[i];
+        }
+        i++;
+    } else {
+        while (i < n && (isalnum(q[i]) || q[i] == '_' || q[i] == '$'
+                         || q[i] >= 0x80))
+        {
+            if (k + 1 >= cap) {
+                return SLC_ERROR;
+            }
+            out[k++] = (char) q[i++];
+        }
+    }
+    while (i < n && (isspace(q[i]) || q[i] == ';')) {
+        i++;
+    }
+    out[k] = '\0';
+    return k > 0 && i == n ? SLC_OK : SLC_ERROR;
+}
+
+
+/* --- invalidation ------------------------------------------------------- */
+
+static void
+slc_cache_inv_merge(slc_cache_inv_set_t *to, const slc_cache_inv_set_t *from)
+{
+    if (from->all) {
+        to->all = 1;
+        return;
+    }
+    for (unsigned i = 0; i < from->n && !to->all; i++) {
+        unsigned j;
+
+        for (j = 0; j < to->n && to->hash[j] != from->hash[i]; j++) {
+            /* seen? */
+        }
+        if (j < to->n) {
+            continue;
+        }
+        if (to->n == SLC_SQL_MAX_TABLES) {
+            to->all = 1;
+        } else {
+            to->hash[to->n++] = from->hash[i];
+        }
+    }
+}
+
+static void
+slc_cache_inv_apply(slc_cache_ctx_t *cc, slc_cache_inv_set_t *set)
+{
+    if (set->all) {
+        slc_cache_invalidate_all(cc->cache);
+    } else {
+        for (unsigned i = 0; i < set->n; i++) {
+            slc_cache_invalidate_hash(cc->cache, set->hash[i]);
+        }
+    }
+    memset(set, 0, sizeof(*set));
+}
+
+/* What a statement invalidates once the server accepted it. */
+static void
+slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q,
+    const slc_sql_info_t *si, slc_cache_inv_set_t *out)
+{
+    slc_cache_keys_t *keys;
+
+    memset(out, 0, sizeof(*out));
+    switch (slc_cache_invalidates(si)) {
+    case SLC_CACHE_INV_NONE:
+        return;
+    case SLC_CACHE_INV_TABLES:
+        keys = malloc(sizeof(*keys));
+        if (keys != NULL && slc_cache_table_keys(q, si, cc->db,
+                strlen(cc->db), keys) == SLC_OK)
+        {
+            for (unsigned i = 0; i < keys->n; i++) {
+                out->hash[out->n++] = slc_cache_table_hash(keys->key[i].data,
+                    keys->key[i].len);
+            }
+            free(keys);
+            return;
+        }
+        free(keys);
+        /* fall through */
+    default:
+        out->all = 1;
+    }
+}
+
+
+/* --- prepared statements that write ------------------------------------- */
+
+static slc_cache_ps_t *
+slc_cache_ps_find(slc_cache_ctx_t *cc, uint32_t id)
+{
+    for (unsigned i = 0; i < cc->nps; i++) {
+        if (cc->ps[i].id == id) {
+            return &cc->ps[i];
+        }
+    }
+    return NULL;
+}
+
+static void
+slc_cache_ps_add(slc_cache_ctx_t *cc, const slc_cache_ps_t *p)
+{
+    slc_cache_ps_t *n;
+
+    if (cc->nps == SLC_CACHE_PS_MAX
+        || (n = realloc(cc->ps, (cc->nps + 1) * sizeof(*n))) == NULL)
+    {
+        cc->ps_unknown = 1;             /* an EXECUTE we cannot place */
+        return;
+    }
+    cc->ps = n;
+    cc->ps[cc->nps++] = *p;
+}
+
+static void
+slc_cache_ps_close(slc_cache_ctx_t *cc, const slc_cmd_t *c)
+{
+    slc_cache_ps_t *p;
+
+    if (c->avail >= 5
+        && (p = slc_cache_ps_find(cc, (uint32_t) slc_mysql_le_get(
+                c->payload + 1, 4))) != NULL)
+    {
+        *p = cc->ps[--cc->nps];
+    }
+}
+
+static void
+slc_cache_ps_prepare(slc_cache_ctx_t *cc, const slc_cmd_t *c)
+{
+    slc_sql_info_t si;
+
+    if (c->avail < c->len) {
+        cc->ps_unknown = 1;
+        return;
+    }
+    (void) slc_sql_classify(c->payload + 1, c->len - 1,
+                            slc_cmd_status(cc->s), &si);
+    memset(&cc->prep, 0, sizeof(cc->prep));
+    slc_cache_inv_of(cc, c->payload + 1, &si, &cc->inv);
+    cc->prep.all = cc->inv.all;
+    cc->prep.n = (uint8_t) cc->inv.n;
+    memcpy(cc->prep.hash, cc->inv.hash, sizeof(cc->prep.hash));
+    memset(&cc->inv, 0, sizeof(cc->inv));
+    cc->prep.state = si.kind == SLC_SQL_SET || si.kind == SLC_SQL_CALL
+                     || si.kind == SLC_SQL_UNKNOWN || si.kind == SLC_SQL_USE;
+    cc->then_prepare = cc->prep.all || cc->prep.n > 0 || cc->prep.state;
+}
+
+static void
+slc_cache_ps_execute(slc_cache_ctx_t *cc, const slc_cmd_t *c)
+{
+    const slc_cache_ps_t *p = c->avail >= 5
+        ? slc_cache_ps_find(cc, (uint32_t) slc_mysql_le_get(c->payload + 1,
+                                                            4))
+        : NULL;
+
+    if (p != NULL) {
+        cc->inv.all = p->all;
+        cc->inv.n = p->n;
+        memcpy(cc->inv.hash, p->hash, sizeof(cc->inv.hash));
+        cc->then_unknown = p->state;
+    } else if (cc->ps_unknown) {
+        cc->inv.all = 1;
+        cc->then_unknown = 1;
+    }
+}
+
+
+/* --- looking up --------------------------------------------------------- */
+
+/* FNV-1a, 64 bits: it picks the bucket; the whole key is compared. */
+static uint64_t
+slc_cache_hash(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+static size_t
+slc_cache_put_str(uint8_t *k, const void *p, size_t n)
+{
+    k[0] = (uint8_t) (n >> 8);
+    k[1] = (uint8_t) n;
+    memcpy(k + 2, p, n);
+    return n + 2;
+}
+
+/*
+ * The key of statement q in this session, into a buffer of the worker's
+ * (it is copied into the entry, or into the context while waiting).
+ */
+static const uint8_t *
+slc_cache_key(slc_cache_ctx_t *cc, const uint8_t *q, size_t n, size_t *klen)
+{
+    static uint8_t *buf;
+    static size_t   cap;
+    slc_session_t  *s = cc->s;
+    size_t          need = 8 + 2 + SLC_MAX_USER + 2 + SLC_MAX_DB
+                           + 2 + SLC_CACHE_STATE_MAX + n;
+    size_t          k = 0;
+    uint32_t        caps = s->caps & SLC_CACHE_KEY_CAPS;
+
+    if (need > cap) {
+        uint8_t *p = realloc(buf, need);
+
+        if (p == NULL) {
+            return NULL;
+        }
+        buf = p;
+        cap = need;
+    }
+    slc_mysql_le_put(buf, caps, 4);
+    slc_mysql_le_put(buf + 4, s->mariadb_caps & SLC_CACHE_KEY_MARIADB_CAPS,
+                     2);
+    buf[6] = s->charset;
+    buf[7] = 1;                         /* the key's format */
+    k = 8;
+    if (cc->conf->shared) {
+        k += slc_cache_put_str(buf + k, "", 0);
+    } else {
+        k += slc_cache_put_str(buf + k, s->user, strlen(s->user));
+    }
+    k += slc_cache_put_str(buf + k, cc->db, strlen(cc->db));
+    k += slc_cache_put_str(buf + k, cc->state != NULL ? cc->state : "",
+                           cc->state_len);
+    memcpy(buf + k, q, n);
+    *klen = k + n;
+    return buf;
+}
+
+/* Start keeping the response to the command that passes on. */
+static void
+slc_cache_store(slc_cache_ctx_t *cc, const uint8_t *key, size_t klen,
+    uint64_t hash, const slc_cache_keys_t *keys, long long ttl)
+{
+    slc_cache_refusal_e r;
+    long long           soft = cc->conf->soft_ttl;
+
+    r = slc_cache_store_begin(cc->cache, &cc->st, key, klen, hash,
+        keys->key, keys->n, (uint64_t) ttl,
+        soft > 0 && soft < ttl ? (uint64_t) soft : 0, slc_loop->now);
+    if (r != SLC_CACHE_OK) {
+        return;                         /* the store counted it */
+    }
+    cc->op = SLC_CACHE_OP_STORE;
+    cc->npkt = 0;
+    cc->ncols = 0;
+    cc->stored = 0;
+    cc->bad = 0;
+    cc->last_len = 0;
+    memset(&cc->meta, 0, sizeof(cc->meta));
+}
+
+static int
+slc_cache_answer(slc_cache_ctx_t *cc)
+{
+    if (slc_cache_serve(cc->s, &cc->serve) != SLC_OK) {
+        return SLC_FILTER_PASS;         /* no memory: the server answers */
+    }
+    if (cc->rule >= 0 && cc->conf->rule_slot[cc->rule] < SLC_CACHE_RULES_MAX)
+    {
+        slc_cache_bump(cc->cnt->rules[cc->conf->rule_slot[cc->rule]].hits);
+    }
+    cc->op = SLC_CACHE_OP_SERVE;
+    return SLC_FILTER_ANSWER;
+}
+
+/* Another session is storing this key: look again shortly, up to
+   cache_wait_timeout, then go to the server. */
+static int
+slc_cache_wait(slc_cache_ctx_t *cc, const uint8_t *key, size_t klen,
+    uint64_t hash)
+{
+    cc->key = malloc(klen);
+    if (cc->key == NULL) {
+        return SLC_FILTER_PASS;
+    }
+    memcpy(cc->key, key, klen);
+    cc->klen = klen;
+    cc->hash = hash;
+    cc->wait_until = slc_loop->now + (uint64_t) cc->conf->wait;
+    slc_cache_bump(cc->cnt->waits);
+    slc_timer_add(slc_loop, &cc->timer, SLC_CACHE_WAIT_STEP);
+    return SLC_FILTER_PAUSE;
+}
+
+static void
+slc_cache_wait_timer(slc_timer_t *t)
+{
+    slc_cache_ctx_t *cc = t->data;
+    int              verdict = SLC_FILTER_PASS;
+
+    switch (slc_cache_lookup(cc->cache, cc->key, cc->klen, cc->hash,
+                             slc_loop->now, &cc->serve.hit))
+    {
+    case SLC_CACHE_HIT:
+        verdict = slc_cache_answer(cc);
+        break;
+    case SLC_CACHE_PENDING:
+        if (slc_loop->now < cc->wait_until) {
+            slc_timer_add(slc_loop, &cc->timer, SLC_CACHE_WAIT_STEP);
+            return;
+        }
+        slc_cache_bump(cc->cnt->wait_timeouts);
+        break;
+    default:
+        break;          /* the store failed or expired: the server, once */
+    }
+    free(cc->key);
+    cc->key = NULL;
+    slc_filter_resume(cc->s, verdict);
+}
+
+/* The rule of the statement, -1 for none; its ttl or no_cache. */
+static int
+slc_cache_rule(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
+    const slc_cache_keys_t *keys)
+{
+    slc_cache_subject_t sub = {
+        .q = q, .len = n, .keys = keys,
+        .user = cc->s->user, .user_len = strlen(cc->s->user),
+    };
+    int                 i;
+
+    if (cc->conf->rules.n == 0) {
+        return -1;
+    }
+    i = slc_cache_rules_match(&cc->conf->rules, &sub);
+    if (i >= 0 && cc->conf->rule_slot[i] < SLC_CACHE_RULES_MAX) {
+        slc_cache_bump(cc->cnt->rules[cc->conf->rule_slot[i]].matches);
+    }
+    return i;
+}
+
+/* A SELECT the verdict lets through: look it up, or store its answer. */
+static int
+slc_cache_select(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
+    slc_cache_verdict_t v, const slc_cache_keys_t *keys)
+{
+    const slc_cache_rule_t *r = NULL;
+    long long               ttl = cc->conf->ttl;
+    const uint8_t          *key;
+    size_t                  klen;
+    uint64_t                hash;
+
+    cc->rule = slc_cache_rule(cc, q, n, keys);
+    if (cc->rule >= 0) {
+        r = &cc->conf->rules.rule[cc->rule];
+        if (r->no_cache) {
+            return SLC_FILTER_PASS;
+        }
+        ttl = r->ttl_ms >= 0 ? r->ttl_ms : ttl;
+    }
+    if (v == SLC_CACHE_TABLES_UNKNOWN && (r == NULL || !r->unknown_tables)) {
+        slc_cache_bump(cc->cnt->uncacheable[v]);
+        return SLC_FILTER_PASS;
+    }
+    if (ttl <= 0 || (key = slc_cache_key(cc, q, n, &klen)) == NULL) {
+        return SLC_FILTER_PASS;
+    }
+    hash = slc_cache_hash(key, klen);
+    switch (slc_cache_lookup(cc->cache, key, klen, hash, slc_loop->now,
+                             &cc->serve.hit))
+    {
+    case SLC_CACHE_HIT:
+        return slc_cache_answer(cc);
+    case SLC_CACHE_PENDING:
+        return slc_cache_wait(cc, key, klen, hash);
+    default:                            /* MISS, HIT_REFRESH */
+        slc_cache_store(cc, key, klen, hash, keys, ttl);
+        return SLC_FILTER_PASS;
+    }
+}
+
+static int
+slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
+{
+    const uint8_t       *q = c->payload + 1;
+    size_t               n = c->len - 1;
+    slc_sql_info_t       si;
+    slc_cache_session_t  ss;
+    slc_cache_keys_t    *keys;
+    slc_cache_verdict_t  v;
+    int                  verdict;
+
+    if (c->avail < c->len) {
+        cc->inv.all = 1;                /* larger than a buffer: a write */
+        cc->then_unknown = 1;
+        return SLC_FILTER_PASS;
+    }
+    (void) slc_sql_classify(q, n, slc_cmd_status(cc->s), &si);
+    slc_cache_inv_of(cc, q, &si, &cc->inv);
+    if (si.flags & SLC_SQL_F_MULTI) {
+        cc->then_unknown = 1;   /* any of them may SET or USE */
+        return SLC_FILTER_PASS;
+    }
+    switch (si.kind) {
+    case SLC_SQL_SET:
+        if (si.flags & SLC_SQL_F_GLOBAL) {
+            cc->inv.all = 1;            /* new sessions' defaults */
+        }
+        if (slc_cache_set_matters(q, n)
+            && (cc->set_text = malloc(n)) != NULL)
+        {
+            memcpy(cc->set_text, q, n);
+            cc->set_len = n;
+            cc->then_set = 1;
+        }
+        return SLC_FILTER_PASS;
+    case SLC_SQL_USE:
+        cc->then_db = slc_cache_use_name(q, n, cc->next_db,
+                                         sizeof(cc->next_db)) == SLC_OK;
+        cc->then_unknown = !cc->then_db;
+        return SLC_FILTER_PASS;
+    case SLC_SQL_CALL:
+    case SLC_SQL_EXECUTE:
+    case SLC_SQL_COMPOUND:
+    case SLC_SQL_UNKNOWN:
+        cc->then_unknown = 1;           /* it may set variables */
+        return SLC_FILTER_PASS;
+    default:
+        break;
+    }
+    if (si.flags & SLC_SQL_F_TEMPORARY) {
+        cc->then_temp = 1;
+    }
+    if (si.kind != SLC_SQL_SELECT || cc->unknown) {
+        return SLC_FILTER_PASS;
+    }
+    ss = (slc_cache_session_t) {
+        .db = cc->db, .db_len = strlen(cc->db),
+        .status = slc_cmd_status(cc->s), .temp_tables = cc->temp,
+    };
+    v = slc_cache_cacheable(q, n, &si, &ss);
+    if (v != SLC_CACHE_CACHEABLE && v != SLC_CACHE_TABLES_UNKNOWN) {
+        slc_cache_bump(cc->cnt->uncacheable[v]);
+        return SLC_FILTER_PASS;
+    }
+    keys = malloc(sizeof(*keys));
+    if (keys == NULL || slc_cache_table_keys(q, &si, cc->db, strlen(cc->db),
+                                             keys) != SLC_OK)
+    {
+        free(keys);
+        return SLC_FILTER_PASS;
+    }
+    verdict = slc_cache_select(cc, q, n, v, keys);
+    free(keys);
+    return verdict;
+}
+
+static int
+slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
+{
+    slc_cache_ctx_t *cc = ctx;
+
+    if (cc->user_gen != s->user_gen) {
+        /* a COM_CHANGE_USER the core applied: the server reset the
+           session, temporary tables and statements included */
+        cc->user_gen = s->user_gen;
+        slc_cache_reset(cc);
+    }
+    cc->op = SLC_CACHE_OP_NONE;
+    cc->rule = -1;
+    memset(&cc->inv, 0, sizeof(cc->inv));
+    cc->then_unknown = cc->then_temp = cc->then_reset = 0;
+    cc->then_db = cc->then_set = cc->then_prepare = 0;
+    free(cc->set_text);
+    cc->set_text = NULL;
+    switch (c->command) {
+    case SLC_COM_QUERY:
+        return slc_cache_query(cc, c);
+    case SLC_COM_INIT_DB:
+        cc->then_db = c->avail == c->len && c->len - 1 <= SLC_MAX_DB;
+        if (cc->then_db) {
+            memcpy(cc->next_db, c->payload + 1, c->len - 1);
+            cc->next_db[c->len - 1] = '\0';
+            cc->then_db = strlen(cc->next_db) == c->len - 1;
+        }
+        cc->then_unknown = !cc->then_db;
+        break;
+    case SLC_COM_CHANGE_USER:           /* under auth passthrough */
+    case SLC_COM_RESET_CONNECTION:
+        cc->then_reset = 1;
+        break;
+    case SLC_COM_STMT_PREPARE:
+        slc_cache_ps_prepare(cc, c);
+        break;
+    case SLC_COM_STMT_EXECUTE:
+    case SLC_COM_STMT_BULK_EXECUTE:
+        slc_cache_ps_execute(cc, c);
+        break;
+    case SLC_COM_STMT_CLOSE:
+        slc_cache_ps_close(cc, c);
+        break;
+    default:
+        break;
+    }
+    return SLC_FILTER_PASS;
+}
+
+
+/* --- keeping a response ------------------------------------------------- */
+
+static void
+slc_cache_store_fail(slc_cache_ctx_t *cc, unsigned why)
+{
+    if (cc->st.entry != NULL) {
+        slc_cache_store_abort(&cc->st);
+    }
+    slc_cache_bump(cc->cnt->not_stored[why]);
+    cc->op = SLC_CACHE_OP_NONE;
+}
+
+/*
+ * A packet's start: its place among the response's packets.  The first
+ * holds the column count; without DEPRECATE_EOF an EOF follows the
+ * column definitions, whose status flags a hit rewrites; the last packet
+ * ends the result (done looks at it).
+ */
+static void
+slc_cache_packet_start(slc_cache_ctx_t *cc, const slc_cmd_packet_t *p)
+{
+    const uint8_t *pl = p->data;
+    size_t         have = p->len;
+    uint64_t       k = cc->npkt++;
+
+    if (p->plen >= SLC_MYSQL_MAX_PAYLOAD) {
+        cc->bad = 1;                    /* one that continues: not kept */
+        return;
+    }
+    cc->last_off = (uint32_t) cc->stored;
+    cc->last_len = (uint32_t) slc_min(have, sizeof(cc->last));
+    memcpy(cc->last, pl, cc->last_len);
+    if (k == 0) {
+        if (have == 0 || pl[0] == SLC_MYSQL_OK || pl[0] == SLC_MYSQL_ERR
+            || pl[0] == 0xfb
+            || slc_mysql_lenenc_int_get(pl, have, &cc->ncols) == 0
+            || cc->ncols == 0)
+        {
+            cc->bad = 1;                /* not a result set */
+        }
+        return;
+    }
+    if (!(cc->s->caps & SLC_CLIENT_DEPRECATE_EOF) && k == cc->ncols + 1) {
+        if (have < 5 || pl[0] != SLC_MYSQL_EOF || p->plen != 5) {
+            cc->bad = 1;
+            return;
+        }
+        cc->meta.eof_status = cc->last_off + SLC_MYSQL_HDR_LEN + 3;
+    }
+}
+
+static void
+slc_cache_packet(slc_session_t *s, void *ctx, const slc_cmd_packet_t *p)
+{
+    slc_cache_ctx_t *cc = ctx;
+    uint8_t          hdr[SLC_MYSQL_HDR_LEN];
+    size_t           n = p->len + (p->first ? SLC_MYSQL_HDR_LEN : 0);
+
+    (void) s;
+    if (cc->op != SLC_CACHE_OP_STORE) {
+        return;
+    }
+    if (p->first) {
+        slc_cache_packet_start(cc, p);
+    }
+    if (cc->bad) {
+        slc_cache_store_fail(cc, SLC_CACHE_NS_ERROR);
+        return;
+    }
+    if (cc->stored + n > cc->conf->max_entry) {
+        slc_cache_store_fail(cc, SLC_CACHE_NS_SIZE);
+        return;
+    }
+    if (p->first) {
+        /* the entry is the wire bytes, headers included */
+        slc_mysql_hdr_write(hdr, p->plen, p->seq);
+        if (slc_cache_store_append(&cc->st, hdr, sizeof(hdr))
+            != SLC_CACHE_OK)
+        {
+            slc_cache_store_fail(cc, SLC_CACHE_NS_STORE);
+            return;
+        }
+    }
+    if (p->len > 0
+        && slc_cache_store_append(&cc->st, p->data, p->len) != SLC_CACHE_OK)
+    {
+        slc_cache_store_fail(cc, SLC_CACHE_NS_STORE);
+        return;
+    }
+    cc->stored += n;
+}
+
+/*
+ * The response is complete: keep it if it is one whole result set,
+ * without error, warnings (unless cache_warnings) or session state, with
+ * where the status flags of its last packet are.
+ */
+static void
+slc_cache_commit(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
+{
+    const uint8_t *pl = cc->last;
+    uint64_t       v;
+    size_t         at = 1, k;
+    uint16_t       status, warnings;
+
+    if (r->first == SLC_MYSQL_ERR || cc->npkt < 3 || cc->last_len < 5
+        || pl[0] != SLC_MYSQL_EOF)
+    {
+        slc_cache_store_fail(cc, SLC_CACHE_NS_ERROR);
+        return;
+    }
+    if (cc->s->caps & SLC_CLIENT_DEPRECATE_EOF) {
+        /* an OK: affected rows, insert id, then status and warnings */
+        for (int i = 0; i < 2; i++) {
+            k = slc_mysql_lenenc_int_get(pl + at, cc->last_len - at, &v);
+            if (k == 0) {
+                slc_cache_store_fail(cc, SLC_CACHE_NS_ERROR);
+                return;
+            }
+            at += k;
+        }
+        if (at + 4 > cc->last_len) {
+            slc_cache_store_fail(cc, SLC_CACHE_NS_ERROR);
+            return;
+        }
+        status = (uint16_t) slc_mysql_le_get(pl + at, 2);
+        warnings = (uint16_t) slc_mysql_le_get(pl + at + 2, 2);
+    } else {
+        warnings = (uint16_t) slc_mysql_le_get(pl + 1, 2);
+        status = (uint16_t) slc_mysql_le_get(pl + 3, 2);
+        at = 3;
+    }
+    if (status & (SLC_SERVER_MORE_RESULTS_EXISTS
+                  | SLC_SERVER_SESSION_STATE_CHANGED))
+    {
+        slc_cache_store_fail(cc, status & SLC_SERVER_MORE_RESULTS_EXISTS
+                             ? SLC_CACHE_NS_ERROR : SLC_CACHE_NS_STATE);
+        return;
+    }
+    if (warnings > 0 && !cc->conf->warnings) {
+        slc_cache_store_fail(cc, SLC_CACHE_NS_WARNINGS);
+        return;
+    }
+    cc->meta.end_status = cc->last_off + SLC_MYSQL_HDR_LEN + (uint32_t) at;
+    slc_cache_store_meta(&cc->st, &cc->meta, sizeof(cc->meta));
+    if (slc_cache_store_commit(&cc->st) == SLC_CACHE_OK) {
+        if (cc->rule >= 0
+            && cc->conf->rule_slot[cc->rule] < SLC_CACHE_RULES_MAX)
+        {
+            slc_cache_bump(
+                cc->cnt->rules[cc->conf->rule_slot[cc->rule]].stores);
+        }
+    }
+    cc->op = SLC_CACHE_OP_NONE;
+}
+
+
+/* --- after the response ------------------------------------------------- */
+
+static void
+slc_cache_reset(slc_cache_ctx_t *cc)
+{
+    slc_cache_forget(cc);
+    strlcpy(cc->db, cc->s->has_db ? cc->s->db : "", sizeof(cc->db));
+    cc->unknown = 0;
+    cc->temp = 0;
+    cc->ps_unknown = 0;
+}
+
+/* What the command changed, now that the server accepted it. */
+static void
+slc_cache_accepted(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
+{
+    if (cc->then_reset) {
+        slc_cache_reset(cc);
+    }
+    if (cc->then_db) {
+        strlcpy(cc->db, cc->next_db, sizeof(cc->db));
+    }
+    if (cc->then_set) {
+        slc_cache_state_add(cc, cc->set_text, cc->set_len);
+    }
+    if (cc->then_temp) {
+        cc->temp = 1;
+    }
+    if (cc->then_unknown) {
+        cc->unknown = 1;
+    }
+    if (cc->then_prepare) {
+        cc->prep.id = r->stmt_id;
+        slc_cache_ps_add(cc, &cc->prep);
+    }
+}
+
+static void
+slc_cache_done(slc_session_t *s, void *ctx, const slc_mysql_reply_t *r,
+    uint16_t status)
+{
+    slc_cache_ctx_t *cc = ctx;
+    int              ok = r->first != SLC_MYSQL_ERR;
+
+    if (cc->op == SLC_CACHE_OP_STORE) {
+        slc_cache_commit(cc, r);
+    } else if (cc->op == SLC_CACHE_OP_SERVE) {
+        cc->op = SLC_CACHE_OP_NONE;     /* the serve released its hit */
+        return;
+    }
+    /* a statement that failed changed nothing, unless several ran (an
+       earlier one may have written) */
+    if (ok || cc->inv.all) {
+        slc_cache_inv_merge(&cc->trx, &cc->inv);
+    }
+    if (ok) {
+        slc_cache_accepted(cc, r);
+    } else if (cc->then_unknown) {
+        cc->unknown = 1;                /* a CALL may fail half way */
+    }
+    /* the session's transaction is the primary's (its own backend),
+       whichever backend answered */
+    (void) status;
+    if (!(slc_cmd_status(s) & SLC_SERVER_STATUS_IN_TRANS)) {
+        slc_cache_inv_apply(cc, &cc->trx);  /* committed, or autocommit */
+    }
+    free(cc->set_text);
+    cc->set_text = NULL;
+}
