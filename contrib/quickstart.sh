@@ -7,6 +7,7 @@
 #   127.0.0.1:4008  readwritesplit: reads to the replica, writes to the
 #                   primary (a first step, docs/architecture.md)
 #   127.0.0.1:4009  auth passthrough to the primary (any server account)
+#   127.0.0.1:4010  readwritesplit behind the query cache (zone of 64 MB)
 # Ctrl-C stops sluice; `contrib/sandbox/sluice-sandbox stop sandbox` stops
 # the servers.
 set -eu
@@ -26,6 +27,7 @@ error_log logs/error.log info;
 events { worker_connections 10000; }
 mysql {
     user app { password "secret"; }
+    cache_zone qc size=64m;
     upstream sandbox {
         server 127.0.0.1:$SLUICE_PRIMARY_PORT role=primary;
         server 127.0.0.1:$SLUICE_REPLICA_PORT role=replica;
@@ -38,6 +40,8 @@ mysql {
              upstream sandbox; }
     server { listen 127.0.0.1:4009; router readconn; auth passthrough;
              upstream sandbox; }
+    server { listen 127.0.0.1:4010; router readwritesplit;
+             upstream sandbox; filters cache; cache qc; cache_ttl 10s; }
 }
 CONF
 cat <<MSG
@@ -46,5 +50,7 @@ Try, in another terminal:
   mariadb -h 127.0.0.1 -P 4006 -u app -psecret test -e 'select @@hostname, @@port'
   mariadb -h 127.0.0.1 -P 4007 -u app -psecret test -e 'select @@port'
   mariadb -h 127.0.0.1 -P 4008 -u app -psecret test -e 'select @@port'
+  mariadb -h 127.0.0.1 -P 4010 -u app -psecret test -e 'select @@port'
+  objs/sluice -p "$top/sandbox/sluice/" -c "$top/sandbox/sluice/sluice.conf" -s stats
 MSG
 exec objs/sluice -p "$top/sandbox/sluice/" -c "$top/sandbox/sluice/sluice.conf"

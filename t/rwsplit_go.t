@@ -5,8 +5,9 @@
 # the client in t/clients/rwsplit_go.go, built offline against Debian's
 # copy of the driver.  interpolateParams=false, so a query with arguments
 # is prepared on the server: a prepared SELECT on the replica, a
-# transaction on the primary, one-shot prepared SELECTs (TODO: they run on
-# the primary), queries cancelled by their context (the
+# transaction on the primary, one-shot prepared SELECTs on the replica
+# (database/sql's default for a query with arguments), queries cancelled
+# by their context (the
 # driver closes the connection under a running query: the proxy must go
 # on), a prepared INSERT on the primary, and its row read back.  Which
 # server answered is told by @@server_id.
@@ -69,17 +70,11 @@ is($rc, 0, 'the Go client ran to its end') or diag("$out\n$err");
 like($r{select}, qr/^$rid 7 /, 'a statement prepared once, executed '
    . 'again, runs on the replica once prepared there') or diag($out);
 note("prepared SELECT: $r{select}");
-TODO: {
-    # database/sql's Query with arguments sends PREPARE, one EXECUTE with
-    # the types, CLOSE.  The EXECUTE goes to the primary twice over: the
-    # replica's copy of the PREPARE has not answered yet (the router does
-    # not wait for it outside a read-only transaction), and the primary has
-    # not seen the types, which it must learn first (slc_rws_ps_to_replica).
-    # So a Go client's reads with arguments never reach a replica.
-    local $TODO = 'one-shot prepared statements run on the primary';
-    cmp_ok($r{oneshot} // 0, '>=', 10, 'one-shot prepared SELECTs (Query '
-           . 'with arguments) run on the replica, at least 10 of 20');
-}
+# database/sql's Query with arguments sends PREPARE, one EXECUTE with the
+# types, CLOSE: the EXECUTE waits for the copy of the PREPARE already on
+# its way to the replica
+cmp_ok($r{oneshot} // 0, '>=', 15, 'one-shot prepared SELECTs (Query with '
+       . 'arguments) run on the replica, at least 15 of 20') or diag($out);
 is($r{transaction}, "$pid 1", 'a prepared SELECT in a transaction runs on '
    . 'the primary');
 is($r{after_commit}, "$rid 2", 'after the commit, the prepared SELECT runs '

@@ -46,7 +46,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(58);
+$t->plan(63);
 
 my $P = $t->primary_dbh;
 my $R = $t->replica_dbh;
@@ -323,7 +323,8 @@ my $st = rprepare($s, 'SELECT CAST(@@server_id AS CHAR), CONCAT(?, \'\')');
 ok($st && $st->{params} == 1, 'raw PREPARE, one parameter');
 my $first = where_row(rexecute($s, $st, types => [LONGLONG],
                                values => [41]));
-is($first, 'primary:41', 'new types: the primary learns them first');
+is($first, 'primary:41', 'the first EXECUTE: the primary (no replica '
+   . 'backend was ready when it was prepared)');
 # executes with new-params-bound-flag 0 from now on: the replica never gets
 # types from the client, so what it runs with is what the proxy inserted
 sub flag0_until_replica {
@@ -345,9 +346,16 @@ is(where_row(rexecute($s, $st, as => [LONGLONG], values => [43])),
 send_packet($s, 0, "\x03COMMIT");
 read_result($s);
 is(where_row(rexecute($s, $st, types => [STRING], values => ['abc'])),
-   'primary:abc', 'other types: the primary first');
-ok(flag0_until_replica(STRING, 'xyz'),
-   'then the replica, with the new types');
+   'replica:abc', 'other types: the replica, where the EXECUTE brings them');
+is(where_row(rexecute($s, $st, as => [STRING], values => ['xyz'])),
+   'replica:xyz', 'then flag 0 there: it has them');
+send_packet($s, 0, "\x03BEGIN");
+read_result($s);
+is(where_row(rexecute($s, $st, as => [STRING], values => ['in trx'])),
+   'primary:in trx', 'flag 0 on the primary, which never got these types: '
+   . 'the proxy put them in');
+send_packet($s, 0, "\x03COMMIT");
+read_result($s);
 
 # long data goes to the primary, and the EXECUTE follows it there
 send_packet($s, 0, pack('C V v', 0x18, $st->{id}, 0) . 'long data');
@@ -386,6 +394,29 @@ is(join(',', map { $_->[1] } @f), '4,5', 'FETCH the rest');
 
 # --- a reload: the statements keep working ----------------------------------
 
+# one-shot statements (prepare, execute once, close: Go's database/sql,
+# PDO): the PREPARE's copy is on its way to the replica when the EXECUTE
+# comes, which waits for it
+my @one;
+for my $i (1 .. 20) {
+    my $o = rprepare($s, 'SELECT CAST(@@server_id AS CHAR), CONCAT(?, \'\')');
+    push @one, where_row(rexecute($s, $o, types => [LONGLONG],
+                                  values => [$i]));
+    send_packet($s, 0, pack('C V', 0x19, $o->{id}));   # COM_STMT_CLOSE
+}
+my $on_replica = grep { /^replica:/ } @one;
+cmp_ok($on_replica, '>=', 18, 'one-shot prepared reads: on the replica '
+       . "($on_replica of 20)");
+is(scalar(grep { !/^(?:primary|replica):\d+$/ } @one), 0,
+   'each with its own value') or diag("@one");
+
+# a statement whose types only the replica got, at a reload: the types go
+# along with the handover, so an EXECUTE with flag 0 that runs on the
+# primary there gets them put in
+my $ho = rprepare($s, 'SELECT CAST(@@server_id AS CHAR), CONCAT(?, \'\')');
+is(where_row(rexecute($s, $ho, types => [LONGLONG], values => [51])),
+   'replica:51', 'a statement executed once, on the replica');
+
 my ($old) = $t->worker_pids;
 ok($t->reload, 'reload');
 ok(wait_for(sub { $t->error_log =~ /worker process $old exited/ },
@@ -394,6 +425,13 @@ ok(wait_for(sub { $t->error_log =~ /worker process $old exited/ },
 is(where_row(rexecute($s, $st, as => [STRING], values => ['after'])),
    'primary:after', 'after the reload the statement runs (on the primary, '
    . 'with the types it was given)');
+send_packet($s, 0, "\x03BEGIN");
+read_result($s);
+is(where_row(rexecute($s, $ho, as => [LONGLONG], values => [52])),
+   'primary:52', 'after the reload, flag 0 on the primary: the types the '
+   . 'replica had came with the handover');
+send_packet($s, 0, "\x03COMMIT");
+read_result($s);
 is($run->($sel, 13), 'primary:13',
    'a DBD statement prepared before the reload runs (on the primary)');
 my $new = $d->prepare('SELECT @@server_id, ? * 2');

@@ -734,34 +734,63 @@ slc_rws_extra(slc_session_t *s, slc_backend_t **b, uint8_t *tags,
  * another's if a reload changed the router).  A session whose history
  * could not be kept stays on the primary there too.
  */
-#define SLC_RWS_STATE_MAGIC  "RWS1"
+/*
+ * The router's state for a handover: "RWS2", the read-your-writes and
+ * temporary-table marks, the history's length (4) and the history, then
+ * the statements whose types only a replica has (slc_rws_ps_save).
+ */
+#define SLC_RWS_STATE_MAGIC  "RWS2"
+#define SLC_RWS_STATE_HEAD   9
 
 static size_t
 slc_rws_save(slc_session_t *s, uint8_t *buf, size_t cap)
 {
     slc_rws_ctx_t *rc = s->router_data;
-    size_t         n;
+    size_t         n, k;
 
-    if (rc == NULL || rc->primary_only || cap < 5) {
+    if (rc == NULL || rc->primary_only || cap < SLC_RWS_STATE_HEAD) {
         return 0;
     }
     memcpy(buf, SLC_RWS_STATE_MAGIC, 4);
     buf[4] = (uint8_t) (rc->wrote | rc->temp << 1);
-    n = slc_rws_hist_save(rc, buf + 5, cap - 5);
-    return n == 0 && rc->nhist > 0 ? 0 : n + 5;
+    n = slc_rws_hist_save(rc, buf + SLC_RWS_STATE_HEAD,
+                          cap - SLC_RWS_STATE_HEAD);
+    if (n == 0 && rc->nhist > 0) {
+        return 0;
+    }
+    slc_mysql_le_put(buf + 5, n, 4);
+    n += SLC_RWS_STATE_HEAD;
+    k = slc_rws_ps_save(rc, buf + n, cap - n);
+    /* types that do not fit: their statements' EXECUTEs after the
+       handover may lack them; the history alone is still worth taking */
+    return k == (size_t) -1 ? n : n + k;
 }
 
 static void
 slc_rws_restore(slc_session_t *s, const uint8_t *p, size_t len)
 {
     slc_rws_ctx_t *rc = slc_rws_ctx(s);
+    size_t         n;
 
-    if (rc == NULL || len < 5 || memcmp(p, SLC_RWS_STATE_MAGIC, 4) != 0) {
+    if (rc == NULL || len < SLC_RWS_STATE_HEAD
+        || memcmp(p, SLC_RWS_STATE_MAGIC, 4) != 0)
+    {
+        return;
+    }
+    n = (size_t) slc_mysql_le_get(p + 5, 4);
+    if (n > len - SLC_RWS_STATE_HEAD) {
         return;
     }
     rc->wrote = p[4] & 1;
     rc->temp = (p[4] >> 1) & 1;
-    rc->restored = slc_rws_hist_restore(rc, p + 5, len - 5) == SLC_OK;
+    rc->restored = slc_rws_hist_restore(rc, p + SLC_RWS_STATE_HEAD, n)
+                   == SLC_OK;
+    if (slc_rws_ps_restore(rc, p + SLC_RWS_STATE_HEAD + n,
+                           len - SLC_RWS_STATE_HEAD - n) != SLC_OK)
+    {
+        slc_session_log(s, SLC_LOG_WARN, "readwritesplit: the prepared "
+            "statements' types that came with the handover are unusable");
+    }
 }
 
 /*

@@ -135,6 +135,9 @@ typedef struct {
     slc_backend_t  *ps_xb;
     uint8_t        *ps_xhead;
     size_t          ps_xlen, ps_xkeep;
+    unsigned        ps_xmust:1;     /* it must run there (a read-only
+                                       transaction); else a refusal sends
+                                       it to the primary */
     slc_rws_causal_t causal;
 } slc_rws_ctx_t;
 
@@ -182,6 +185,9 @@ void slc_rws_ps_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r);
 void slc_rws_ps_replica_gone(slc_rws_ctx_t *rc, slc_backend_t *b);
 /* COM_RESET_CONNECTION, COM_CHANGE_USER, close: every statement goes */
 void slc_rws_ps_forget(slc_rws_ctx_t *rc);
+/* The statements' part of a handover (slc_rwsplit_ps.c). */
+size_t slc_rws_ps_save(slc_rws_ctx_t *rc, uint8_t *buf, size_t cap);
+int    slc_rws_ps_restore(slc_rws_ctx_t *rc, const uint8_t *p, size_t len);
 /* slc_rwsplit_causal.c */
 extern const slc_conf_enum_t  slc_rws_causal_modes[];
 /* The causal_reads values of a server's conf, from mysql {} or the

@@ -73,6 +73,8 @@ struct slc_rws_stmt_s {
                                        replica */
     unsigned        long_data:1;    /* long data sent to the primary */
     unsigned        ro_begin:1;     /* START TRANSACTION READ ONLY */
+    unsigned        stub:1;         /* came with a handover: its id, its
+                                       types, no text: the primary's */
     slc_sql_kind_t  kind;
     slc_rws_on_t    on[SLC_RWS_MAX_REPLICAS];
     uint8_t        *types;          /* 2 * params, the last bound */
@@ -305,6 +307,13 @@ slc_rws_ps_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r)
             "refused a prepared statement (error %u): it runs on the "
             "primary", b->server->name, r->err);
     }
+    if (rc->ps_xst == st && rc->ps_xb == b && !ok && !rc->ps_xmust) {
+        /* an autocommit read: the primary runs it, as the client sent it
+           (its id is the primary's) */
+        slc_rws_ps_unwait(rc);
+        (void) slc_cmd_retarget(s, b, s->backend);
+        return;
+    }
     if (rc->ps_xst == st && rc->ps_xb == b) {
         /* refused: id 0, which no statement has, and the client gets the
            replica's ERR; never the client's id, which may name another
@@ -453,18 +462,22 @@ slc_rws_ps_to_replica(slc_session_t *s, slc_rws_ctx_t *rc,
     int           must = st->ro_begin
                          || slc_mysql_track_in_trans(&b->track);
     slc_rws_on_t *o = slc_rws_ps_on(st, b);
-    int           types;
+    int           types, waits;
     uint8_t      *h;
     size_t        len, keep;
 
-    if (o == NULL || o->state != SLC_RWS_REP_READY) {
+    /* a PREPARE already on its way there (the copy of the client's, which
+       went with it to the primary) is worth its wait: a statement
+       prepared, executed once and closed (Go's database/sql, PDO) then
+       runs on the replica too; unless a refusal would send the EXECUTE
+       to a primary that lacks its types */
+    waits = o != NULL && o->state == SLC_RWS_REP_PENDING
+            && (must || bound || fpos == 0 || st->primary_types);
+    if (!waits && (o == NULL || o->state != SLC_RWS_REP_READY)) {
         if (slc_rws_ps_lazy(rc, st, b, 0) != SLC_OK || !must) {
             return s->backend;
         }
         o = slc_rws_ps_on(st, b);
-    }
-    if (!must && fpos > 0 && !st->primary_types) {
-        return s->backend;          /* the primary learns the types first */
     }
     types = fpos > 0 && !bound && !o->types;
     h = slc_rws_ps_head(st, c, fpos, types, o->rid, &len, &keep);
@@ -481,6 +494,7 @@ slc_rws_ps_to_replica(slc_session_t *s, slc_rws_ctx_t *rc,
         rc->ps_xkeep = keep;
         rc->ps_xst = st;
         rc->ps_xb = b;
+        rc->ps_xmust = must != 0;
         return b;
     }
     if (slc_cmd_rewrite(s, h, len, keep) != SLC_OK) {
@@ -540,6 +554,65 @@ slc_rws_ps_state(slc_session_t *s, slc_rws_ctx_t *rc,
     free(p);
 }
 
+/*
+ * An EXECUTE for the primary that lacks types the primary never got (they
+ * went to a replica, with an earlier EXECUTE): the types are put in, as
+ * for a replica.
+ */
+static void
+slc_rws_ps_primary_types(slc_session_t *s, slc_rws_stmt_t *st,
+    const slc_cmd_t *c, size_t fpos, int bound)
+{
+    uint8_t *h;
+    size_t   len, keep;
+
+    if (bound || fpos == 0) {
+        st->primary_types = st->primary_types || bound;
+        return;
+    }
+    if (st->primary_types || st->types == NULL) {
+        return;                         /* it has them, or nobody does */
+    }
+    h = slc_rws_ps_head(st, c, fpos, 1, st->id, &len, &keep);
+    if (h != NULL && slc_cmd_rewrite(s, h, len, keep) == SLC_OK) {
+        st->primary_types = 1;
+    }
+    free(h);
+}
+
+/*
+ * The EXECUTE of an autocommit read on replica b, kept to run on the
+ * primary if b fails it: as the client sent it, or with the types put in
+ * when it has none and the primary never got them.
+ */
+static void
+slc_rws_ps_keep(slc_rws_ctx_t *rc, slc_backend_t *b, slc_rws_stmt_t *st,
+    const slc_cmd_t *c, size_t fpos, int bound)
+{
+    uint8_t   *h, *full;
+    size_t     len, keep;
+    slc_cmd_t  typed;
+
+    if (bound || fpos == 0 || st->primary_types || c->avail < c->len) {
+        slc_rws_keep(rc, b, c, 1);
+        return;
+    }
+    rc->retry_on = NULL;
+    h = slc_rws_ps_head(st, c, fpos, 1, st->id, &len, &keep);
+    full = h != NULL ? malloc(len + c->len - keep) : NULL;
+    if (full != NULL) {
+        memcpy(full, h, len);
+        memcpy(full + len, c->payload + keep, c->len - keep);
+        typed = (slc_cmd_t) { .command = c->command,
+                              .len = (uint32_t) (len + c->len - keep),
+                              .payload = full,
+                              .avail = len + c->len - keep };
+        slc_rws_keep(rc, b, &typed, 1);
+    }
+    free(full);
+    free(h);
+}
+
 static slc_backend_t *
 slc_rws_ps_execute(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c,
     slc_rws_stmt_t *st, int last)
@@ -556,7 +629,9 @@ slc_rws_ps_execute(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c,
         bound = 1;
         slc_rws_ps_bound(st, c->payload + fpos + 1, c->avail - fpos - 1);
     }
-    if (st->primary_only) {
+    if (st->stub) {
+        b = s->backend;
+    } else if (st->primary_only) {
         slc_rws_ps_state(s, rc, st);
     } else {
         /* routed as its text would be, with the side effects (a write
@@ -574,17 +649,81 @@ slc_rws_ps_execute(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c,
         if (b != s->backend && !st->ro_begin
             && !slc_mysql_track_in_trans(&b->track))
         {
-            /* an autocommit read: the client's EXECUTE, its id the
-               primary's, runs there if the replica fails it */
-            slc_rws_keep(rc, b, c, 1);
+            /* an autocommit read: it runs on the primary if the replica
+               fails it (the client's id is the primary's) */
+            slc_rws_ps_keep(rc, b, st, c, fpos, bound);
         }
     } else {
         b = s->backend;
     }
-    if (b == s->backend && bound) {
-        st->primary_types = 1;
+    if (b == s->backend) {
+        slc_rws_ps_primary_types(s, st, c, fpos, bound);
     }
     return b;
+}
+
+
+/* --- a reload's handover -------------------------------------------------- */
+
+/*
+ * What the next worker must know of the statements, which otherwise are
+ * simply the primary's there: the types of those whose types only a
+ * replica got (an EXECUTE that later lacks them goes to the primary with
+ * them put in).  Records of id (4), params (2), types (2 * params).
+ * (size_t) -1 when they do not fit.
+ */
+size_t
+slc_rws_ps_save(slc_rws_ctx_t *rc, uint8_t *buf, size_t cap)
+{
+    slc_rws_stmt_t *st;
+    size_t          off = 0, n;
+
+    RB_FOREACH(st, slc_rws_stmts, &rc->stmts) {
+        if (st->primary_types || st->types == NULL || st->params == 0) {
+            continue;
+        }
+        n = 6 + 2 * (size_t) st->params;
+        if (off + n > cap) {
+            return (size_t) -1;
+        }
+        slc_mysql_le_put(buf + off, st->id, 4);
+        slc_mysql_le_put(buf + off + 4, st->params, 2);
+        memcpy(buf + off + 6, st->types, n - 6);
+        off += n;
+    }
+    return off;
+}
+
+int
+slc_rws_ps_restore(slc_rws_ctx_t *rc, const uint8_t *p, size_t len)
+{
+    slc_rws_stmt_t *st;
+    size_t          off = 0, n;
+
+    while (off + 6 <= len) {
+        uint32_t id = (uint32_t) slc_mysql_le_get(p + off, 4);
+        uint16_t params = (uint16_t) slc_mysql_le_get(p + off + 4, 2);
+
+        n = 6 + 2 * (size_t) params;
+        if (params == 0 || off + n > len || slc_rws_ps_find(rc, id) != NULL
+            || (st = calloc(1, sizeof(*st))) == NULL)
+        {
+            return SLC_ERROR;
+        }
+        if ((st->types = malloc(n - 6)) == NULL) {
+            free(st);
+            return SLC_ERROR;
+        }
+        memcpy(st->types, p + off + 6, n - 6);
+        st->id = id;
+        st->params = params;
+        st->stub = 1;
+        st->primary_only = 1;
+        RB_INSERT(slc_rws_stmts, &rc->stmts, st);
+        rc->nstmts++;
+        off += n;
+    }
+    return off == len ? SLC_OK : SLC_ERROR;
 }
 
 
