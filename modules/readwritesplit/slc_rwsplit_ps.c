@@ -13,30 +13,35 @@
  * is rewritten with it (slc_cmd_rewrite).
  *
  * An EXECUTE runs where slc_rws_query would run the statement's text now
- * (transaction state, read-your-writes, hints), on a replica only once the
- * statement is prepared there; until then on the primary, which has it.
- * So an autocommit read never waits for a PREPARE, and a replica that
- * refuses one (or goes away) only keeps the statement on the primary.  The
- * exception: inside a read-only transaction on a replica, and for a
+ * (transaction state, read-your-writes, hints), on a replica once the
+ * statement is prepared there, or when its PREPARE is on its way there
+ * (the copy of the client's, sent with it: a statement prepared, executed
+ * once and closed, as Go's database/sql and PDO do, then waits a moment
+ * for that PREPARE_OK rather than running on the primary; a refusal sends
+ * it on to the primary).  A PREPARE that only starts now does not hold
+ * the read up: it runs on the primary, and the replica has the statement
+ * next time.  Inside a read-only transaction on a replica, and for a
  * prepared START TRANSACTION READ ONLY, the EXECUTE must run there; it
  * waits for the PREPARE, and gets the id from its PREPARE_OK.
  *
  * Parameter types: an EXECUTE with new-params-bound-flag 0 uses the types
  * of the statement's last EXECUTE that sent them, on that server.  The
- * primary learns a new set of types first (an EXECUTE with types the
- * primary has not seen runs there), so a statement handed over on reload,
- * which then runs on the primary, is always right; a replica gets the
- * types inserted into an EXECUTE that lacks them, or, when that does not
- * fit a buffer, the EXECUTE runs on the primary.
+ * router keeps the last types and which servers have them; a server that
+ * lacks them, primary or replica, gets them inserted into an EXECUTE that
+ * lacks them (or, for a replica, when that does not fit a buffer, the
+ * EXECUTE runs on the primary).  A statement whose types only a replica
+ * has goes with its types in a reload's handover (slc_rws_ps_save), since
+ * the next worker runs it on the primary.
  *
  * Cursors (an EXECUTE with flags), long data, the id -1 (MariaDB's "the
  * last prepared") and COM_STMT_BULK_EXECUTE stay on the primary, so that
  * COM_STMT_FETCH needs no routing.  A prepared autocommit read that a
  * replica fails before answering (retry_failed_reads) runs again on the
- * primary, as the client sent it: the client's id is the primary's, and
- * the primary has the types (it learns them first); never on another
- * replica, whose id would differ.  Memory: the text of each statement is kept (for a PREPARE on a
- * replica opened later), max_prepared_statements of them at most.
+ * primary, as the client sent it (the client's id is the primary's), with
+ * the types put in if the primary lacks them; never on another replica,
+ * whose id would differ.  Memory: the text of each statement is kept (for
+ * a PREPARE on a replica opened later), max_prepared_statements of them
+ * at most.
  */
 
 #include "slc_core.h"
