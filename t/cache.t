@@ -46,6 +46,7 @@ $p->do('CREATE OR REPLACE TABLE cache_db2.cache_t (id INT PRIMARY KEY, '
        . 'v VARCHAR(64))');
 $p->do("INSERT INTO cache_db2.cache_t VALUES (1, 'db2')");
 $p->do("GRANT ALL ON cache_db2.* TO 'app'\@'%'");
+$p->do("GRANT UPDATE ON test.cache_t TO '$other'\@'%'");
 
 sub conf {
     my ($zone_size) = @_;
@@ -96,12 +97,33 @@ mysql {
         cache tiny;
         cache_ttl 60s;
     }
+    server {
+        listen 127.0.0.1:%%PORT_5%%;
+        router readconn;
+        upstream cluster;
+        filters cache;
+        cache qc;
+        cache_ttl 60s;
+        cache_max_entry_size 16000k;
+    }
+    upstream split {
+        server %%PRIMARY%% role=primary;
+        server %%REPLICA%% role=replica;
+    }
+    server {
+        listen 127.0.0.1:%%PORT_4%%;
+        router readwritesplit;
+        upstream split;
+        filters cache;
+        cache qc;
+        cache_ttl 60s;
+    }
 }
 EOF
 }
 $t->write_file_expand('sluice.conf', conf('64m'));
 $t->run;
-$t->plan(70);
+$t->plan(82);
 
 # Each worker learns the server's greeting (its MariaDB capabilities,
 # which Connector/C then asks for) from its first backend connection: let
@@ -379,6 +401,40 @@ ok(wait_for(sub { served(sub { $hv = $a->selectall_arrayref($half) }) == 1
 is(scalar @$hv, 200, 'and gets every row');
 is(served(sub { $a->selectall_arrayref($half) }), 0, 'which is stored now');
 
+# --- in front of readwritesplit ---------------------------------------------
+
+my $r = $t->replica_dbh;
+wait_for(sub { $r->selectrow_array('SELECT COUNT(*) FROM test.cache_t') },
+         what => 'the table on the replica');
+my $rsq = 'SELECT id, v FROM cache_t WHERE id = 1 AND 2 = 2';
+my $replica_conns = sub {
+    ($r->selectrow_array('SELECT COUNT(*) FROM information_schema.processlist '
+                         . 'WHERE user = ?', undef, $other))[0];
+};
+{
+    my $w1 = $t->dbh(port => $t->port(4), user => $other, password => 'o-pw');
+    $w1->selectrow_array($rsq);
+    ok($replica_conns->() >= 1, 'readwritesplit: a miss is read on the '
+       . 'replica (its backend opened)');
+    $w1->disconnect;
+}
+ok(wait_for(sub { $replica_conns->() == 0 }, what => 'the replica backend '
+            . 'closed'), 'that session is gone');
+my $w2 = $t->dbh(port => $t->port(4), user => $other, password => 'o-pw');
+my @got;
+is(served(sub { @got = $w2->selectrow_array($rsq) for 1 .. 3 }), 0,
+   'another session of that user: hits');
+is($replica_conns->(), 0, 'a session served only hits opened no replica '
+   . 'backend');
+ok($w2->do("UPDATE cache_t SET v = 'rws' WHERE id = 1"), 'a write through '
+   . 'readwritesplit');
+my $fresh;
+ok(wait_for(sub {
+       ($fresh) = ($w2->selectrow_array($rsq))[1];
+       $fresh eq 'rws' }, timeout => 10),
+   'invalidates: the next read sees it (causal reads: from the primary or '
+   . 'a replica that has it)');
+
 # --- a small zone evicts and never grows -------------------------------------
 
 my $tz = $t->dbh(port => $t->port(3));
@@ -403,6 +459,54 @@ is(served(sub { $tz->selectall_arrayref("SELECT id, pad FROM cache_big "
    0, 'the most recent entry is still there');
 like(substr($t->error_log, $off), qr/rule "short": matches=\d+ hits=\d+/,
      'per-rule counters are logged');
+
+# --- a worker killed while it streams a hit ---------------------------------
+
+# a client with a tiny receive window holds the hit's reference while the
+# worker waits to send the rest of it; the worker is killed
+use Socket qw(PF_INET SOCK_STREAM SOL_SOCKET SO_RCVBUF pack_sockaddr_in
+              inet_aton);
+sub slow_login {
+    socket(my $s, PF_INET, SOCK_STREAM, 0) or die "socket: $!";
+    setsockopt($s, SOL_SOCKET, SO_RCVBUF, 2048);
+    connect($s, pack_sockaddr_in($t->port(5), inet_aton('127.0.0.1')))
+        or die "connect: $!";
+    my (undef, $g) = read_packet($s);
+    my ($id) = unpack('V', substr($g, index($g, "\0", 1) + 1, 4));
+    my $gr = Sluice::Wire::parse_greeting($g);
+    my $token = Sluice::Wire::native_token('secret', $gr->{scramble});
+    Sluice::Wire::send_packet($s, 1, pack('V V C x23', 0x1 | 0x200 | 0x8000
+        | 0x80000, 16 << 20, 45) . "app\0" . chr(length $token) . $token
+        . "mysql_native_password\0");
+    my (undef, $ok) = read_packet($s);
+    return ($s, $id);
+}
+# ~8.8 MB: more than the kernel's socket buffers take in
+my $hugeq = 'SELECT a.id, a.pad FROM test.cache_big a, test.cache_big b '
+    . 'WHERE b.id <= 14';
+my $rawbig = raw($t->port(5));
+my $whole = raw_query($rawbig, $hugeq);
+cmp_ok(length($whole // ''), '>', 8_000_000, 'an 8.8 MB result');
+is(served(sub { raw_query($rawbig, $hugeq) }), 0, 'kept: the next is a hit');
+my ($slowc, $sid) = slow_login();
+syswrite($slowc, packet(0, "\x03$hugeq"));
+require IO::Select;
+# the first bytes came: the hit is pinned and the rest waits on the window
+IO::Select->new($slowc)->can_read(10);
+my $victim = worker_of($sid);
+
+ok($victim, 'a slow client reads it through a 2 KB window');
+my $koff = length $t->error_log;
+$t->kill_worker(pid => $victim);
+ok(wait_for(sub { substr($t->error_log, $koff)
+                  =~ /cache zone "qc": \d+ reference\(s\) of process $victim given back/ },
+            what => 'the reference given back'),
+   'the master gives back the reference the killed worker held');
+close $slowc;
+my $again;
+is(served(sub { $again = raw_query(raw($t->port(5)), $hugeq) }), 0,
+   'the other workers go on serving that entry');
+is(length($again // ''), length($whole), 'whole');
 
 # --- reload ----------------------------------------------------------------
 

@@ -813,6 +813,10 @@ slc_cmd_packets(slc_session_t *s, const uint8_t *p, size_t len)
                 c->hdr_len = 0;
                 continue;
             }
+            if (len == 0) {
+                return;     /* the payload starts in the next read: its
+                               first piece is that one, not an empty one */
+            }
         }
         size_t k = slc_min(len, (size_t) c->left);
         int    first = c->left == c->plen;
