@@ -50,7 +50,7 @@ my %SCRIPT = (point_select => 'oltp_point_select',
               read_only    => 'oltp_read_only');
 
 my %DEFAULTS = (
-    targets    => join(',', SluiceBench::Target->names),
+    targets    => join(',', SluiceBench::Target->default_names),
     transports => 'tcp,unix',
     workloads  => 'point_select,read_only',
     ps_modes   => 'disable,auto',
@@ -69,12 +69,25 @@ my %DEFAULTS = (
 my %QUICK = (threads => '1,8,32', rounds => 2, time => 1,
              transports => 'tcp',
              targets => join(',', SluiceBench::Target->main_names));
+# --cache: the query cache's workload (issue 10): point selects over 4
+# tables of 1000 rows, which all fit and hit, against direct and readconn
+# without the cache; its own report
+my %CACHE = (targets => join(',', 'direct', 'sluice-1', 'sluice-auto',
+                             SluiceBench::Target->preset_names('cache')),
+             workloads => 'point_select', ps_modes => 'disable',
+             threads => '8,32', transports => 'tcp', tables => 4,
+             table_size => 1000, idle_conns => 0,
+             output => "$TOP/docs/bench-cache");
 
 my $USAGE = <<'EOF';
 usage: contrib/bench/run [options]        (or: make bench BENCH_ARGS='...')
 
   --quick               1 s per point, 2 rounds, threads 1,8,32, TCP only,
                         no -other/-batch variants
+  --cache               the query cache: point selects over 4 tables of
+                        1000 rows, 8 and 32 threads, TCP, direct and
+                        readconn with and without the cache, report in
+                        docs/bench-cache/
   --targets LIST        comma-separated, from: %TARGETS%
   --transports LIST     tcp,unix
   --workloads LIST      point_select,read_only
@@ -106,7 +119,7 @@ my (%opt, $CTX);
 sub parse_args {
     my @argv = @_;
     my %given;
-    GetOptionsFromArray(\@argv, \%given, 'quick', 'targets=s',
+    GetOptionsFromArray(\@argv, \%given, 'quick', 'cache', 'targets=s',
         'transports=s', 'workloads=s', 'ps-modes=s', 'threads=s',
         'rounds=i', 'time=i', 'idle-conns=i', 'tables=i', 'table-size=i',
         'keep-sandbox', 'sandbox=s', 'sluice=s', 'build-dir=s',
@@ -116,7 +129,11 @@ sub parse_args {
     usage(0) if $given{help};
     usage(2) if @argv;
     my %g = map { (my $k = $_) =~ tr/-/_/; ($k => $given{$_}) } keys %given;
-    %opt = (%DEFAULTS, ($g{quick} ? %QUICK : ()), %g);
+    %opt = (%DEFAULTS, ($g{cache} ? %CACHE : ()), ($g{quick} ? %QUICK : ()),
+            %g);
+    if ($g{cache} && $g{quick}) {
+        $opt{targets} = $CACHE{targets};    # --quick's are not the cache's
+    }
     for my $k (qw(targets transports workloads ps_modes threads)) {
         $opt{$k} = [ grep { length } split /\s*,\s*/, $opt{$k} ];
         (my $o = $k) =~ tr/_/-/;

@@ -7,6 +7,8 @@
  * and a fuzz loop checking the counters against a walk of the index.
  */
 
+#include <signal.h>
+
 #include "slc_test.h"
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -473,6 +475,42 @@ START_TEST(test_pinned_evicted)
 END_TEST
 
 /* A process that dies holding a hit and a store: reap gives both back. */
+/*
+ * A worker killed inside a critical section (SIGKILL while it holds the
+ * pool's lock): the master frees the lock of a dead holder
+ * (slc_shmtx_force_unlock, as slc_shm_zone_unlock does) and the other
+ * processes go on looking up and storing, without waiting for it.
+ */
+START_TEST(test_killed_holding_lock)
+{
+    slc_cache_hit_t hit;
+    int             status;
+    pid_t           pid;
+
+    slc_test_setup(SLC_TEST_BIG, 1 << 20);
+    ck_assert_int_eq(slc_test_store("k", 3, "kept", 0), SLC_CACHE_OK);
+    pid = fork();
+    ck_assert_int_ne(pid, -1);
+    if (pid == 0) {
+        slc_pid = getpid();
+        slc_shmtx_lock(&slc_test_pool->mutex);
+        raise(SIGKILL);                 /* dies holding it */
+        _exit(1);
+    }
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    ck_assert_int_eq(slc_shmtx_holder(&slc_test_pool->mutex), pid);
+    ck_assert_int_eq(slc_shmtx_trylock(&slc_test_pool->mutex), 0);
+    ck_assert_int_eq(slc_shmtx_force_unlock(&slc_test_pool->mutex, pid), 1);
+    slc_test_expect("k", 3, 1, "kept");
+    ck_assert_int_eq(slc_test_store("l", 4, "new", 2), SLC_CACHE_OK);
+    ck_assert_int_eq(slc_test_lookup("l", 4, 3, &hit), SLC_CACHE_HIT);
+    slc_cache_release(&hit);
+    slc_test_invariants();
+    slc_test_teardown_check();
+}
+END_TEST
+
 START_TEST(test_reap)
 {
     slc_cache_hit_t   hit;
@@ -784,6 +822,7 @@ slc_test_cache_suite(void)
     tcase_add_test(tc, test_lru_eviction);
     tcase_add_test(tc, test_pinned_evicted);
     tcase_add_test(tc, test_reap);
+    tcase_add_test(tc, test_killed_holding_lock);
     tcase_add_test(tc, test_too_big);
     tcase_add_test(tc, test_abort);
     tcase_add_test(tc, test_fuzz);

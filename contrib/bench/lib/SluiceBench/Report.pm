@@ -35,6 +35,8 @@ use constant {
     AUTO_TOLERANCE   => 0.05,       # "no regression" within noise
     RWSPLIT_MAX      => 1.30,       # readwritesplit's CPU/query, against
                                     # readconn's (issue 9)
+    CACHE_MAX_US     => 6.6,        # the cache's CPU per hit (issue 10)
+    CACHE_MIN_RATIO  => 2.0,        # and its QPS against direct
 };
 my @CPU_PAIRS = (['sluice-1', 'haproxy-1'], ['sluice-auto', 'haproxy-auto']);
 my @CPU_THREADS = (8, 32);
@@ -100,7 +102,7 @@ sub floor_checks {
         my $wl = "point_select/$ps";
         push @c, _cpu_checks($res, $wl), _auto_check($res, $wl),
                  _scale_checks($res, $wl), _p95_checks($res, $wl),
-                 _rwsplit_checks($res, $wl);
+                 _rwsplit_checks($res, $wl), _cache_checks($res, $wl);
     }
     push @c, _idle_checks($res);
     return @c;
@@ -151,6 +153,29 @@ sub _rwsplit_checks {
             push @c, _check($name, $x <= RWSPLIT_MAX * $y ? 1 : 0, sprintf
                 '%s %.2f µs, %s %.2f µs (x %.2f)', $s, $x, $r, $y, $x / $y);
         }
+    }
+    return @c;
+}
+
+# The query cache at 32 threads, where the anchors were measured: CPU per
+# query (all hits once warm) and QPS against the server reached directly.
+# Only when the cache targets ran (--cache).
+sub _cache_checks {
+    my ($res, $wl) = @_;
+    my @c;
+    my $d = _point($res, $wl, 'direct/tcp', 32);
+    for my $w (qw(1 auto)) {
+        my $p = _point($res, $wl, "cache-$w/tcp", 32) or next;
+        my $us = $p->{cpu_us_per_query};
+        push @c, _check("CPU/query cache-$w <= " . CACHE_MAX_US . " µs, $wl,"
+            . ' 32 threads, tcp', defined $us ? ($us <= CACHE_MAX_US ? 1 : 0)
+            : undef, defined $us ? sprintf('%.2f µs', $us) : 'not measured');
+        my ($q, $dq) = ($p->{qps}, $d ? $d->{qps} : undef);
+        push @c, _check("QPS cache-$w >= " . CACHE_MIN_RATIO . " x direct, "
+            . "$wl, 32 threads, tcp", $q && $dq
+            ? ($q >= CACHE_MIN_RATIO * $dq ? 1 : 0) : undef, $q && $dq
+            ? sprintf('%.0f QPS, direct %.0f (x %.2f)', $q, $dq, $q / $dq)
+            : 'not measured');
     }
     return @c;
 }

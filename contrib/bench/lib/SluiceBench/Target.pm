@@ -54,13 +54,43 @@ our @REGISTRY = (
       variant => 1 ],
     [ 'haproxy-auto-batch', 'HAProxy', nbthread => 'auto', sched => 'batch',
       variant => 1 ],
+    # the query cache (`--cache`: their own workload, not in the default
+    # run): readconn behind the cache filter, one zone of 64 MB
+    [ 'cache-1',            'Sluice',  workers => 1, preset => 'cache',
+      module => 'cache', cache => 1,
+      mysql_conf => 'cache_zone bench size=64m;',
+      server_conf => "router readconn;\n        readconn_role primary;\n"
+          . "        filters cache;\n        cache bench;\n"
+          . "        cache_ttl 1h;",
+      label => 'sluice readconn + cache, 1 worker' ],
+    [ 'cache-auto',         'Sluice',  workers => 'auto', preset => 'cache',
+      module => 'cache', cache => 1,
+      mysql_conf => 'cache_zone bench size=64m;',
+      server_conf => "router readconn;\n        readconn_role primary;\n"
+          . "        filters cache;\n        cache bench;\n"
+          . "        cache_ttl 1h;",
+      label => 'sluice readconn + cache, auto workers' ],
 );
 
 sub names { map { $_->[0] } @REGISTRY }
 
-# The targets of --quick: all but the variants.
-sub main_names { map { $_->[0] } grep { !{ @$_[2 .. $#$_] }->{variant} }
+sub _opts { +{ @{ $_[0] }[2 .. $#{ $_[0] }] } }
+
+# The targets of a run without --targets: all but those of a preset.
+sub default_names { map { $_->[0] } grep { !_opts($_)->{preset} }
+                    @REGISTRY }
+
+# The targets of --quick: all but the variants and presets.
+sub main_names { map { $_->[0] }
+                 grep { !_opts($_)->{variant} && !_opts($_)->{preset} }
                  @REGISTRY }
+
+# The targets of a preset (--cache).
+sub preset_names {
+    my ($class, $preset) = @_;
+    return map { $_->[0] } grep { (_opts($_)->{preset} // '') eq $preset }
+           @REGISTRY;
+}
 
 sub is_variant { $_[0]{variant} ? 1 : 0 }
 

@@ -72,6 +72,7 @@ sub _conf {
     $rlimit .= "worker_sched_policy $self->{sched};\n" if $self->{sched};
     my $replica = $self->{replica}
         ? "server 127.0.0.1:$c->{replica}{port} role=replica;" : '';
+    my $mysql = $self->{mysql_conf} // '';
     return <<CONF;
 # written by contrib/bench for target $self->{name}
 daemon off;
@@ -82,6 +83,7 @@ error_log $d/error.log notice;
 events { worker_connections $wc; }
 mysql {
     user $c->{user} { password "$c->{password}"; }
+    $mysql
     upstream bench {
         server 127.0.0.1:$c->{primary}{port} role=primary;
         $replica
@@ -148,9 +150,32 @@ sub rss_pids {
 
 # TERM (fast shutdown: nothing of the bench is left to finish), then KILL
 # after a deadline; then what error.log said meanwhile goes to problems.
+# The cache's counters, from `sluice -s stats` (SIGUSR2) in the error log:
+# hit ratio and the zone's bytes, as a note of the run.
+sub _cache_note {
+    my ($self, $pid) = @_;
+    my $log = "$self->{dir}/error.log";
+    my $off = -s $log // 0;
+    kill 'USR2', $pid or return;
+    my $line;
+    Sluice::Sandbox::poll_until(5, sub {
+        my $text = slurp($log) // '';
+        ($line) = substr($text, $off) =~ /(cache zone "\w+": lookups=.*)/;
+        $line;
+    }) or return;
+    my %st = $line =~ /(\w+)=(\d+)/g;
+    my $ratio = $st{lookups} ? 100 * $st{hits} / $st{lookups} : 0;
+    push @{ $self->{ctx}{notes} }, sprintf '%s: %d lookups, %d hits '
+        . '(%.2f %%), %d stores, %d entries holding %d bytes of a zone of '
+        . '%d', $self->{name}, $st{lookups}, $st{hits}, $ratio, $st{stores},
+        $st{entries}, $st{bytes}, $st{size};
+}
+
 sub stop {
     my ($self) = @_;
-    my $pid = delete $self->{pid} or return $self;
+    my $pid = $self->{pid} or return $self;
+    $self->_cache_note($pid) if $self->{cache} && pid_alive($pid);
+    delete $self->{pid};
     my @workers = map { $_->[0] } children_of($pid);
     if (pid_alive($pid)) {
         kill 'TERM', $pid;
