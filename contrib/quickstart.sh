@@ -7,7 +7,7 @@
 #   127.0.0.1:4008  readwritesplit: reads to the replica, writes to the
 #                   primary (a first step, docs/architecture.md)
 #   127.0.0.1:4009  auth passthrough to the primary (any server account)
-#   127.0.0.1:4010  readwritesplit behind the query cache (zone of 64 MB)
+#   127.0.0.1:4010  the primary behind the query cache (zone of 64 MB)
 # Ctrl-C stops sluice; `contrib/sandbox/sluice-sandbox stop sandbox` stops
 # the servers.
 set -eu
@@ -40,7 +40,7 @@ mysql {
              upstream sandbox; }
     server { listen 127.0.0.1:4009; router readconn; auth passthrough;
              upstream sandbox; }
-    server { listen 127.0.0.1:4010; router readwritesplit;
+    server { listen 127.0.0.1:4010; router readconn; readconn_role primary;
              upstream sandbox; filters cache; cache qc; cache_ttl 10s; }
 }
 CONF

@@ -123,7 +123,7 @@ EOF
 }
 $t->write_file_expand('sluice.conf', conf('64m'));
 $t->run;
-$t->plan(82);
+$t->plan(87);
 
 # Each worker learns the server's greeting (its MariaDB capabilities,
 # which Connector/C then asks for) from its first backend connection: let
@@ -413,27 +413,27 @@ my $replica_conns = sub {
 };
 {
     my $w1 = $t->dbh(port => $t->port(4), user => $other, password => 'o-pw');
-    $w1->selectrow_array($rsq);
-    ok($replica_conns->() >= 1, 'readwritesplit: a miss is read on the '
-       . 'replica (its backend opened)');
+    is(served(sub { $w1->selectrow_array($rsq) for 1 .. 2 }), 0,
+       'readwritesplit: reads served by the replica (the primary saw none)');
+    ok($replica_conns->() >= 1, 'its replica backend opened');
     $w1->disconnect;
 }
 ok(wait_for(sub { $replica_conns->() == 0 }, what => 'the replica backend '
             . 'closed'), 'that session is gone');
 my $w2 = $t->dbh(port => $t->port(4), user => $other, password => 'o-pw');
-my @got;
-is(served(sub { @got = $w2->selectrow_array($rsq) for 1 .. 3 }), 0,
-   'another session of that user: hits');
-is($replica_conns->(), 0, 'a session served only hits opened no replica '
-   . 'backend');
+my $rsp = "/* sluice: route=primary */ $rsq";
+is(served(sub { $w2->selectrow_array($rsp) }), 1, 'a read the primary '
+   . 'answers is kept');
+is(served(sub { $w2->selectrow_array($rsp) for 1 .. 3 }), 0, 'then hits');
+is($replica_conns->(), 0, 'a session served only the primary and hits '
+   . 'opened no replica backend');
+my $rst = zone_stats('qc');
+cmp_ok($rst->{replica} // 0, '>=', 2, 'what the replica answered was not '
+       . 'kept (it may be behind an invalidated write)');
 ok($w2->do("UPDATE cache_t SET v = 'rws' WHERE id = 1"), 'a write through '
    . 'readwritesplit');
-my $fresh;
-ok(wait_for(sub {
-       ($fresh) = ($w2->selectrow_array($rsq))[1];
-       $fresh eq 'rws' }, timeout => 10),
-   'invalidates: the next read sees it (causal reads: from the primary or '
-   . 'a replica that has it)');
+my ($fresh) = ($w2->selectrow_array($rsp))[1];
+is($fresh, 'rws', 'invalidates: the next read sees it');
 
 # --- a small zone evicts and never grows -------------------------------------
 
@@ -523,17 +523,36 @@ my $rq = 'SELECT id, v FROM test.cache_t ORDER BY id';
 my $r1 = raw($t->port(0));
 my $before = raw_query($r1, $rq);
 is(served(sub { raw_query($r1, $rq) }), 0, 'an entry before the reload');
+# The counters `sluice -s stats` logs for a zone: its lookups line and
+# its not-stored line, as one hash.
 sub zone_stats {
     my ($zone) = @_;
     my $off = length $t->error_log;
     $t->signal('USR2');
-    my ($l) = wait_for(sub {
-        substr($t->error_log, $off) =~ /(cache zone "\Q$zone\E": lookups=.*)/
-            ? $1 : undef }, what => "the stats of $zone");
-    return $l ? { $l =~ /(\w+)=(\d+)/g } : {};
+    my ($a, $b);
+    wait_for(sub {
+        my $log = substr($t->error_log, $off);
+        ($a) = $log =~ /(cache zone "\Q$zone\E": lookups=.*)/;
+        ($b) = $log =~ /(cache zone "\Q$zone\E": not stored: .*)/;
+        $a && $b }, what => "the stats of $zone");
+    return { map { /(\w+)=(\d+)/g } grep { defined } $a, $b };
 }
+# a session with variables and another database, handed over by the
+# reload: its filter state goes along, and it keeps its hits
+my $hz = $t->dbh;
+$hz->do("SET time_zone = '+03:00'");
+$hz->do('USE cache_db2');
+my $hzq = 'SELECT v FROM cache_t WHERE id = 1';
+served(sub { $hz->selectrow_array($hzq) });
+is(served(sub { $hz->selectrow_array($hzq) }), 0, 'a session with a SET '
+   . 'and a USE: its entry');
 my $st0 = zone_stats('qc');
 ok(reload_all(), 'reload');
+my $hv;
+is(served(sub { ($hv) = $hz->selectrow_array($hzq) }), 0, 'handed over by '
+   . 'the reload, it is still served from the cache (its variables and '
+   . 'database came along)');
+is($hv, 'db2', 'from its own database\'s entry');
 my $st1 = zone_stats('qc');
 cmp_ok($st1->{lookups} // 0, '>=', $st0->{lookups} // 1, 'the counters '
        . 'go on across the reload');

@@ -518,14 +518,16 @@ slc_cache_report_zone(const slc_cache_zone_t *z)
     slc_log(SLC_LOG_NOTICE, "cache zone \"%s\": not cacheable:%s", z->name,
         why);
     slc_log(SLC_LOG_NOTICE, "cache zone \"%s\": not stored: error=%llu "
-        "warnings=%llu size=%llu store=%llu state=%llu closed=%llu "
-        "raced=%llu nomem=%llu busy=%llu pins=%llu gone=%llu", z->name,
+        "warnings=%llu too_big=%llu store=%llu state=%llu closed=%llu "
+        "replica=%llu raced=%llu nomem=%llu busy=%llu pins=%llu gone=%llu",
+        z->name,
         (unsigned long long) cnt->not_stored[SLC_CACHE_NS_ERROR],
         (unsigned long long) cnt->not_stored[SLC_CACHE_NS_WARNINGS],
         (unsigned long long) cnt->not_stored[SLC_CACHE_NS_SIZE],
         (unsigned long long) cnt->not_stored[SLC_CACHE_NS_STORE],
         (unsigned long long) cnt->not_stored[SLC_CACHE_NS_STATE],
         (unsigned long long) cnt->not_stored[SLC_CACHE_NS_CLOSED],
+        (unsigned long long) cnt->not_stored[SLC_CACHE_NS_REPLICA],
         (unsigned long long) st.refused[SLC_CACHE_RACED],
         (unsigned long long) st.refused[SLC_CACHE_NOMEM],
         (unsigned long long) st.refused[SLC_CACHE_BUSY],

@@ -60,7 +60,8 @@ typedef struct {
 #define SLC_CACHE_NS_STORE      3   /* the store refused it */
 #define SLC_CACHE_NS_STATE      4   /* it changed the session's state */
 #define SLC_CACHE_NS_CLOSED     5   /* the client went away mid-way */
-#define SLC_CACHE_NS_MAX        6
+#define SLC_CACHE_NS_REPLICA    6   /* a replica answered */
+#define SLC_CACHE_NS_MAX        7
 
 /* Its conf at the mysql and server levels (a server inherits it). */
 typedef struct {

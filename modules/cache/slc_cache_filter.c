@@ -23,7 +23,9 @@
 #include "slc_core.h"
 #include "slc_event.h"
 #include "slc_log.h"
+#include "slc_mysql_backend.h"
 #include "slc_mysql_codec.h"
+#include "slc_mysql_monitor.h"
 #include "slc_mysql_proto.h"
 #include "slc_mysql_session.h"
 #include "slc_cache.h"
@@ -123,6 +125,10 @@ static void slc_cache_packet(slc_session_t *s, void *ctx,
     const slc_cmd_packet_t *p);
 static void slc_cache_done(slc_session_t *s, void *ctx,
     const slc_mysql_reply_t *r, uint16_t status);
+static size_t slc_cache_save(slc_session_t *s, void *ctx, uint8_t *buf,
+    size_t cap);
+static void slc_cache_restore(slc_session_t *s, void *ctx, const uint8_t *p,
+    size_t len);
 
 const slc_filter_t slc_cache_filter = {
     .ctx_size = sizeof(slc_cache_ctx_t),
@@ -131,6 +137,8 @@ const slc_filter_t slc_cache_filter = {
     .command = slc_cache_command,
     .packet = slc_cache_packet,
     .done = slc_cache_done,
+    .save = slc_cache_save,
+    .restore = slc_cache_restore,
 };
 
 
@@ -187,6 +195,72 @@ slc_cache_close(slc_session_t *s, void *ctx)
     free(cc->key);
     free(cc->set_text);
     slc_cache_forget(cc);
+}
+
+/*
+ * A reload's handover: what the key needs of the session goes along (its
+ * default database and SETs, whether its variables are known, whether it
+ * created a temporary table); its prepared statements' records do not, so
+ * an EXECUTE the next worker cannot place invalidates everything there.
+ * Version 1: flags (1 unknown, 2 temp, 4 statements), the database's
+ * length (1) and bytes, the SETs' length (4) and bytes.
+ */
+#define SLC_CACHE_SAVE_V1  1
+
+static size_t
+slc_cache_save(slc_session_t *s, void *ctx, uint8_t *buf, size_t cap)
+{
+    slc_cache_ctx_t *cc = ctx;
+    size_t           dl = strlen(cc->db);
+    size_t           n = 3 + dl + 4 + cc->state_len;
+
+    (void) s;
+    if (n > cap || dl > 255) {
+        return 0;                       /* the next worker: not known */
+    }
+    buf[0] = SLC_CACHE_SAVE_V1;
+    buf[1] = (uint8_t) (cc->unknown | cc->temp << 1
+                        | (cc->ps_unknown || cc->nps > 0) << 2);
+    buf[2] = (uint8_t) dl;
+    memcpy(buf + 3, cc->db, dl);
+    slc_mysql_le_put(buf + 3 + dl, cc->state_len, 4);
+    if (cc->state_len > 0) {
+        memcpy(buf + 3 + dl + 4, cc->state, cc->state_len);
+    }
+    return n;
+}
+
+static void
+slc_cache_restore(slc_session_t *s, void *ctx, const uint8_t *p,
+    size_t len)
+{
+    slc_cache_ctx_t *cc = ctx;
+    size_t           dl, sl;
+
+    (void) s;
+    if (len < 3 || p[0] != SLC_CACHE_SAVE_V1 || (dl = p[2]) > SLC_MAX_DB
+        || len < 3 + dl + 4)
+    {
+        return;
+    }
+    sl = (size_t) slc_mysql_le_get(p + 3 + dl, 4);
+    if (sl != len - 3 - dl - 4 || sl > SLC_CACHE_STATE_MAX
+        || (sl > 0 && p[3 + dl + 4 + sl - 1] != '\0'))
+    {
+        return;
+    }
+    if (sl > 0 && (cc->state = malloc(sl)) == NULL) {
+        return;
+    }
+    memcpy(cc->db, p + 3, dl);
+    cc->db[dl] = '\0';
+    if (sl > 0) {
+        memcpy(cc->state, p + 3 + dl + 4, sl);
+    }
+    cc->state_len = (uint32_t) sl;
+    cc->unknown = p[1] & 1;
+    cc->temp = (p[1] >> 1) & 1;
+    cc->ps_unknown = (p[1] >> 2) & 1;
 }
 
 /*
@@ -889,11 +963,19 @@ slc_cache_packet(slc_session_t *s, void *ctx, const slc_cmd_packet_t *p)
 static void
 slc_cache_commit(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
 {
-    const uint8_t *pl = cc->last;
-    uint64_t       v;
-    size_t         at = 1, k;
-    uint16_t       status, warnings;
+    const uint8_t       *pl = cc->last;
+    const slc_backend_t *b = slc_cmd_answered_by(cc->s);
+    uint64_t             v;
+    size_t               at = 1, k;
+    uint16_t             status, warnings;
 
+    /* only what a primary answered: a replica may be behind a write whose
+       invalidation has already happened, and its stale answer would
+       outlive it in the cache */
+    if (b == NULL || !(slc_monitor_role(b->server) & SLC_ROLE_PRIMARY)) {
+        slc_cache_store_fail(cc, SLC_CACHE_NS_REPLICA);
+        return;
+    }
     if (r->first == SLC_MYSQL_ERR || cc->npkt < 3 || cc->last_len < 5
         || pl[0] != SLC_MYSQL_EOF)
     {

@@ -50,6 +50,7 @@ struct slc_cmd_s {
                                            as where the command runs */
     slc_cmd_stream_pt    stream;
     void                *stream_data;
+    slc_backend_t       *answered;      /* during the done hooks */
     /* backends that get a copy of the command (slc_cmd_also) */
     slc_backend_t       *also[SLC_CMD_MAX_ALSO];
     unsigned             nalso;
@@ -142,6 +143,12 @@ slc_cmd_reply(slc_session_t *s, const uint8_t *payload, size_t len)
     }
     s->seq++;
     return SLC_OK;
+}
+
+const slc_backend_t *
+slc_cmd_answered_by(const slc_session_t *s)
+{
+    return s->cmd != NULL ? s->cmd->answered : NULL;
 }
 
 uint8_t *
@@ -689,11 +696,13 @@ slc_cmd_complete(slc_session_t *s)
     if (r->done == c->done_mark) {
         return;                         /* a command without a response */
     }
+    c->answered = b;
     for (unsigned i = 0; i < c->nfilters && s->state == SLC_SS_READY; i++) {
         if (c->filters[i]->done != NULL) {
             c->filters[i]->done(s, c->ctx[i], r, b->track.status);
         }
     }
+    c->answered = NULL;
     if (s->state == SLC_SS_READY && b->ops != NULL && b->ops->done != NULL) {
         b->ops->done(b, r);
     }
@@ -1271,6 +1280,90 @@ slc_cmd_attach(slc_backend_t *b)
 
 /* --- open and close ------------------------------------------------------ */
 
+/* The name of the module whose filter table f is. */
+static const char *
+slc_cmd_filter_name(const slc_filter_t *f)
+{
+    for (int i = 0; slc_modules[i] != NULL; i++) {
+        if (slc_modules[i]->filter == f) {
+            return slc_modules[i]->name;
+        }
+    }
+    return "";
+}
+
+int
+slc_cmd_filters_save(slc_session_t *s, uint8_t *buf, size_t cap,
+    size_t *len)
+{
+    struct slc_cmd_s *c = s->cmd;
+    size_t            off = 0;
+
+    *len = 0;
+    for (unsigned i = 0; c != NULL && i < c->nfilters; i++) {
+        const slc_filter_t *f = c->filters[i];
+        const char         *name = slc_cmd_filter_name(f);
+        size_t              nl = strlen(name), n;
+
+        if (f->save == NULL) {
+            continue;
+        }
+        if (nl > 255 || off + 1 + nl + 4 > cap) {
+            return SLC_ERROR;
+        }
+        n = f->save(s, c->ctx[i], buf + off + 1 + nl + 4,
+                    cap - off - 1 - nl - 4);
+        if (n == 0) {
+            continue;
+        }
+        buf[off] = (uint8_t) nl;
+        memcpy(buf + off + 1, name, nl);
+        slc_mysql_le_put(buf + off + 1 + nl, n, 4);
+        off += 1 + nl + 4 + n;
+    }
+    *len = off;
+    return SLC_OK;
+}
+
+int
+slc_cmd_filters_stash(slc_session_t *s, const uint8_t *p, size_t len)
+{
+    if (len == 0) {
+        return SLC_OK;
+    }
+    if ((s->filter_state = malloc(len)) == NULL) {
+        return SLC_ERROR;
+    }
+    memcpy(s->filter_state, p, len);
+    s->filter_state_len = len;
+    return SLC_OK;
+}
+
+/* Give filter f its state from the stash, if one came for its module. */
+static void
+slc_cmd_filter_restore(slc_session_t *s, const slc_filter_t *f, void *ctx)
+{
+    const uint8_t *p = s->filter_state;
+    const char    *name = slc_cmd_filter_name(f);
+    size_t         off = 0, len = s->filter_state_len, nl, n;
+
+    while (f->restore != NULL && off + 1 <= len) {
+        nl = p[off];
+        if (off + 1 + nl + 4 > len) {
+            return;
+        }
+        n = (size_t) slc_mysql_le_get(p + off + 1 + nl, 4);
+        if (n > len - off - 1 - nl - 4) {
+            return;
+        }
+        if (nl == strlen(name) && memcmp(p + off + 1, name, nl) == 0) {
+            f->restore(s, ctx, p + off + 1 + nl + 4, n);
+            return;
+        }
+        off += 1 + nl + 4 + n;
+    }
+}
+
 static int
 slc_cmd_open(slc_session_t *s)
 {
@@ -1299,7 +1392,13 @@ slc_cmd_open(slc_session_t *s)
         if (f->open != NULL && f->open(s, c->ctx[i]) != SLC_OK) {
             return SLC_ERROR;
         }
+        if (s->filter_state != NULL) {
+            slc_cmd_filter_restore(s, f, c->ctx[i]);
+        }
     }
+    free(s->filter_state);
+    s->filter_state = NULL;
+    s->filter_state_len = 0;
     return SLC_OK;
 }
 

@@ -63,7 +63,25 @@ typedef struct slc_filter_s {
     /* the response is complete: the tracker's summary and status flags */
     void   (*done)(slc_session_t *s, void *ctx, const slc_mysql_reply_t *r,
                    uint16_t status);
+    /* a reload's handover (docs/architecture.md, "Reload"): what the next
+       worker's filter must know of the session, into buf (at most cap
+       bytes; 0: nothing); restore gets it back right after `open` there
+       (a filter of the same module name, under the new configuration) */
+    size_t (*save)(slc_session_t *s, void *ctx, uint8_t *buf, size_t cap);
+    void   (*restore)(slc_session_t *s, void *ctx, const uint8_t *p,
+                      size_t len);
 } slc_filter_t;
+
+/*
+ * For the handover (slc_mysql_handover.c): the states of the session's
+ * filters, each as its module's name (a byte of length, the name), a
+ * 4-byte length and the bytes save gave; SLC_ERROR when they do not fit.
+ * slc_cmd_filters_stash keeps such bytes with an adopted session until
+ * its filters open.
+ */
+int  slc_cmd_filters_save(slc_session_t *s, uint8_t *buf, size_t cap,
+    size_t *len);
+int  slc_cmd_filters_stash(slc_session_t *s, const uint8_t *p, size_t len);
 
 /* The filter of a `filters` entry: its module's `filter` table. */
 #define slc_filter_of(module)  ((const slc_filter_t *) (module)->filter)
@@ -150,6 +168,9 @@ uint8_t *slc_cmd_reply_space(slc_session_t *s, size_t *room);
 void     slc_cmd_reply_commit(slc_session_t *s, size_t n);
 void slc_cmd_reply_stream(slc_session_t *s, slc_cmd_stream_pt fn,
     void *data);
+/* In a `done` hook: the backend that answered (a router's replica, or
+   the session's own). */
+const slc_backend_t *slc_cmd_answered_by(const slc_session_t *s);
 /* The client's capabilities and the status flags an answer should carry
    (those of the session: in transaction, autocommit...). */
 uint32_t slc_cmd_client_caps(const slc_session_t *s);

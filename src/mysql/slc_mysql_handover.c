@@ -260,6 +260,28 @@ slc_handover_send(slc_session_t *s, size_t n, slc_backend_t *const *extra,
     return rc;
 }
 
+/*
+ * The state that goes after the connect attributes (router_len bytes of
+ * the message): the router's (a 4-byte length, then its save), then the
+ * filters' (slc_cmd_filters_save).  Filters whose state does not fit are
+ * left out: theirs is rebuilt, or they work without it.
+ */
+static size_t
+slc_handover_state(slc_session_t *s, const slc_router_t *r)
+{
+    uint8_t *buf = slc_handover_rstate;
+    size_t   cap = sizeof(slc_handover_rstate), rlen, flen;
+
+    rlen = r->save != NULL ? r->save(s, buf + 4, cap - 4) : 0;
+    slc_mysql_le_put(buf, rlen, 4);
+    if (slc_cmd_filters_save(s, buf + 4 + rlen, cap - 4 - rlen, &flen)
+        != SLC_OK)
+    {
+        flen = 0;
+    }
+    return rlen + flen == 0 ? 0 : 4 + rlen + flen;
+}
+
 int
 slc_mysql_handover_session(slc_session_t *s)
 {
@@ -282,8 +304,7 @@ slc_mysql_handover_session(slc_session_t *s)
         return SLC_AGAIN;               /* one of them is busy: later */
     }
     r = slc_mysql_srv_router(s->srv);
-    rlen = r->save != NULL ? r->save(s, slc_handover_rstate,
-                                     sizeof(slc_handover_rstate)) : 0;
+    rlen = slc_handover_state(s, r);
     n = slc_mysql_handover_encode(s, extra, tags, (unsigned) nextra,
         slc_handover_rstate, rlen, slc_worker_proc, slc_handover_buf,
         sizeof(slc_handover_buf));
@@ -608,8 +629,16 @@ slc_handover_adopt(const slc_handover_msg_t *m, const uint8_t *attrs,
     slc_session_log(s, SLC_LOG_INFO, "handed over by process index %u",
         m->proc);
     r = slc_mysql_srv_router(s->srv);
-    if (m->router_len > 0 && r->restore != NULL) {
-        r->restore(s, rstate, m->router_len);
+    if (m->router_len >= 4) {
+        size_t rl = (size_t) slc_mysql_le_get(rstate, 4);
+
+        if (rl <= m->router_len - 4) {
+            if (rl > 0 && r->restore != NULL) {
+                r->restore(s, rstate + 4, rl);
+            }
+            (void) slc_cmd_filters_stash(s, rstate + 4 + rl,
+                                         m->router_len - 4 - rl);
+        }
     }
     slc_handover_adopt_extra(s, m, fds + 2);
 }

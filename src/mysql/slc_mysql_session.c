@@ -410,6 +410,7 @@ slc_session_free(void *arg)
     slc_session_t *s = arg;
 
     free(s->attrs);
+    free(s->filter_state);
     free(s->router_data);
     slc_cmd_free(s);
     if (s->change_user != NULL) {

@@ -107,6 +107,10 @@ struct slc_session_s {
     /* it came with a reload's handover: what filters learned of it (its
        default database, its variables) stayed with the old worker */
     unsigned               adopted:1;
+    /* and the states of its filters that came along, until they open
+       (slc_cmd_filters_stash) */
+    uint8_t               *filter_state;
+    size_t                 filter_state_len;
 };
 
 TAILQ_HEAD(slc_session_list, slc_session_s);
