@@ -107,7 +107,8 @@ ok(-x $bin, 'objs/sluice is there');
     my @m = $t->modules;
     my $v = qx{"$bin" -V 2>&1};
     like($v, qr/^configure[ ]arguments:[ ]--without-readconn[ ]
-                --without-readwritesplit[ ]--with-cc-opt=-O0$/mx,
+                --without-readwritesplit[ ]--without-cache[ ]
+                --with-cc-opt=-O0$/mx,
          '-V prints the configure arguments');
     ok($v =~ /^modules:(.*)$/m && $1 !~ /readconn/,
        '-V: readconn is not among the modules') or diag($v);
