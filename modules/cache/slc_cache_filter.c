@@ -375,6 +375,10 @@ slc_cache_use_name(const uint8_t *q, size_t n, char *out, size_t cap)
 
 /* --- invalidation ------------------------------------------------------- */
 
+/* A statement's table keys, used within one hook call (a worker is single
+   threaded): 8 KiB that a query must not allocate. */
+static slc_cache_keys_t  slc_cache_keys;
+
 static void
 slc_cache_inv_merge(slc_cache_inv_set_t *to, const slc_cache_inv_set_t *from)
 {
@@ -417,25 +421,22 @@ static void
 slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q,
     const slc_sql_info_t *si, slc_cache_inv_set_t *out)
 {
-    slc_cache_keys_t *keys;
+    slc_cache_keys_t *keys = &slc_cache_keys;
 
     memset(out, 0, sizeof(*out));
     switch (slc_cache_invalidates(si)) {
     case SLC_CACHE_INV_NONE:
         return;
     case SLC_CACHE_INV_TABLES:
-        keys = malloc(sizeof(*keys));
-        if (keys != NULL && slc_cache_table_keys(q, si, cc->db,
-                strlen(cc->db), keys) == SLC_OK)
+        if (slc_cache_table_keys(q, si, cc->db, strlen(cc->db), keys)
+            == SLC_OK)
         {
             for (unsigned i = 0; i < keys->n; i++) {
                 out->hash[out->n++] = slc_cache_table_hash(keys->key[i].data,
                     keys->key[i].len);
             }
-            free(keys);
             return;
         }
-        free(keys);
         /* fall through */
     default:
         out->all = 1;
@@ -745,7 +746,6 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     slc_cache_session_t  ss;
     slc_cache_keys_t    *keys;
     slc_cache_verdict_t  v;
-    int                  verdict;
 
     if (c->avail < c->len) {
         cc->inv.all = 1;                /* larger than a buffer: a write */
@@ -800,16 +800,12 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
         slc_cache_bump(cc->cnt->uncacheable[v]);
         return SLC_FILTER_PASS;
     }
-    keys = malloc(sizeof(*keys));
-    if (keys == NULL || slc_cache_table_keys(q, &si, cc->db, strlen(cc->db),
-                                             keys) != SLC_OK)
+    keys = &slc_cache_keys;
+    if (slc_cache_table_keys(q, &si, cc->db, strlen(cc->db), keys) != SLC_OK)
     {
-        free(keys);
         return SLC_FILTER_PASS;
     }
-    verdict = slc_cache_select(cc, q, n, v, keys);
-    free(keys);
-    return verdict;
+    return slc_cache_select(cc, q, n, v, keys);
 }
 
 static int
