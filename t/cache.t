@@ -6,7 +6,8 @@
 # (cache_users shared shares users); SET NAMES, time_zone and sql_mode
 # give other entries; the denylist is never cached, nor anything in a
 # read-write transaction, while READ ONLY transactions are served; a
-# write through one worker invalidates for the other; TTL and soft TTL;
+# write through one worker invalidates for the other; TTL and soft TTL
+# (one session refreshes while another is served the entry);
 # single flight (concurrent misses make one query: the server's
 # Com_select); a zone of 1 MB evicts and never holds more; an entry over
 # cache_max_entry_size streams intact and is not stored; a client that
@@ -106,6 +107,15 @@ mysql {
         cache_ttl 60s;
         cache_max_entry_size 16000k;
     }
+    server {
+        listen 127.0.0.1:%%PORT_6%%;
+        router readconn;
+        upstream cluster;
+        filters cache;
+        cache qc;
+        cache_ttl 20s;
+        cache_soft_ttl 1s;
+    }
     upstream split {
         server %%PRIMARY%% role=primary;
         server %%REPLICA%% role=replica;
@@ -123,7 +133,7 @@ EOF
 }
 $t->write_file_expand('sluice.conf', conf('64m'));
 $t->run;
-$t->plan(88);
+$t->plan(91);
 
 # Each worker learns the server's greeting (its MariaDB capabilities,
 # which Connector/C then asks for) from its first backend connection: let
@@ -358,6 +368,36 @@ is(served(sub { $soft->selectrow_array($sf) }), 1, 'past the soft ttl '
    . '(300ms): one read refreshes from the server');
 is(served(sub { $soft->selectrow_array($sf) }), 0, 'and the refreshed entry '
    . 'serves the next');
+
+# while one session refreshes an entry past its soft ttl, the others are
+# served the entry (they neither wait nor go to the server)
+{
+    my $sq2 = 'SELECT COUNT(*) FROM cache_big a, cache_big b, cache_big c '
+        . 'WHERE c.id < 4';
+    my $s1 = $t->dbh(port => $t->port(6));
+    my $t0 = time;
+    $s1->selectrow_array($sq2);
+    my $dur = time - $t0;
+    sleep 1.1 - $dur if $dur < 1.1;      # past the soft ttl
+    my $c0 = com_select();
+    my $pid = fork // die "fork: $!";
+    if ($pid == 0) {
+        my $k = $t->dbh(port => $t->port(6));
+        $k->selectrow_array($sq2);      # the refresh: the server
+        POSIX::_exit(0);
+    }
+    wait_for(sub { com_select() > $c0 }, timeout => 5);
+    my $s2 = $t->dbh(port => $t->port(6));
+    my $t1 = time;
+    my ($cnt) = $s2->selectrow_array($sq2);
+    my $took = time - $t1;
+    waitpid($pid, 0);
+    is($cnt, 3000 * 3000 * 3, 'soft ttl: a read during the refresh has the '
+       . 'right count');
+    ok($took < $dur / 2, sprintf('and is served from the entry while the '
+       . 'refresh runs (%.3f s, the query takes %.3f s)', $took, $dur));
+    is(com_select() - $c0, 1, 'only the refresh reached the server');
+}
 
 # --- single flight -------------------------------------------------------------
 
