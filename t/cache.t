@@ -588,11 +588,11 @@ is(served(sub { $hz->selectrow_array($hzq) }), 0, 'a session with a SET '
    . 'and a USE: its entry');
 my $st0 = zone_stats('qc');
 ok(reload_all(), 'reload');
-my $hv;
-is(served(sub { ($hv) = $hz->selectrow_array($hzq) }), 0, 'handed over by '
+my $hzv;
+is(served(sub { ($hzv) = $hz->selectrow_array($hzq) }), 0, 'handed over by '
    . 'the reload, it is still served from the cache (its variables and '
    . 'database came along)');
-is($hv, 'db2', 'from its own database\'s entry');
+is($hzv, 'db2', 'from its own database\'s entry');
 my $st1 = zone_stats('qc');
 cmp_ok($st1->{lookups} // 0, '>=', $st0->{lookups} // 1, 'the counters '
        . 'go on across the reload');
