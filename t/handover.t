@@ -182,8 +182,15 @@ sub sysbench_reloads {
     my $text = slurp($out) // '';
     is($rc, 0, "$what: sysbench exits 0") or diag(join "\n",
         grep { /FATAL|ALERT|error/i } split /\n/, $text);
-    like($text, qr/^\s*ignored errors:\s+0\s/m, "$what: sysbench: 0 errors");
-    is(deadlocks($p) - $deadlocks, 0, "$what: the server saw no deadlock");
+    # oltp_read_write can deadlock in InnoDB by itself (two transactions
+    # deleting and inserting the same id): sysbench retries those and
+    # counts them as ignored errors.  Every error it ignored must be one
+    # of the server's own deadlocks, never something the proxy did.
+    my ($ignored) = $text =~ /^\s*ignored errors:\s+(\d+)\s/m;
+    my $dl = deadlocks($p) - $deadlocks;
+    ok(defined $ignored, "$what: sysbench reports its ignored errors");
+    is($ignored // -1, $dl, "$what: each error sysbench ignored is a "
+       . "deadlock the server itself reported ($dl)");
     like($text, qr/^\s*reconnects:\s+0\s/m,
          "$what: sysbench: 0 reconnects");
     my $now = () = $t->grep_log(qr/handed over to the new worker/);
