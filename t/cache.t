@@ -133,7 +133,7 @@ EOF
 }
 $t->write_file_expand('sluice.conf', conf('64m'));
 $t->run;
-$t->plan(91);
+$t->plan(96);
 
 # Each worker learns the server's greeting (its MariaDB capabilities,
 # which Connector/C then asks for) from its first backend connection: let
@@ -618,6 +618,19 @@ for my $case (
     [ "cache_zone z size=8m;\n    server { listen 127.0.0.1:%%PORT_9%%; "
       . "router readconn; upstream u; filters cache; cache z;\n"
       . "cache_rule r match=text \"(\" no_cache; }", qr/bad regex at offset/ ],
+    [ "cache_zone z size=8m;\n    cache_zone z size=8m;",
+      qr/cache zone "z" is declared twice/ ],
+    [ "cache_zone z 8m;", qr/needs size=SIZE/ ],
+    [ "cache_zone z size=8m;\n    server { listen 127.0.0.1:%%PORT_9%%; "
+      . "router readconn; upstream u; filters cache; cache z;\n"
+      . "cache_ttl 1s; cache_soft_ttl 2s; }",
+      qr/cache_soft_ttl is not less than cache_ttl/ ],
+    [ "cache_zone z size=8m;\n    server { listen 127.0.0.1:%%PORT_9%%; "
+      . "router readconn; upstream u; filters cache; cache z;\n"
+      . "cache_max_entry_size 32m; }", qr/more than 16m - 1/ ],
+    [ "cache_zone z size=8m;\n    server { listen 127.0.0.1:%%PORT_9%%; "
+      . "router readconn; upstream u; filters cache; cache z;\n"
+      . "cache z; }", qr/"cache" directive is duplicate|is duplicate/ ],
 ) {
     $t->write_file_expand('bad.conf', "mysql {\n    upstream u { server "
         . "%%PRIMARY%% role=primary; }\n    $case->[0]\n}\n");

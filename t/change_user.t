@@ -23,8 +23,8 @@ use Sluice::Wire qw(read_packet send_packet raw_login native_token);
 my $t = Sluice::Test->new;
 plan skip_all => 'no readconn' unless $t->has_module('readconn');
 my $py = '/usr/bin/python3';
-plan skip_all => 'no Python mysqlclient (python3-mysqldb)'
-    unless system($py, '-c', 'import MySQLdb') == 0;
+$t->need(system($py, '-c', 'import MySQLdb') == 0,
+         'no Python mysqlclient (contrib/deps.sh installs python3-mysqldb)');
 
 my $other = $t->name . '_other';
 $t->server_user($other, 'other-pw');

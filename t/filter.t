@@ -31,8 +31,8 @@ my $t = Sluice::Test->new;
 plan skip_all => 'no testfilter (./configure --with-test-modules)'
     unless $t->has_module('testfilter') && $t->has_module('readconn');
 my $py = '/usr/bin/python3';
-plan skip_all => 'no Python mysqlclient (python3-mysqldb)'
-    unless system($py, '-c', 'import MySQLdb') == 0;
+$t->need(system($py, '-c', 'import MySQLdb') == 0,
+         'no Python mysqlclient (contrib/deps.sh installs python3-mysqldb)');
 my $other = $t->name . '_other';
 $t->server_user($other, 'other-pw');
 

@@ -42,8 +42,7 @@ use constant {
 my $t = Sluice::Test->new;
 plan skip_all => 'no readconn' unless $t->has_module('readconn');
 my $sysbench = eval { find_bin('sysbench') };
-plan skip_all => 'no sysbench (contrib/deps.sh installs it)'
-    unless $sysbench;
+$t->need($sysbench, 'no sysbench (contrib/deps.sh installs it)');
 
 my $dir = $t->testdir;
 

@@ -19,8 +19,8 @@ use Sluice::Test;
 my $t = Sluice::Test->new;
 plan skip_all => 'no readwritesplit' unless $t->has_module('readwritesplit');
 my $py = '/usr/bin/python3';
-plan skip_all => 'no Python mysqlclient (python3-mysqldb)'
-    unless system($py, '-c', 'import MySQLdb') == 0;
+$t->need(system($py, '-c', 'import MySQLdb') == 0,
+         'no Python mysqlclient (contrib/deps.sh installs python3-mysqldb)');
 my $other = $t->name . '_other';
 $t->server_user($other, 'other-pw');
 
@@ -169,7 +169,8 @@ is($cu[1], "$other\@% $rid",
 # sysbench through it: text and prepared, read-write and read-only
 SKIP: {
     my $sb = eval { Sluice::Test::find_bin('sysbench') };
-    skip 'no sysbench (contrib/deps.sh installs it)', 4 unless $sb;
+    skip 'no sysbench', 4
+        unless $t->have($sb, 'no sysbench (contrib/deps.sh installs it)');
     # 8 x 20000 rows: 4 threads do not deadlock each other (fewer rows
     # do, through sluice or not), so any error at all fails the run
     my @c = ('--db-driver=mysql', '--mysql-db=test', '--tables=8',

@@ -25,29 +25,9 @@ $t->need($php && system($php, '-r',
 my $other = $t->name . '_o';
 $t->server_user($other, 'o-pw');
 
-$t->write_file_expand('sluice.conf', <<"EOF");
-worker_processes 1;
-events { worker_connections 100; }
-mysql {
-    user app { password "secret"; }
-    user $other { password "o-pw"; }
-    upstream cluster {
-        server %%PRIMARY%% role=primary;
-        server %%REPLICA%% role=replica;
-    }
-    server {
-        listen 127.0.0.1:%%PORT_0%%;
-        router readwritesplit;
-        upstream cluster;
-    }
-}
-EOF
-$t->run;
-$t->plan(7);
-
+my ($pid, $rid) = $t->run_rwsplit(users => { $other => 'o-pw' },
+                                  plan => 7);
 my $p = $t->primary_dbh;
-my $pid = $p->selectrow_array('SELECT @@server_id');
-my $rid = $t->replica_dbh->selectrow_array('SELECT @@server_id');
 $p->do('CREATE OR REPLACE TABLE test.rws_php (id INT PRIMARY KEY)');
 $p->do('CREATE OR REPLACE PROCEDURE test.rws_two() '
        . 'BEGIN SELECT 1 AS a; SELECT 2 AS b, 3 AS c; END');

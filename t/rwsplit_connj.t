@@ -28,28 +28,8 @@ my $java = eval { Sluice::Test::find_bin('java') };
 $t->need($java && -r $jar, 'no java or no Connector/J (contrib/deps.sh '
          . 'installs default-jdk-headless libmariadb-java)');
 
-$t->write_file_expand('sluice.conf', <<"EOF");
-worker_processes 1;
-events { worker_connections 100; }
-mysql {
-    user app { password "secret"; }
-    upstream cluster {
-        server %%PRIMARY%% role=primary;
-        server %%REPLICA%% role=replica;
-    }
-    server {
-        listen 127.0.0.1:%%PORT_0%%;
-        router readwritesplit;
-        upstream cluster;
-    }
-}
-EOF
-$t->run;
-$t->plan(17);
-
+my ($pid, $rid) = $t->run_rwsplit(plan => 17);
 my $p = $t->primary_dbh;
-my $pid = $p->selectrow_array('SELECT @@server_id');
-my $rid = $t->replica_dbh->selectrow_array('SELECT @@server_id');
 isnt($pid, $rid, 'the primary and the replica have their own server_id');
 $p->do('CREATE OR REPLACE TABLE test.rws_connj (id INT PRIMARY KEY)');
 $p->do('CREATE OR REPLACE PROCEDURE test.rws_two() BEGIN '

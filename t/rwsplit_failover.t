@@ -120,7 +120,8 @@ like(substr($t->error_log, $off), qr/back on primary/,
 # go there while no replica can be opened: sysbench sees no error at all
 SKIP: {
     my $bin = eval { Sluice::Sandbox::find_bin('sysbench') };
-    skip 'no sysbench (contrib/deps.sh installs it)', 3 unless $bin;
+    skip 'no sysbench', 3
+        unless $t->have($bin, 'no sysbench (contrib/deps.sh installs it)');
     my @c = ('--db-driver=mysql', '--mysql-db=test', '--tables=2',
              '--table-size=2000', '--mysql-ignore-errors=none');
     my $sock = $sb->socket('primary');

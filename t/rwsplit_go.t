@@ -30,24 +30,7 @@ $t->need($go && -d "$gopath/src/github.com/go-sql-driver/mysql",
          'no go or no go-sql-driver (contrib/deps.sh installs golang-go '
          . 'golang-github-go-sql-driver-mysql-dev)');
 
-$t->write_file_expand('sluice.conf', <<"EOF");
-worker_processes 1;
-events { worker_connections 100; }
-mysql {
-    user app { password "secret"; }
-    upstream cluster {
-        server %%PRIMARY%% role=primary;
-        server %%REPLICA%% role=replica;
-    }
-    server {
-        listen 127.0.0.1:%%PORT_0%%;
-        router readwritesplit;
-        upstream cluster;
-    }
-}
-EOF
-$t->run;
-$t->plan(15);
+my ($pid, $rid) = $t->run_rwsplit(plan => 15);
 
 # GOPATH mode, no module download: Debian's packaged driver only
 my $bin = $t->testdir . '/rwsplit_go';
@@ -58,8 +41,6 @@ my ($rc, $out, $err) = $t->run_client(timeout => 60, cmd => [
 is($rc, 0, 'the Go client builds offline') or diag("$out\n$err");
 
 my $p = $t->primary_dbh;
-my $pid = $p->selectrow_array('SELECT @@server_id');
-my $rid = $t->replica_dbh->selectrow_array('SELECT @@server_id');
 isnt($pid, $rid, 'the primary and the replica have their own server_id');
 $p->do('CREATE OR REPLACE TABLE test.rws_go (id INT PRIMARY KEY)');
 

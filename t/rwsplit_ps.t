@@ -46,7 +46,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(63);
+$t->plan(66);
 
 my $P = $t->primary_dbh;
 my $R = $t->replica_dbh;
@@ -410,6 +410,23 @@ cmp_ok($on_replica, '>=', 18, 'one-shot prepared reads: on the replica '
 is(scalar(grep { !/^(?:primary|replica):\d+$/ } @one), 0,
    'each with its own value') or diag("@one");
 
+# a read whose types only the replica got, retried on the primary when its
+# replica connection is killed under it: the retry carries the types
+my $sl = rprepare($s, 'SELECT CAST(@@server_id AS CHAR), '
+                      . 'CONCAT(SLEEP(?), \'\')');
+is(where_row(rexecute($s, $sl, types => [LONGLONG], values => [0])),
+   'replica:0', 'a SLEEP(?) statement executed once, on the replica');
+send_packet($s, 0, pack('C V C V', 0x17, $sl->{id}, 0, 1)
+            . "\0\0" . pack('q<', 2));          # flag 0: no types
+my ($victim) = wait_for(sub {
+    $R->selectrow_array('SELECT id FROM information_schema.processlist '
+        . q{WHERE info LIKE 'SELECT CAST(@@server_id AS CHAR), CONCAT(SLEEP%'})
+}, what => 'the EXECUTE running on the replica');
+$R->do("KILL CONNECTION $victim") if $victim;
+is(where_row(read_result($s)), 'primary:0', 'its replica connection '
+   . 'killed, the EXECUTE ran on the primary with the types put in');
+ok(flag0_until_replica(STRING, 'back'), 'then a replica backend again');
+
 # a statement whose types only the replica got, at a reload: the types go
 # along with the handover, so an EXECUTE with flag 0 that runs on the
 # primary there gets them put in
@@ -461,7 +478,8 @@ $t->allow_log(qr/dropped from the session/);
 # --- sysbench with prepared statements ---------------------------------------
 SKIP: {
     my $sb = eval { Sluice::Test::find_bin('sysbench') };
-    skip 'no sysbench (contrib/deps.sh installs it)', 2 unless $sb;
+    skip 'no sysbench', 2
+        unless $t->have($sb, 'no sysbench (contrib/deps.sh installs it)');
     # 8 x 20000 rows: 4 threads do not deadlock each other (4 x 10000
     # did, once in a few runs, through sluice or not), so any error fails
     my @c = ('--db-driver=mysql', '--mysql-db=test', '--tables=8',

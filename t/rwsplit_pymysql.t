@@ -30,29 +30,9 @@ $t->need($py, 'no python3 with pymysql (contrib/deps.sh installs '
 my $restore = 0;
 END { eval { $t->replica_dbh->do('START SLAVE SQL_THREAD') } if $restore }
 
-$t->write_file_expand('sluice.conf', <<"EOF");
-worker_processes 1;
-events { worker_connections 100; }
-mysql {
-    user app { password "secret"; }
-    upstream cluster {
-        server %%PRIMARY%% role=primary;
-        server %%REPLICA%% role=replica;
-    }
-    server {
-        listen 127.0.0.1:%%PORT_0%%;
-        router readwritesplit;
-        upstream cluster;
-    }
-}
-EOF
-$t->run;
-$t->plan(11);
-
+my ($pid, $rid) = $t->run_rwsplit(plan => 11);
 my $p = $t->primary_dbh;
 my $r = $t->replica_dbh;
-my $pid = $p->selectrow_array('SELECT @@server_id');
-my $rid = $r->selectrow_array('SELECT @@server_id');
 isnt($pid, $rid, 'the primary and the replica have their own server_id');
 $p->do('CREATE DATABASE IF NOT EXISTS rws_py');
 $p->do('CREATE OR REPLACE TABLE test.rws_py (id INT PRIMARY KEY)');

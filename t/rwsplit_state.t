@@ -300,7 +300,8 @@ like(killed_read($t->port(2)), qr/^error (1927|2013)/,
 # --- replica connections killed under a read load ------------------------
 SKIP: {
     my $sb = eval { Sluice::Test::find_bin('sysbench') };
-    skip 'no sysbench (contrib/deps.sh installs it)', 2 unless $sb;
+    skip 'no sysbench', 2
+        unless $t->have($sb, 'no sysbench (contrib/deps.sh installs it)');
     my $p = $t->primary_dbh;
     $p->do('CREATE DATABASE IF NOT EXISTS rws_kill');
     $p->do("GRANT SELECT ON rws_kill.* TO '$v'\@'%'");

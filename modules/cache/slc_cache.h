@@ -59,7 +59,8 @@ typedef struct {
 #define SLC_CACHE_NS_SIZE       2   /* over cache_max_entry_size */
 #define SLC_CACHE_NS_STORE      3   /* the store refused it */
 #define SLC_CACHE_NS_STATE      4   /* it changed the session's state */
-#define SLC_CACHE_NS_CLOSED     5   /* the client went away mid-way */
+#define SLC_CACHE_NS_CLOSED     5   /* it never ended: the client or its
+                                       backend went away mid-way */
 #define SLC_CACHE_NS_REPLICA    6   /* a replica answered */
 #define SLC_CACHE_NS_MAX        7
 

@@ -44,21 +44,19 @@
 #define SLC_CACHE_KEY_CAPS  (SLC_CLIENT_DEPRECATE_EOF | SLC_CLIENT_SESSION_TRACK)
 #define SLC_CACHE_KEY_MARIADB_CAPS  0x00000008u   /* EXTENDED_TYPE_INFO */
 
-/* A prepared statement that writes or sets: what its EXECUTE does. */
-typedef struct {
-    uint32_t    id;
-    uint8_t     all;            /* invalidates everything */
-    uint8_t     state;          /* may change the session's variables */
-    uint8_t     n;
-    uint32_t    hash[SLC_SQL_MAX_TABLES];
-} slc_cache_ps_t;
-
 /* Tables to invalidate: their hashes, or all. */
 typedef struct {
     unsigned    all:1;
     unsigned    n;
     uint32_t    hash[SLC_SQL_MAX_TABLES];
 } slc_cache_inv_set_t;
+
+/* A prepared statement that writes or sets: what its EXECUTE does. */
+typedef struct {
+    uint32_t            id;
+    unsigned            state:1;    /* may change the session's variables */
+    slc_cache_inv_set_t inv;
+} slc_cache_ps_t;
 
 typedef struct {
     slc_session_t          *s;
@@ -146,6 +144,7 @@ const slc_filter_t slc_cache_filter = {
 
 static void slc_cache_wait_timer(slc_timer_t *t);
 static void slc_cache_reset(slc_cache_ctx_t *cc);
+static void slc_cache_store_fail(slc_cache_ctx_t *cc, unsigned why);
 
 static int
 slc_cache_open(slc_session_t *s, void *ctx)
@@ -184,9 +183,8 @@ slc_cache_close(slc_session_t *s, void *ctx)
     slc_cache_ctx_t *cc = ctx;
 
     (void) s;
-    if (cc->op == SLC_CACHE_OP_STORE && cc->st.entry != NULL) {
-        slc_cache_store_abort(&cc->st);
-        slc_cache_bump(cc->cnt->not_stored[SLC_CACHE_NS_CLOSED]);
+    if (cc->op == SLC_CACHE_OP_STORE) {
+        slc_cache_store_fail(cc, SLC_CACHE_NS_CLOSED);
     }
     if (cc->op == SLC_CACHE_OP_SERVE) {
         slc_cache_serve_end(&cc->serve);
@@ -497,14 +495,11 @@ slc_cache_ps_prepare(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     (void) slc_sql_classify(c->payload + 1, c->len - 1,
                             slc_cmd_status(cc->s), &si);
     memset(&cc->prep, 0, sizeof(cc->prep));
-    slc_cache_inv_of(cc, c->payload + 1, &si, &cc->inv);
-    cc->prep.all = cc->inv.all;
-    cc->prep.n = (uint8_t) cc->inv.n;
-    memcpy(cc->prep.hash, cc->inv.hash, sizeof(cc->prep.hash));
-    memset(&cc->inv, 0, sizeof(cc->inv));
+    slc_cache_inv_of(cc, c->payload + 1, &si, &cc->prep.inv);
     cc->prep.state = si.kind == SLC_SQL_SET || si.kind == SLC_SQL_CALL
                      || si.kind == SLC_SQL_UNKNOWN || si.kind == SLC_SQL_USE;
-    cc->then_prepare = cc->prep.all || cc->prep.n > 0 || cc->prep.state;
+    cc->then_prepare = cc->prep.inv.all || cc->prep.inv.n > 0
+                       || cc->prep.state;
 }
 
 static void
@@ -516,9 +511,7 @@ slc_cache_ps_execute(slc_cache_ctx_t *cc, const slc_cmd_t *c)
         : NULL;
 
     if (p != NULL) {
-        cc->inv.all = p->all;
-        cc->inv.n = p->n;
-        memcpy(cc->inv.hash, p->hash, sizeof(cc->inv.hash));
+        cc->inv = p->inv;
         cc->then_unknown = p->state;
     } else if (cc->ps_unknown) {
         cc->inv.all = 1;
@@ -818,6 +811,11 @@ slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
            session, temporary tables and statements included */
         cc->user_gen = s->user_gen;
         slc_cache_reset(cc);
+    }
+    if (cc->op == SLC_CACHE_OP_STORE) {
+        /* the last response never ended (its backend failed with part of
+           it sent): no half entry, and the key is free again */
+        slc_cache_store_fail(cc, SLC_CACHE_NS_CLOSED);
     }
     cc->op = SLC_CACHE_OP_NONE;
     cc->rule = -1;

@@ -397,6 +397,9 @@ slc_rws_replica_retry(slc_backend_t *b, const uint8_t **payload,
     if (!slc_rws_idle(nb)) {
         return NULL;
     }
+    if (rc->retry_primary) {
+        slc_rws_ps_retry_types(rc);
+    }
     *payload = rc->retry;
     *len = rc->retry_len;
     rc->last = nb;
@@ -411,6 +414,7 @@ slc_rws_keep(slc_rws_ctx_t *rc, slc_backend_t *b, const slc_cmd_t *c,
     uint8_t *p;
 
     rc->retry_on = NULL;
+    rc->retry_st = NULL;
     rc->retry_primary = primary_only != 0;
     if (!rc->conf->retry_failed_reads || c->avail < c->len
         || c->len >= SLC_MYSQL_MAX_PAYLOAD)

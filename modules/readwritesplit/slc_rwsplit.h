@@ -116,6 +116,8 @@ typedef struct {
     slc_backend_t  *retry_on;
     unsigned        retry_primary:1;    /* a prepared read: the client's
                                            id is the primary's only */
+    slc_rws_stmt_t *retry_st;       /* its statement (types for the
+                                       primary: slc_rws_ps_retry_types) */
     unsigned        nhist;
     unsigned        hist_max;
     slc_rws_hist_t *hist;
@@ -185,6 +187,7 @@ void slc_rws_ps_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r);
 void slc_rws_ps_replica_gone(slc_rws_ctx_t *rc, slc_backend_t *b);
 /* COM_RESET_CONNECTION, COM_CHANGE_USER, close: every statement goes */
 void slc_rws_ps_forget(slc_rws_ctx_t *rc);
+void   slc_rws_ps_retry_types(slc_rws_ctx_t *rc);
 /* The statements' part of a handover (slc_rwsplit_ps.c). */
 size_t slc_rws_ps_save(slc_rws_ctx_t *rc, uint8_t *buf, size_t cap);
 int    slc_rws_ps_restore(slc_rws_ctx_t *rc, const uint8_t *p, size_t len);

@@ -164,6 +164,9 @@ slc_rws_ps_free(slc_rws_ctx_t *rc, slc_rws_stmt_t *st, int in_tree)
     if (rc->ps_xst == st) {
         slc_rws_ps_unwait(rc);
     }
+    if (rc->retry_st == st) {
+        rc->retry_st = NULL;
+    }
     free(st->types);
     free(st);
 }
@@ -586,35 +589,38 @@ slc_rws_ps_primary_types(slc_session_t *s, slc_rws_stmt_t *st,
 }
 
 /*
- * The EXECUTE of an autocommit read on replica b, kept to run on the
- * primary if b fails it: as the client sent it, or with the types put in
- * when it has none and the primary never got them.
+ * A prepared read kept for a retry on the primary (slc_rws_keep) whose
+ * EXECUTE brought no types, which the primary never got: they are put in
+ * when the retry happens, not at every EXECUTE.  Without memory the
+ * retry goes as the client sent it, and the primary answers an ERR.
  */
-static void
-slc_rws_ps_keep(slc_rws_ctx_t *rc, slc_backend_t *b, slc_rws_stmt_t *st,
-    const slc_cmd_t *c, size_t fpos, int bound)
+void
+slc_rws_ps_retry_types(slc_rws_ctx_t *rc)
 {
-    uint8_t   *h, *full;
-    size_t     len, keep;
-    slc_cmd_t  typed;
+    slc_rws_stmt_t *st = rc->retry_st;
+    size_t          fpos, len, keep;
+    uint8_t        *h, *full;
+    slc_cmd_t       c;
 
-    if (bound || fpos == 0 || st->primary_types || c->avail < c->len) {
-        slc_rws_keep(rc, b, c, 1);
+    rc->retry_st = NULL;
+    if (st == NULL || st->primary_types
+        || (fpos = slc_rws_ps_flag_pos(st)) == 0 || rc->retry_len <= fpos
+        || rc->retry[fpos] != 0)
+    {
         return;
     }
-    rc->retry_on = NULL;
-    h = slc_rws_ps_head(st, c, fpos, 1, st->id, &len, &keep);
-    full = h != NULL ? malloc(len + c->len - keep) : NULL;
+    c = (slc_cmd_t) { .command = SLC_COM_STMT_EXECUTE,
+                      .len = (uint32_t) rc->retry_len,
+                      .payload = rc->retry, .avail = rc->retry_len };
+    h = slc_rws_ps_head(st, &c, fpos, 1, st->id, &len, &keep);
+    full = h != NULL ? malloc(len + c.len - keep) : NULL;
     if (full != NULL) {
         memcpy(full, h, len);
-        memcpy(full + len, c->payload + keep, c->len - keep);
-        typed = (slc_cmd_t) { .command = c->command,
-                              .len = (uint32_t) (len + c->len - keep),
-                              .payload = full,
-                              .avail = len + c->len - keep };
-        slc_rws_keep(rc, b, &typed, 1);
+        memcpy(full + len, rc->retry + keep, c.len - keep);
+        free(rc->retry);
+        rc->retry = full;
+        rc->retry_len = len + c.len - keep;
     }
-    free(full);
     free(h);
 }
 
@@ -656,7 +662,8 @@ slc_rws_ps_execute(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c,
         {
             /* an autocommit read: it runs on the primary if the replica
                fails it (the client's id is the primary's) */
-            slc_rws_ps_keep(rc, b, st, c, fpos, bound);
+            slc_rws_keep(rc, b, c, 1);
+            rc->retry_st = st;
         }
     } else {
         b = s->backend;

@@ -781,7 +781,7 @@ slc_cmd_client(slc_session_t *s)
 }
 
 
-/* --- backend to client ---------------------------------------------- */
+/* --- backend to client ---------------------------------------------------- */
 
 static void
 slc_cmd_piece(slc_session_t *s, const uint8_t *p, size_t n, int first)

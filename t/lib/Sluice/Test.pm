@@ -561,17 +561,60 @@ sub run_client {
     return $self->_capture(%o);
 }
 
-# $t->need($ok, $why): a test needing a client library or tool goes on
-# if $ok.  Else it skips, unless SLUICE_CI is set (.ci/run sets it: CI
-# installs everything contrib/deps.sh names), where it fails instead, so
-# that a missing package cannot pass for a green run.
+# $t->need($ok, $why): a test needing a client library or tool that
+# contrib/deps.sh installs goes on if $ok.  Else it fails, so that a
+# missing package cannot pass for a green run (the README's test command,
+# which CI runs as it is, installs them all); a developer without them
+# sets SLUICE_TEST_ALLOW_SKIP=1 to have such tests skipped instead.
 sub need {
     my ($self, $ok, $why) = @_;
     return 1 if $ok;
-    Test::More::plan(skip_all => $why) unless $ENV{SLUICE_CI};
+    Test::More::plan(skip_all => $why) if $ENV{SLUICE_TEST_ALLOW_SKIP};
     Test::More::plan(tests => 1);
-    Test::More::fail("SLUICE_CI is set and $why");
+    Test::More::fail("$why (SLUICE_TEST_ALLOW_SKIP=1 skips instead)");
     exit 1;
+}
+
+# $t->have($ok, $why): the same for a part of a file, in a SKIP block:
+# true to run it; false to skip it, after a failing test unless skipping
+# is allowed.
+sub have {
+    my ($self, $ok, $why) = @_;
+    return 1 if $ok;
+    Test::More::fail("$why (SLUICE_TEST_ALLOW_SKIP=1 skips instead)")
+        unless $ENV{SLUICE_TEST_ALLOW_SKIP};
+    return 0;
+}
+
+# $t->run_rwsplit(plan => N, users => { name => password }): sluice with
+# one readwritesplit server on PORT_0 in front of the sandbox's primary
+# and replica, user app and these, started; N tests planned.  Returns the
+# primary's and the replica's @@server_id, by which a test tells which
+# server answered.
+sub run_rwsplit {
+    my ($self, %o) = @_;
+    my $users = join '', map { "    user $_ { password \"$o{users}{$_}\"; }\n" }
+                sort keys %{ $o{users} // {} };
+    $self->write_file_expand('sluice.conf', <<"EOF");
+worker_processes 1;
+events { worker_connections 100; }
+mysql {
+    user app { password "secret"; }
+$users    upstream cluster {
+        server %%PRIMARY%% role=primary;
+        server %%REPLICA%% role=replica;
+    }
+    server {
+        listen 127.0.0.1:%%PORT_0%%;
+        router readwritesplit;
+        upstream cluster;
+    }
+}
+EOF
+    $self->run;
+    $self->plan($o{plan});
+    return ($self->primary_dbh->selectrow_array('SELECT @@server_id'),
+            $self->replica_dbh->selectrow_array('SELECT @@server_id'));
 }
 
 # sluice -t: (exit code, stdout and stderr together).
@@ -882,8 +925,12 @@ C<primary>, C<replica>, C<redis> (host:port).
 C<< my ($rc, $out, $err) = $t->run_client(cmd => [...], timeout => S,
 env => {...}, chdir => DIR, stdin => TEXT) >>: any client program (the
 ones in t/clients/), killed after S seconds (default 30; C<$rc> -1).
-C<< $t->need($ok, 'no php') >>: skip the file unless C<$ok>, but fail it
-when C<SLUICE_CI> is set (as F<.ci/run> sets it): in CI nothing skips.
+C<< $t->need($ok, 'no php') >>: the file fails unless C<$ok> (a tool
+contrib/deps.sh installs is missing), or skips when
+C<SLUICE_TEST_ALLOW_SKIP> is set; C<< $t->have($ok, $why) >> the same
+for a SKIP block (false: skip it).  C<< my ($pid, $rid) =
+$t->run_rwsplit(plan => N, users => {...}) >>: one readwritesplit server
+on PORT_0, started, and the two servers' C<@@server_id>.
 
 =head2 Waiting and logs
 
