@@ -1331,11 +1331,11 @@ slc_cmd_filters_stash(slc_session_t *s, const uint8_t *p, size_t len)
     if (len == 0) {
         return SLC_OK;
     }
-    if ((s->filter_state = malloc(len)) == NULL) {
+    if (len > UINT32_MAX || (s->filter_state = malloc(4 + len)) == NULL) {
         return SLC_ERROR;
     }
-    memcpy(s->filter_state, p, len);
-    s->filter_state_len = len;
+    slc_mysql_le_put(s->filter_state, len, 4);
+    memcpy(s->filter_state + 4, p, len);
     return SLC_OK;
 }
 
@@ -1343,9 +1343,10 @@ slc_cmd_filters_stash(slc_session_t *s, const uint8_t *p, size_t len)
 static void
 slc_cmd_filter_restore(slc_session_t *s, const slc_filter_t *f, void *ctx)
 {
-    const uint8_t *p = s->filter_state;
+    const uint8_t *p = s->filter_state + 4;
     const char    *name = slc_cmd_filter_name(f);
-    size_t         off = 0, len = s->filter_state_len, nl, n;
+    size_t         off = 0, nl, n;
+    size_t         len = (size_t) slc_mysql_le_get(s->filter_state, 4);
 
     while (f->restore != NULL && off + 1 <= len) {
         nl = p[off];
@@ -1398,7 +1399,6 @@ slc_cmd_open(slc_session_t *s)
     }
     free(s->filter_state);
     s->filter_state = NULL;
-    s->filter_state_len = 0;
     return SLC_OK;
 }
 

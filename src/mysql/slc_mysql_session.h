@@ -108,9 +108,9 @@ struct slc_session_s {
        default database, its variables) stayed with the old worker */
     unsigned               adopted:1;
     /* and the states of its filters that came along, until they open
-       (slc_cmd_filters_stash) */
+       (slc_cmd_filters_stash): their length (4 bytes), then them; one
+       pointer, so that a session that never moved pays 8 bytes */
     uint8_t               *filter_state;
-    size_t                 filter_state_len;
 };
 
 TAILQ_HEAD(slc_session_list, slc_session_s);
