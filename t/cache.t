@@ -565,18 +565,7 @@ my $before = raw_query($r1, $rq);
 is(served(sub { raw_query($r1, $rq) }), 0, 'an entry before the reload');
 # The counters `sluice -s stats` logs for a zone: its lookups line and
 # its not-stored line, as one hash.
-sub zone_stats {
-    my ($zone) = @_;
-    my $off = length $t->error_log;
-    $t->signal('USR2');
-    my ($a, $b);
-    wait_for(sub {
-        my $log = substr($t->error_log, $off);
-        ($a) = $log =~ /(cache zone "\Q$zone\E": lookups=.*)/;
-        ($b) = $log =~ /(cache zone "\Q$zone\E": not stored: .*)/;
-        $a && $b }, what => "the stats of $zone");
-    return { map { /(\w+)=(\d+)/g } grep { defined } $a, $b };
-}
+sub zone_stats { $t->cache_stats($_[0]) }
 # a session with variables and another database, handed over by the
 # reload: its filter state goes along, and it keeps its hits
 my $hz = $t->dbh;

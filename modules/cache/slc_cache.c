@@ -22,6 +22,7 @@
 #include "slc_core.h"
 #include "slc_conf_file.h"
 #include "slc_cycle.h"
+#include "slc_event.h"
 #include "slc_log.h"
 #include "slc_module.h"
 #include "slc_mysql_conf.h"
@@ -303,7 +304,7 @@ slc_cache_zone_init(slc_shm_zone_t *z, const void *prev)
         .npins = (uint32_t) slc_max((size_t) SLC_CACHE_PINS_MIN,
                                     z->size / (16 * 1024)),
     };
-    c = slc_cache_init(pool, &conf);
+    c = slc_cache_init(pool, &conf, slc_time_ms());
     cnt = c != NULL ? slc_slab_alloc(pool, sizeof(*cnt)) : NULL;
     if (cnt == NULL) {
         pool->data = NULL;

@@ -78,6 +78,7 @@ typedef struct {
     unsigned                op;
     int                     rule;       /* its rule, -1: none */
     slc_cache_store_t       st;
+    uint64_t                sent_after; /* the loop's time when it passed */
     uint64_t                npkt;       /* response packets begun */
     uint64_t                ncols;
     uint64_t                stored;
@@ -87,6 +88,7 @@ typedef struct {
     slc_cache_meta_t        meta;
     unsigned                bad:1;      /* a response not to keep */
     /* its effects once the server accepted it */
+    unsigned                inflight:1; /* no end of its response yet */
     slc_cache_inv_set_t     inv;
     unsigned                then_unknown:1;
     unsigned                then_temp:1;
@@ -145,6 +147,7 @@ const slc_filter_t slc_cache_filter = {
 static void slc_cache_wait_timer(slc_timer_t *t);
 static void slc_cache_reset(slc_cache_ctx_t *cc);
 static void slc_cache_store_fail(slc_cache_ctx_t *cc, unsigned why);
+static void slc_cache_unanswered(slc_cache_ctx_t *cc);
 
 static int
 slc_cache_open(slc_session_t *s, void *ctx)
@@ -189,6 +192,7 @@ slc_cache_close(slc_session_t *s, void *ctx)
     if (cc->op == SLC_CACHE_OP_SERVE) {
         slc_cache_serve_end(&cc->serve);
     }
+    slc_cache_unanswered(cc);
     slc_timer_del(slc_loop, &cc->timer);
     free(cc->key);
     free(cc->set_text);
@@ -405,13 +409,36 @@ static void
 slc_cache_inv_apply(slc_cache_ctx_t *cc, slc_cache_inv_set_t *set)
 {
     if (set->all) {
-        slc_cache_invalidate_all(cc->cache);
+        slc_cache_invalidate_all(cc->cache, slc_loop->now);
     } else {
         for (unsigned i = 0; i < set->n; i++) {
-            slc_cache_invalidate_hash(cc->cache, set->hash[i]);
+            slc_cache_invalidate_hash(cc->cache, set->hash[i], slc_loop->now);
         }
     }
     memset(set, 0, sizeof(*set));
+}
+
+/*
+ * A command whose response never ended (its backend failed, the client
+ * left) or that has none: a write in it may have committed all the same,
+ * and so may the open transaction (a COMMIT cut short).  Invalidate both
+ * now rather than never, and keep them for the transaction's end too.
+ * (A server that commits later than this is covered by the ttl.)
+ */
+static void
+slc_cache_unanswered(slc_cache_ctx_t *cc)
+{
+    slc_cache_inv_set_t now;
+
+    if (!cc->inflight) {
+        return;
+    }
+    cc->inflight = 0;
+    slc_cache_inv_merge(&cc->trx, &cc->inv);
+    if (cc->trx.all || cc->trx.n > 0) {
+        now = cc->trx;
+        slc_cache_inv_apply(cc, &now);
+    }
 }
 
 /* What a statement invalidates once the server accepted it. */
@@ -601,6 +628,7 @@ slc_cache_store(slc_cache_ctx_t *cc, const uint8_t *key, size_t klen,
         return;                         /* the store counted it */
     }
     cc->op = SLC_CACHE_OP_STORE;
+    cc->sent_after = slc_loop->now;
     cc->npkt = 0;
     cc->ncols = 0;
     cc->stored = 0;
@@ -817,8 +845,10 @@ slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
            it sent): no half entry, and the key is free again */
         slc_cache_store_fail(cc, SLC_CACHE_NS_CLOSED);
     }
+    slc_cache_unanswered(cc);
     cc->op = SLC_CACHE_OP_NONE;
     cc->rule = -1;
+    cc->inflight = 1;
     memset(&cc->inv, 0, sizeof(cc->inv));
     cc->then_unknown = cc->then_temp = cc->then_reset = 0;
     cc->then_db = cc->then_set = cc->then_prepare = 0;
@@ -950,6 +980,24 @@ slc_cache_packet(slc_session_t *s, void *ctx, const slc_cmd_packet_t *p)
 }
 
 /*
+ * What a primary answered is kept.  A replica's answer only if the
+ * monitor knew, before the read went out, that the replica held every
+ * write its tables saw: otherwise it may predate an invalidation that has
+ * already happened, and the stale entry would outlive it until its ttl.
+ */
+static int
+slc_cache_in_step(const slc_cache_ctx_t *cc, const slc_backend_t *b)
+{
+    uint64_t at, seen;
+
+    if (slc_monitor_role(b->server) & SLC_ROLE_PRIMARY) {
+        return 1;
+    }
+    return slc_monitor_synced(b->server, &at, &seen) == SLC_OK
+           && seen <= cc->sent_after && slc_cache_store_synced(&cc->st, at);
+}
+
+/*
  * The response is complete: keep it if it is one whole result set,
  * without error, warnings (unless cache_warnings) or session state, with
  * where the status flags of its last packet are.
@@ -963,10 +1011,7 @@ slc_cache_commit(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
     size_t               at = 1, k;
     uint16_t             status, warnings;
 
-    /* only what a primary answered: a replica may be behind a write whose
-       invalidation has already happened, and its stale answer would
-       outlive it in the cache */
-    if (b == NULL || !(slc_monitor_role(b->server) & SLC_ROLE_PRIMARY)) {
+    if (b == NULL || !slc_cache_in_step(cc, b)) {
         slc_cache_store_fail(cc, SLC_CACHE_NS_REPLICA);
         return;
     }
@@ -1066,6 +1111,7 @@ slc_cache_done(slc_session_t *s, void *ctx, const slc_mysql_reply_t *r,
     slc_cache_ctx_t *cc = ctx;
     int              ok = r->first != SLC_MYSQL_ERR;
 
+    cc->inflight = 0;
     if (cc->op == SLC_CACHE_OP_STORE) {
         slc_cache_commit(cc, r);
     } else if (cc->op == SLC_CACHE_OP_SERVE) {

@@ -71,6 +71,9 @@ struct slc_cache_s {
     slc_cache_entry_t  *lru_tail;
     uint32_t           *gens;       /* SLC_CACHE_GENS + 1 (every table's:
                                        slc_cache_invalidate_all), atomics */
+    uint64_t           *bumped;     /* the same slots: when each last moved
+                                       (a bound above the write's commit),
+                                       atomics that only grow */
     slc_cache_pin_t    *pins;
     slc_cache_stats_t   stats;      /* atomics */
     void               *user;       /* the filter's (slc_cache_user) */
@@ -312,12 +315,17 @@ slc_cache_tables_alloc(slc_cache_t *c, slc_slab_pool_t *pool)
 {
     c->buckets = slc_slab_alloc(pool, c->nbuckets * sizeof(*c->buckets));
     c->gens = slc_slab_alloc(pool, (SLC_CACHE_GENS + 1) * sizeof(*c->gens));
+    c->bumped = slc_slab_alloc(pool,
+        (SLC_CACHE_GENS + 1) * sizeof(*c->bumped));
     c->pins = slc_slab_alloc(pool, c->npins * sizeof(*c->pins));
-    if (c->buckets == NULL || c->gens == NULL || c->pins == NULL) {
+    if (c->buckets == NULL || c->gens == NULL || c->bumped == NULL
+        || c->pins == NULL)
+    {
         return SLC_ERROR;
     }
     memset(c->buckets, 0, c->nbuckets * sizeof(*c->buckets));
     memset(c->gens, 0, (SLC_CACHE_GENS + 1) * sizeof(*c->gens));
+    memset(c->bumped, 0, (SLC_CACHE_GENS + 1) * sizeof(*c->bumped));
     for (uint32_t i = 0; i < c->npins; i++) {
         c->pins[i] = (slc_cache_pin_t) {
             .next = i + 1 < c->npins ? i + 1 : SLC_CACHE_NIL,
@@ -330,7 +338,7 @@ slc_cache_tables_alloc(slc_cache_t *c, slc_slab_pool_t *pool)
 static void
 slc_cache_tables_free(slc_cache_t *c, slc_slab_pool_t *pool)
 {
-    void *p[] = { c->buckets, c->gens, c->pins, c };
+    void *p[] = { c->buckets, c->gens, c->bumped, c->pins, c };
 
     for (size_t i = 0; i < slc_nelems(p); i++) {
         if (p[i] != NULL) {
@@ -340,7 +348,8 @@ slc_cache_tables_free(slc_cache_t *c, slc_slab_pool_t *pool)
 }
 
 slc_cache_t *
-slc_cache_init(slc_slab_pool_t *pool, const slc_cache_params_t *conf)
+slc_cache_init(slc_slab_pool_t *pool, const slc_cache_params_t *conf,
+    uint64_t now)
 {
     slc_cache_t *c;
 
@@ -358,6 +367,8 @@ slc_cache_init(slc_slab_pool_t *pool, const slc_cache_params_t *conf)
         slc_cache_tables_free(c, pool);
         return NULL;
     }
+    /* writes before the zone existed were not seen: as if all were now */
+    c->bumped[SLC_CACHE_GENS] = now + 1;
     c->magic = SLC_CACHE_MAGIC;
     pool->data = c;
     return c;
@@ -831,9 +842,10 @@ slc_cache_store_meta(slc_cache_store_t *st, const void *meta, size_t len)
 /* ---- invalidation, reaping, counters ---- */
 
 void
-slc_cache_invalidate(slc_cache_t *c, const char *table, size_t len)
+slc_cache_invalidate(slc_cache_t *c, const char *table, size_t len,
+    uint64_t now)
 {
-    slc_cache_invalidate_hash(c, slc_cache_table_hash(table, len));
+    slc_cache_invalidate_hash(c, slc_cache_table_hash(table, len), now);
 }
 
 uint32_t
@@ -842,19 +854,52 @@ slc_cache_table_hash(const char *table, size_t len)
     return slc_hash_key(table, len);
 }
 
-void
-slc_cache_invalidate_hash(slc_cache_t *c, uint32_t hash)
+/* A slot moved at `now`: the write committed before now + 1 (now is
+   whole milliseconds).  Workers' clocks differ by a loop: keep the max. */
+static void
+slc_cache_bump(slc_cache_t *c, uint32_t slot, uint64_t now)
 {
-    __atomic_add_fetch(&c->gens[hash & (SLC_CACHE_GENS - 1)], 1,
-        __ATOMIC_RELEASE);
+    uint64_t t = __atomic_load_n(&c->bumped[slot], __ATOMIC_RELAXED);
+
+    while (t < now + 1
+           && !__atomic_compare_exchange_n(&c->bumped[slot], &t, now + 1, 1,
+                  __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+    {
+        /* t reloaded */
+    }
+    __atomic_add_fetch(&c->gens[slot], 1, __ATOMIC_RELEASE);
     slc_cache_count(c, invalidations, 1);
 }
 
 void
-slc_cache_invalidate_all(slc_cache_t *c)
+slc_cache_invalidate_hash(slc_cache_t *c, uint32_t hash, uint64_t now)
 {
-    __atomic_add_fetch(&c->gens[SLC_CACHE_GENS], 1, __ATOMIC_RELEASE);
-    slc_cache_count(c, invalidations, 1);
+    slc_cache_bump(c, hash & (SLC_CACHE_GENS - 1), now);
+}
+
+void
+slc_cache_invalidate_all(slc_cache_t *c, uint64_t now)
+{
+    slc_cache_bump(c, SLC_CACHE_GENS, now);
+}
+
+int
+slc_cache_store_synced(const slc_cache_store_t *st, uint64_t at)
+{
+    const slc_cache_entry_t *e = st->entry;
+    slc_cache_t             *c = st->cache;
+
+    if (e == NULL
+        || __atomic_load_n(&c->bumped[SLC_CACHE_GENS], __ATOMIC_ACQUIRE) > at)
+    {
+        return 0;
+    }
+    for (unsigned i = 0; i < e->ntables; i++) {
+        if (__atomic_load_n(&c->bumped[e->tslot[i]], __ATOMIC_ACQUIRE) > at) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 unsigned

@@ -145,7 +145,7 @@ typedef struct {
  * hang it off pool->data; NULL if the pool cannot hold its tables.
  */
 slc_cache_t *slc_cache_init(slc_slab_pool_t *pool,
-    const slc_cache_params_t *conf);
+    const slc_cache_params_t *conf, uint64_t now);
 /* The cache of a zone carried over by a reload; NULL if there is none. */
 slc_cache_t *slc_cache_get(slc_slab_pool_t *pool);
 /* A pointer the caller keeps in the cache (the filter's counters, also
@@ -197,16 +197,28 @@ slc_cache_refusal_e slc_cache_store_commit(slc_cache_store_t *st);
 /* Drop a store; the key is no longer PENDING.  An ended store is ignored. */
 void slc_cache_store_abort(slc_cache_store_t *st);
 
-/* A write to `table` ("db.table"): entries that read it become stale. */
+/*
+ * A write to `table` ("db.table"), seen accepted at `now`: entries that
+ * read it become stale.  The time is kept per generation slot for
+ * slc_cache_store_synced.
+ */
 void slc_cache_invalidate(slc_cache_t *cache, const char *table,
-    size_t len);
+    size_t len, uint64_t now);
 /* The same by the table's hash (slc_cache_table_hash), for a write whose
    invalidation waits for its transaction's end. */
 uint32_t slc_cache_table_hash(const char *table, size_t len);
-void slc_cache_invalidate_hash(slc_cache_t *cache, uint32_t hash);
+void slc_cache_invalidate_hash(slc_cache_t *cache, uint32_t hash,
+    uint64_t now);
 /* A write whose tables are not known (a CALL, a statement the classifier
    cannot place): every entry becomes stale. */
-void slc_cache_invalidate_all(slc_cache_t *cache);
+void slc_cache_invalidate_all(slc_cache_t *cache, uint64_t now);
+/*
+ * Whether every write the store's tables saw (and every write to all
+ * tables, the zone's creation included) was accepted before `at`: a
+ * replica known to hold the primary's commits of `at` answered with them
+ * all.  0 for an ended store.
+ */
+int slc_cache_store_synced(const slc_cache_store_t *st, uint64_t at);
 /* Give back the references process `pid` held (it is dead). */
 unsigned slc_cache_reap(slc_cache_t *cache, pid_t pid);
 

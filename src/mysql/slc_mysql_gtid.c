@@ -55,33 +55,56 @@ slc_gtid_space(char c)
     return c == ' ' || c == '\t' || c == '\n' || c == '\r';
 }
 
+/*
+ * The entry of a position text at *p, blanks around it skipped: 1 with
+ * *g, 0 for an empty or malformed one; *p moves past it and its comma,
+ * to NULL after the last.
+ */
+static int
+slc_gtid_next(const char **p, slc_gtid_t *g)
+{
+    const char *s = *p, *end = strchr(s, ',');
+    size_t      a, b = end != NULL ? (size_t) (end - s) : strlen(s);
+
+    *p = end != NULL ? end + 1 : NULL;
+    for (a = 0; a < b && slc_gtid_space(s[a]); a++) {
+        /* skip */
+    }
+    while (b > a && slc_gtid_space(s[b - 1])) {
+        b--;
+    }
+    return b > a && slc_gtid_parse(s + a, b - a, g) == SLC_OK;
+}
+
 int
 slc_gtid_pos_has(const char *pos, const slc_gtid_t *g)
 {
-    const char *p = pos, *end;
-    slc_gtid_t  e;
+    slc_gtid_t e;
 
-    for ( ;; ) {
-        size_t a, b;
-
-        end = strchr(p, ',');
-        b = end != NULL ? (size_t) (end - p) : strlen(p);
-        for (a = 0; a < b && slc_gtid_space(p[a]); a++) {
-            /* skip */
-        }
-        while (b > a && slc_gtid_space(p[b - 1])) {
-            b--;
-        }
-        if (b > a && slc_gtid_parse(p + a, b - a, &e) == SLC_OK
-            && e.domain == g->domain)
-        {
+    for (const char *p = pos; p != NULL; ) {
+        if (slc_gtid_next(&p, &e) && e.domain == g->domain) {
             return e.seq >= g->seq;
         }
-        if (end == NULL) {
-            return 0;
-        }
-        p = end + 1;
     }
+    return 0;
+}
+
+int
+slc_gtid_set_parse(const char *pos, slc_gtid_set_t *set)
+{
+    slc_gtid_t e;
+
+    memset(set, 0, sizeof(*set));
+    if (pos[strspn(pos, " \t\r\n")] == '\0') {
+        return SLC_OK;              /* no GTID yet */
+    }
+    for (const char *p = pos; p != NULL; ) {
+        if (!slc_gtid_next(&p, &e)) {
+            return SLC_ERROR;
+        }
+        slc_gtid_set_add(set, &e);
+    }
+    return set->lost == 0 ? SLC_OK : SLC_ERROR;
 }
 
 int

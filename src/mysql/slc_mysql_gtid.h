@@ -34,6 +34,9 @@ int  slc_gtid_parse(const char *p, size_t len, slc_gtid_t *g);
 /* Whether the position text `pos` ("d-s-n,d-s-n", spaces and newlines
    allowed around entries) has applied g.  A malformed entry: not. */
 int  slc_gtid_pos_has(const char *pos, const slc_gtid_t *g);
+/* The set a position text holds: SLC_OK, or SLC_ERROR for a malformed
+   entry or more domains than a set follows.  A blank text: empty. */
+int  slc_gtid_set_parse(const char *pos, slc_gtid_set_t *set);
 /* Every GTID of the set applied by `pos` (an empty set: yes). */
 int  slc_gtid_pos_has_set(const char *pos, const slc_gtid_set_t *set);
 /* Keep g in the set, the higher seq per domain. */

@@ -2,6 +2,7 @@
 #include "slc_conf_file.h"
 #include "slc_event.h"
 #include "slc_log.h"
+#include "slc_mysql_gtid.h"
 #include "slc_mysql_monitor.h"
 #include "slc_role.h"
 #include "slc_seqlock.h"
@@ -151,6 +152,22 @@ slc_monitor_role(const slc_upstream_server_t *us)
         role &= ~(unsigned) SLC_ROLE_REPLICA;
     }
     return role;
+}
+
+int
+slc_monitor_synced(const slc_upstream_server_t *us, uint64_t *at,
+    uint64_t *seen)
+{
+    slc_monitor_entry_t e;
+
+    if (us->monitor == NULL || slc_monitor_read(us->monitor, &e, 0) != SLC_OK
+        || e.st.synced_at == 0)
+    {
+        return SLC_ERROR;
+    }
+    *at = e.st.synced_at;
+    *seen = e.st.synced_seen;
+    return SLC_OK;
 }
 
 /* ---- configuration ---------------------------------------------------- */
@@ -476,7 +493,12 @@ slc_monitor_query_vars(slc_monitor_srv_t *ms, slc_monitor_entry_t *e)
     if (row[0] != NULL && atoi(row[0]) != 0) {
         e->st.flags |= SLC_MONITOR_READ_ONLY;
     }
-    strlcpy(e->gtid, row[1] != NULL ? row[1] : "", sizeof(e->gtid));
+    if (strlcpy(e->gtid, row[1] != NULL ? row[1] : "", sizeof(e->gtid))
+        >= sizeof(e->gtid))
+    {
+        /* cut short, a seq may read lower than it is: never compared */
+        e->st.flags |= SLC_MONITOR_GTID_LONG;
+    }
     mysql_free_result(res);
     return SLC_OK;
 }
@@ -621,6 +643,48 @@ slc_monitor_log_change(slc_monitor_srv_t *ms, const slc_monitor_status_t *old,
     }
 }
 
+/*
+ * A replica's answer to a check against what the primaries of its
+ * upstream last answered: if its position holds a primary's, it holds
+ * every commit made before that primary's check began, from the time its
+ * own answer came (whichever check ran first).  What is known only grows.
+ */
+static void
+slc_monitor_sync(const slc_upstream_t *up, const slc_monitor_status_t *old,
+    slc_monitor_entry_t *e)
+{
+    uint64_t        at = UINT64_MAX;
+    slc_gtid_set_t  set;
+
+    e->st.synced_at = old->synced_at;
+    e->st.synced_seen = old->synced_seen;
+    if (e->st.role != SLC_ROLE_REPLICA || (e->st.flags & SLC_MONITOR_GTID_LONG))
+    {
+        return;
+    }
+    for (unsigned i = 0; i < up->nservers; i++) {
+        /* the monitor is the only writer: no seqlock to read its own */
+        const slc_monitor_entry_t *p = up->servers[i].monitor;
+
+        if (p == NULL || p->st.role != SLC_ROLE_PRIMARY
+            || !(p->st.flags & SLC_MONITOR_UP))
+        {
+            continue;
+        }
+        if ((p->st.flags & SLC_MONITOR_GTID_LONG)
+            || slc_gtid_set_parse(p->gtid, &set) != SLC_OK
+            || !slc_gtid_pos_has_set(e->gtid, &set))
+        {
+            return;                     /* behind a primary, or unknown */
+        }
+        at = slc_min(at, p->st.asked_at);
+    }
+    if (at != UINT64_MAX && at > e->st.synced_at) {
+        e->st.synced_at = at;
+        e->st.synced_seen = e->st.answered_at;
+    }
+}
+
 static void
 slc_monitor_update(slc_monitor_srv_t *ms, const slc_monitor_conf_t *c)
 {
@@ -629,8 +693,13 @@ slc_monitor_update(slc_monitor_srv_t *ms, const slc_monitor_conf_t *c)
     uint32_t             seq;
 
     memset(&e, 0, sizeof(e));
+    e.st.asked_at = slc_time_ms();
     slc_monitor_check(ms, c, &e);
+    e.st.answered_at = slc_time_ms() + 1;
     e.st.checked_at = slc_monitor_now();
+    if (!ms->mysql57) {
+        slc_monitor_sync(ms->us->upstream, &old, &e);
+    }
     e.st.changes = old.changes;
     if ((old.flags & SLC_MONITOR_UP) != (e.st.flags & SLC_MONITOR_UP)
         || old.role != e.st.role)
@@ -650,8 +719,15 @@ slc_monitor_tick(slc_timer_t *t)
 {
     slc_monitor_up_t *mu = t->data;
 
-    for (unsigned i = 0; i < mu->up->nservers; i++) {
-        slc_monitor_update(&mu->srvs[i], mu->conf);
+    /* the primaries first: a replica is compared with what they have now */
+    for (int pass = 0; pass < 2; pass++) {
+        for (unsigned i = 0; i < mu->up->nservers; i++) {
+            if ((mu->up->servers[i].monitor->st.role == SLC_ROLE_PRIMARY)
+                == (pass == 0))
+            {
+                slc_monitor_update(&mu->srvs[i], mu->conf);
+            }
+        }
     }
     slc_timer_add(slc_loop, &mu->timer, (uint64_t) mu->conf->interval);
 }

@@ -22,6 +22,7 @@
 #define SLC_MONITOR_REPLICA     0x04    /* SHOW SLAVE STATUS has a row */
 #define SLC_MONITOR_IO_RUNNING  0x08    /* Slave_IO_Running = Yes */
 #define SLC_MONITOR_SQL_RUNNING 0x10    /* Slave_SQL_Running = Yes */
+#define SLC_MONITOR_GTID_LONG   0x20    /* the position did not fit */
 
 #define SLC_MONITOR_TEXT  256
 
@@ -32,6 +33,15 @@ typedef struct {
     int64_t             seconds_behind; /* Seconds_Behind_Master, -1: NULL */
     uint32_t            flags;          /* SLC_MONITOR_* */
     uint32_t            role;           /* SLC_ROLE_PRIMARY, _REPLICA, 0 */
+    uint32_t            pad;
+    /* CLOCK_MONOTONIC ms, the same clock as the workers' loops */
+    uint64_t            asked_at;       /* the check began: its position
+                                           holds every commit before it */
+    uint64_t            answered_at;    /* rounded up: its answer had come */
+    /* a replica: it holds every commit a primary of its upstream had at
+       synced_at, and has since synced_seen (both 0: not known) */
+    uint64_t            synced_at;
+    uint64_t            synced_seen;
 } slc_monitor_status_t;
 
 typedef struct slc_monitor_entry_s {
@@ -80,6 +90,16 @@ int      slc_monitor_read(const slc_monitor_entry_t *e,
  * the role seen (none before the first check).
  */
 unsigned slc_monitor_role(const slc_upstream_server_t *us);
+
+/*
+ * What the replica `us` is known to hold (the cache keeps a replica's
+ * answer only if it holds every write its tables saw): every commit its
+ * upstream's primary had at *at, known since *seen (CLOCK_MONOTONIC ms).
+ * SLC_ERROR when nothing is known: no monitor, a MySQL server (its
+ * positions are not compared), never seen in step.
+ */
+int slc_monitor_synced(const slc_upstream_server_t *us, uint64_t *at,
+    uint64_t *seen);
 
 /* The monitor conf of an upstream (its user is NULL: not monitored). */
 const slc_monitor_conf_t *slc_monitor_conf(const slc_upstream_t *up);

@@ -39,7 +39,7 @@ slc_test_setup(size_t size, size_t max_entry)
     ck_assert_ptr_ne(slc_test_area, MAP_FAILED);
     slc_test_pool = slc_test_area;
     ck_assert_int_eq(slc_slab_init(slc_test_pool, size), SLC_OK);
-    slc_test_cache = slc_cache_init(slc_test_pool, &conf);
+    slc_test_cache = slc_cache_init(slc_test_pool, &conf, 0);
     ck_assert_ptr_nonnull(slc_test_cache);
     ck_assert_ptr_eq(slc_cache_get(slc_test_pool), slc_test_cache);
     slc_slab_stats(slc_test_pool, &slc_test_base);
@@ -347,16 +347,16 @@ START_TEST(test_invalidate)
         slc_hash_key("db.t2", 5) & (SLC_CACHE_GENS - 1));
     ck_assert_int_eq(slc_test_store_tables("q", h, "v1", t12, 2, 10000, 0,
         0), SLC_CACHE_OK);
-    slc_cache_invalidate(slc_test_cache, "db.t3", 5);
+    slc_cache_invalidate(slc_test_cache, "db.t3", 5, 1);
     slc_test_expect("q", h, 1, "v1");
-    slc_cache_invalidate(slc_test_cache, "db.t2", 5);
+    slc_cache_invalidate(slc_test_cache, "db.t2", 5, 1);
     slc_test_expect_miss("q", h, 2);
 
     /* a write while the read is out: the commit is refused */
     ck_assert_int_eq(slc_cache_store_begin(slc_test_cache, &st, "q", 1, h,
         t1, 1, 10000, 0, 3), SLC_CACHE_OK);
     ck_assert_int_eq(slc_cache_store_append(&st, "v2", 2), SLC_CACHE_OK);
-    slc_cache_invalidate(slc_test_cache, "db.t1", 5);
+    slc_cache_invalidate(slc_test_cache, "db.t1", 5, 3);
     ck_assert_int_eq(slc_cache_store_commit(&st), SLC_CACHE_RACED);
     slc_test_expect_miss("q", h, 4);
     /* and the key is free for the next try */
@@ -368,19 +368,67 @@ START_TEST(test_invalidate)
     ck_assert_int_eq(slc_test_store_tables("n", slc_test_hash("n"), "v4",
         NULL, 0, 10000, 0, 7), SLC_CACHE_OK);
     slc_test_expect("n", slc_test_hash("n"), 8, "v4");
-    slc_cache_invalidate_all(slc_test_cache);
+    slc_cache_invalidate_all(slc_test_cache, 9);
     slc_test_expect_miss("q", h, 9);
     slc_test_expect_miss("n", slc_test_hash("n"), 10);
     ck_assert_int_eq(slc_cache_store_begin(slc_test_cache, &st, "q", 1, h,
         t1, 1, 10000, 0, 11), SLC_CACHE_OK);
     ck_assert_int_eq(slc_cache_store_append(&st, "v5", 2), SLC_CACHE_OK);
-    slc_cache_invalidate_all(slc_test_cache);
+    slc_cache_invalidate_all(slc_test_cache, 9);
     ck_assert_int_eq(slc_cache_store_commit(&st), SLC_CACHE_RACED);
 
     slc_cache_stats(slc_test_cache, &s);
     ck_assert_uint_eq(s.stale, 3);
     ck_assert_uint_eq(s.invalidations, 5);
     ck_assert_uint_eq(s.refused[SLC_CACHE_RACED], 2);
+    slc_test_invariants();
+    slc_test_teardown_check();
+}
+END_TEST
+
+/* A replica's answer: kept only if every write its tables saw (and every
+   write to all tables) came before what the replica is known to hold. */
+START_TEST(test_synced)
+{
+    slc_str_t          t1[] = { slc_string("db.t1") };
+    slc_str_t          t2[] = { slc_string("db.t2") };
+    slc_cache_store_t  st;
+    uint64_t           h = slc_test_hash("q");
+
+    slc_test_setup(SLC_TEST_BIG, 1 << 20);
+    ck_assert_uint_ne(slc_hash_key("db.t1", 5) & (SLC_CACHE_GENS - 1),
+        slc_hash_key("db.t2", 5) & (SLC_CACHE_GENS - 1));
+    /* the zone was made at 0: writes before it count as at 1 */
+    ck_assert_int_eq(slc_cache_store_begin(slc_test_cache, &st, "q", 1, h,
+        t1, 1, 10000, 0, 5), SLC_CACHE_OK);
+    ck_assert(!slc_cache_store_synced(&st, 0));
+    ck_assert(slc_cache_store_synced(&st, 1));
+    slc_cache_store_abort(&st);
+    ck_assert(!slc_cache_store_synced(&st, 1000));     /* ended */
+
+    slc_cache_invalidate(slc_test_cache, "db.t1", 5, 100);
+    slc_cache_invalidate(slc_test_cache, "db.t2", 5, 300);
+    /* an older time from a worker whose loop is behind: the max stays */
+    slc_cache_invalidate(slc_test_cache, "db.t1", 5, 50);
+    ck_assert_int_eq(slc_cache_store_begin(slc_test_cache, &st, "q", 1, h,
+        t1, 1, 10000, 0, 400), SLC_CACHE_OK);
+    ck_assert(!slc_cache_store_synced(&st, 100));  /* committed before 101 */
+    ck_assert(slc_cache_store_synced(&st, 101));
+    ck_assert(slc_cache_store_synced(&st, 250));   /* t2 is not its table */
+    slc_cache_store_abort(&st);
+    ck_assert_int_eq(slc_cache_store_begin(slc_test_cache, &st, "q", 1, h,
+        t2, 1, 10000, 0, 400), SLC_CACHE_OK);
+    ck_assert(!slc_cache_store_synced(&st, 250));
+    ck_assert(slc_cache_store_synced(&st, 301));
+    slc_cache_store_abort(&st);
+
+    /* a write to all tables holds back every table */
+    slc_cache_invalidate_all(slc_test_cache, 500);
+    ck_assert_int_eq(slc_cache_store_begin(slc_test_cache, &st, "q", 1, h,
+        t1, 1, 10000, 0, 600), SLC_CACHE_OK);
+    ck_assert(!slc_cache_store_synced(&st, 400));
+    ck_assert(slc_cache_store_synced(&st, 501));
+    slc_cache_store_abort(&st);
     slc_test_invariants();
     slc_test_teardown_check();
 }
@@ -764,7 +812,7 @@ slc_fuzz_step(slc_fuzz_t *f)
         slc_fuzz_store(f, k);
     } else if (op < 16) {
         snprintf(t, sizeof(t), "db.t%u", k % SLC_FUZZ_TABLES);
-        slc_cache_invalidate(slc_test_cache, t, strlen(t));
+        slc_cache_invalidate(slc_test_cache, t, strlen(t), 1);
     } else if (op < 18) {
         slc_cache_release(&f->hits[k % SLC_FUZZ_HELD]);
     } else {
@@ -777,7 +825,8 @@ START_TEST(test_fuzz)
     static slc_fuzz_t f;
     slc_cache_stats_t s;
 
-    slc_test_setup(160 * 1024, 10000);
+    /* 160 KiB for entries beside the generation slots and their times */
+    slc_test_setup(224 * 1024, 10000);
     for (unsigned i = 0; i < 10000; i++) {
         slc_fuzz_step(&f);
         slc_test_invariants();
@@ -819,6 +868,7 @@ slc_test_cache_suite(void)
     tcase_add_test(tc, test_soft_ttl);
     tcase_add_test(tc, test_single_flight);
     tcase_add_test(tc, test_invalidate);
+    tcase_add_test(tc, test_synced);
     tcase_add_test(tc, test_lru_eviction);
     tcase_add_test(tc, test_pinned_evicted);
     tcase_add_test(tc, test_reap);

@@ -139,6 +139,34 @@ START_TEST(test_set)
 }
 END_TEST
 
+START_TEST(test_set_parse)
+{
+    slc_gtid_set_t s;
+    char           many[SLC_GTID_TEXT * 2] = "";
+
+    ck_assert_int_eq(slc_gtid_set_parse("", &s), SLC_OK);
+    ck_assert_uint_eq(s.n, 0);
+    ck_assert_int_eq(slc_gtid_set_parse(" \n", &s), SLC_OK);
+    ck_assert_uint_eq(s.n, 0);
+    ck_assert_int_eq(slc_gtid_set_parse("0-1-7, 2-5-1\n", &s), SLC_OK);
+    ck_assert_uint_eq(s.n, 2);
+    ck_assert_uint_eq(s.g[1].domain, 2);
+    ck_assert_uint_eq(s.g[1].seq, 1);
+    ck_assert(slc_gtid_pos_has_set("0-1-9,2-5-1", &s));
+    ck_assert(!slc_gtid_pos_has_set("0-1-9", &s));
+    /* malformed, an empty entry, MySQL's form: not a set */
+    ck_assert_int_eq(slc_gtid_set_parse("0-1-7,", &s), SLC_ERROR);
+    ck_assert_int_eq(slc_gtid_set_parse("0-1-x", &s), SLC_ERROR);
+    ck_assert_int_eq(slc_gtid_set_parse(
+        "3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5", &s), SLC_ERROR);
+    for (unsigned d = 0; d <= SLC_GTID_DOMAINS; d++) {
+        snprintf(many + strlen(many), sizeof(many) - strlen(many),
+                 "%s%u-1-1", d > 0 ? "," : "", d);
+    }
+    ck_assert_int_eq(slc_gtid_set_parse(many, &s), SLC_ERROR);
+}
+END_TEST
+
 static int
 slc_test_ok(const char *hex, slc_gtid_t *g)
 {
@@ -393,6 +421,7 @@ slc_gtid_suite(void)
     tcase_add_test(tc, test_parse);
     tcase_add_test(tc, test_pos_has);
     tcase_add_test(tc, test_set);
+    tcase_add_test(tc, test_set_parse);
     tcase_add_test(tc, test_ok_packets);
     tcase_add_test(tc, test_ok_several_entries);
     tcase_add_test(tc, test_track);

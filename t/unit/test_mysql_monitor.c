@@ -31,9 +31,9 @@ START_TEST(test_layout)
     ck_assert_uint_eq(offsetof(slc_monitor_entry_t, st), 8);
     ck_assert_uint_eq(offsetof(slc_monitor_entry_t, gtid),
                       8 + sizeof(slc_monitor_status_t));
-    ck_assert_uint_eq(sizeof(slc_monitor_status_t), 32);
+    ck_assert_uint_eq(sizeof(slc_monitor_status_t), 72);
     ck_assert_uint_eq(sizeof(slc_monitor_entry_t),
-                      8 + 32 + 2 * SLC_MONITOR_TEXT);
+                      8 + 72 + 2 * SLC_MONITOR_TEXT);
     /* one entry per stats slot: under 1 MiB in all */
     ck_assert_uint_lt(SLC_STATS_MAX * sizeof(slc_monitor_entry_t), 1 << 20);
 }

@@ -424,6 +424,21 @@ sub signal {
     return $self;
 }
 
+# $t->cache_stats(ZONE): the counters of a cache zone, as `sluice -s
+# stats` (SIGUSR2) logs them: { lookups => N, hits => N, replica => N, ... }
+sub cache_stats {
+    my ($self, $zone) = @_;
+    my $off = length $self->error_log;
+    $self->signal('USR2');
+    my ($a, $b);
+    wait_for(sub {
+        my $log = substr($self->error_log, $off);
+        ($a) = $log =~ /(cache zone "\Q$zone\E": lookups=.*)/;
+        ($b) = $log =~ /(cache zone "\Q$zone\E": not stored: .*)/;
+        $a && $b }, what => "the stats of $zone");
+    return { map { /(\w+)=(\d+)/g } grep { defined } $a, $b };
+}
+
 # HUP, then wait until a new worker runs (or, if there were no workers,
 # until the log says `reconfiguring`).  Returns true on success.
 sub reload {
