@@ -160,11 +160,11 @@ is_deeply(served($sa, $q), [ 0, $rows ], 'worker A: a hit');
 
 my $off = length $t->error_log;
 query($sa, $hold);
+my $holding = qr/\] \Q$pa\E: .*testfilter: holding the lock of shm /
+              . qr/zone "cache\/qc" \(holder (\d+)\)/;
 my $holder;
 ok(wait_for(sub {
-        ($holder) = substr($t->error_log, $off) =~ /\]\ \Q$pa\E:\ .*
-            testfilter:\ holding\ the\ lock\ of\ shm\ zone\ "cache\/qc"
-            \ \(holder\ (\d+)\)/x;
+        ($holder) = substr($t->error_log, $off) =~ $holding;
         $holder }, what => 'worker A to hold the lock'),
    'worker A holds the lock of zone cache/qc');
 is($holder, $pa, 'the lock records A as its holder');
@@ -178,9 +178,9 @@ ok(!IO::Select->new($sb)->can_read(1), 'worker B waits on the lock');
 
 $off = length $t->error_log;
 $t->kill_worker(pid => $pa);
-ok(wait_for(sub { substr($t->error_log, $off) =~ /process \Q$pa\E died
-                  \ holding\ 1\ lock\(s\)\ of\ shared\ memory\ zone
-                  \ "cache\/qc":\ released/x },
+my $released = qr/process \Q$pa\E died holding 1 lock\(s\) of shared /
+               . qr/memory zone "cache\/qc": released/;
+ok(wait_for(sub { substr($t->error_log, $off) =~ $released },
             what => 'the release of the lock'),
    'the master releases the lock of the killed worker');
 my $b_answer = answer($sb);
