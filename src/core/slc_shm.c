@@ -6,15 +6,23 @@
 #include <sys/mman.h>
 
 slc_shm_zone_t *
+slc_shm_zone_find(slc_cycle_t *cycle, const char *name)
+{
+    for (slc_shm_zone_t *z = cycle->zones; z != NULL; z = z->next) {
+        if (strcmp(z->name, name) == 0) {
+            return z;
+        }
+    }
+    return NULL;
+}
+
+slc_shm_zone_t *
 slc_shm_zone_add(slc_cycle_t *cycle, const char *name, size_t size,
     const void *tag, char *err, size_t errlen)
 {
-    slc_shm_zone_t *z;
+    slc_shm_zone_t *z = slc_shm_zone_find(cycle, name);
 
-    for (z = cycle->zones; z != NULL; z = z->next) {
-        if (strcmp(z->name, name) != 0) {
-            continue;
-        }
+    if (z != NULL) {
         if (z->tag != tag || z->size != size) {
             snprintf(err, errlen, "shared memory zone \"%s\" is already "
                 "declared with another size or owner", name);

@@ -56,6 +56,8 @@ struct slc_shm_zone_s {
 /* Declare (or find, if declared twice with the same tag and size). */
 slc_shm_zone_t *slc_shm_zone_add(slc_cycle_t *cycle, const char *name,
     size_t size, const void *tag, char *err, size_t errlen);
+/* The zone `name` of `cycle` (declared by any module), NULL if none. */
+slc_shm_zone_t *slc_shm_zone_find(slc_cycle_t *cycle, const char *name);
 /* Map the zones of `cycle`, reusing those of `old` (may be NULL), then
    attach them all. */
 int  slc_shm_zones_map(slc_cycle_t *cycle, slc_cycle_t *old, char *err,

@@ -14,6 +14,19 @@
  *                           params")
  *
  * (written here with blanks inside the comment markers).
+ *
+ * And one test hook for t/cache_lockkill.t, the text being exactly
+ *
+ *   SELECT 'testfilter: hold shm zone NAME'
+ *
+ * where NAME is a shared-memory zone of the cycle ("cache/qc" for the
+ * cache zone qc): the worker takes the zone's first lock (a slab pool's
+ * mutex), logs at notice `testfilter: holding the lock of shm zone "NAME"
+ * (holder PID)` and blocks inside it for ever, never to return to its
+ * event loop, as a worker wedged or killed in the middle of an index
+ * operation would.  Only SIGKILL ends it; then the master must release the
+ * lock (slc_master_reap_process) or every other user of the zone waits
+ * for ever.  A NAME that is no zone is passed on like any statement.
  */
 
 #include "slc_core.h"
@@ -22,8 +35,12 @@
 #include "slc_mysql_codec.h"
 #include "slc_mysql_filter.h"
 #include "slc_mysql_proto.h"
+#include "slc_mysql_session.h"
+#include "slc_shm.h"
+#include "slc_shmtx.h"
 
 #define SLC_TF_ROW  100
+#define SLC_TF_HOLD "SELECT 'testfilter: hold shm zone "
 
 typedef struct {
     slc_session_t      *session;
@@ -132,6 +149,40 @@ slc_tf_ok(slc_session_t *s)
     return slc_cmd_reply_ok(s, 0);
 }
 
+/*
+ * TEST HOOK (t/cache_lockkill.t): a query `SELECT 'testfilter: hold shm
+ * zone NAME'` takes the first lock of zone NAME and never lets go; this
+ * worker is blocked until it is killed.  Returns only when the query is
+ * not that one or names no zone with a lock.
+ */
+static void
+slc_tf_hold_zone(slc_session_t *s, const char *q, size_t n)
+{
+    size_t          pre = sizeof(SLC_TF_HOLD) - 1;
+    char            name[64];
+    slc_shm_zone_t *z;
+
+    if (n <= pre + 1 || n - pre - 1 >= sizeof(name) || q[n - 1] != '\''
+        || memcmp(q, SLC_TF_HOLD, pre) != 0)
+    {
+        return;
+    }
+    memcpy(name, q + pre, n - pre - 1);
+    name[n - pre - 1] = '\0';
+    z = slc_shm_zone_find(s->cycle, name);
+    if (z == NULL || z->nlocks == 0) {
+        return;
+    }
+    slc_shmtx_lock(z->locks[0]);
+    /* the zone's name, not the client's bytes: nothing to escape */
+    slc_session_log(s, SLC_LOG_NOTICE, "testfilter: holding the lock of "
+        "shm zone \"%s\" (holder %d)", z->name,
+        (int) slc_shmtx_holder(z->locks[0]));
+    for ( ;; ) {
+        pause();
+    }
+}
+
 static int
 slc_tf_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
 {
@@ -141,6 +192,9 @@ slc_tf_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
     unsigned long long v = 0;
 
     tf->packets = tf->bytes = 0;
+    if (c->command == SLC_COM_QUERY) {
+        slc_tf_hold_zone(s, q, n);      /* returns unless it is the hook */
+    }
     if (c->command != SLC_COM_QUERY || n < 5 || memcmp(q, "/*tf:", 5) != 0) {
         return SLC_FILTER_PASS;
     }
