@@ -241,41 +241,99 @@ slc_sql_is_blank(uint8_t c)
            || c == '\v';
 }
 
+/*
+ * Keywords by hash of their upper-case spelling: open addressing in a
+ * table over twice their number, so a word costs one hash as it is
+ * upper-cased and a probe or two (a binary search cost eight strcmp
+ * calls per word, a visible part of a cache hit's CPU).  Built on first
+ * use; every process builds the same.
+ */
+#define SLC_SQL_WHASH  512
+
+
+static uint8_t  slc_sql_whash[SLC_SQL_WHASH];   /* word ids, 0: empty */
+static int      slc_sql_whash_built;
+
+static uint32_t
+slc_sql_word_hash_step(uint32_t h, uint8_t c)
+{
+    return (h ^ c) * 16777619u;             /* FNV-1a */
+}
+
+static void
+slc_sql_whash_build(void)
+{
+    for (size_t w = 1; w < SLC_SQL_W_N; w++) {
+        uint32_t h = 2166136261u;
+
+        for (size_t i = 0; i < slc_sql_words[w].len; i++) {
+            h = slc_sql_word_hash_step(h, (uint8_t) slc_sql_words[w].name[i]);
+        }
+        for (h &= SLC_SQL_WHASH - 1; slc_sql_whash[h] != 0;
+             h = (h + 1) & (SLC_SQL_WHASH - 1))
+        {
+            /* probe */
+        }
+        slc_sql_whash[h] = (uint8_t) w;
+    }
+    slc_sql_whash_built = 1;
+}
+
 /* The id of the word q[0..len), SLC_SQL_W_NONE when it is no keyword. */
 static slc_sql_word_t
 slc_sql_word_find(const uint8_t *q, size_t len)
 {
-    char    up[SLC_SQL_WORD_MAX];
-    size_t  lo = 1, hi = SLC_SQL_W_N;
+    char     up[SLC_SQL_WORD_MAX];
+    uint32_t h = 2166136261u;
 
     if (len >= SLC_SQL_WORD_MAX) {
         return SLC_SQL_W_NONE;
     }
+    if (!slc_sql_whash_built) {
+        slc_sql_whash_build();
+    }
     for (size_t i = 0; i < len; i++) {
         up[i] = (char) ((q[i] >= 'a' && q[i] <= 'z') ? q[i] - 32 : q[i]);
+        h = slc_sql_word_hash_step(h, (uint8_t) up[i]);
     }
-    up[len] = '\0';
-    while (lo < hi) {
-        size_t  mid = lo + (hi - lo) / 2;
-        int     c = strcmp(up, slc_sql_words[mid].name);
+    for (h &= SLC_SQL_WHASH - 1; slc_sql_whash[h] != 0;
+         h = (h + 1) & (SLC_SQL_WHASH - 1))
+    {
+        const slc_sql_wdef_t *d = &slc_sql_words[slc_sql_whash[h]];
 
-        if (c == 0) {
-            return (slc_sql_word_t) mid;
-        }
-        if (c < 0) {
-            hi = mid;
-        } else {
-            lo = mid + 1;
+        if (d->len == len && memcmp(d->name, up, len) == 0) {
+            return (slc_sql_word_t) slc_sql_whash[h];
         }
     }
     return SLC_SQL_W_NONE;
 }
 
 int
-slc_sql_words_sorted(void)
+slc_sql_words_check(void)
 {
-    for (size_t i = 2; i < SLC_SQL_W_N; i++) {
-        if (strcmp(slc_sql_words[i - 1].name, slc_sql_words[i].name) >= 0) {
+    char lower[SLC_SQL_WORD_MAX];
+
+    /* ids fit the hash's bytes, which stays at most half full */
+    if (SLC_SQL_W_N > 255 || SLC_SQL_W_N * 2 > SLC_SQL_WHASH) {
+        return 0;
+    }
+    for (size_t i = 1; i < SLC_SQL_W_N; i++) {
+        const slc_sql_wdef_t *d = &slc_sql_words[i];
+
+        /* in order, unique, found in either case, and a prefix is not */
+        if ((i > 1 && strcmp(slc_sql_words[i - 1].name, d->name) >= 0)
+            || d->len >= SLC_SQL_WORD_MAX
+            || slc_sql_word_find((const uint8_t *) d->name, d->len) != i
+            || slc_sql_word_find((const uint8_t *) d->name, d->len - 1u)
+               == i)
+        {
+            return 0;
+        }
+        for (size_t k = 0; k < d->len; k++) {
+            lower[k] = (char) (d->name[k] >= 'A' && d->name[k] <= 'Z'
+                               ? d->name[k] + 32 : d->name[k]);
+        }
+        if (slc_sql_word_find((const uint8_t *) lower, d->len) != i) {
             return 0;
         }
     }

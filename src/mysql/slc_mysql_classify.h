@@ -172,8 +172,9 @@ int          slc_sql_classify(const uint8_t *q, size_t len, unsigned status,
                               slc_sql_info_t *out);
 
 const char  *slc_sql_kind_name(slc_sql_kind_t kind);
-/* For the unit test: the keyword table is in order (it is bisected). */
-int          slc_sql_words_sorted(void);
+/* For the unit test: the keyword table is in order, without repeats,
+   and its hash finds every keyword in either case, and no prefix. */
+int          slc_sql_words_check(void);
 
 /*
  * Where a statement goes, for a read/write split:

@@ -829,7 +829,7 @@ END_TEST
 
 START_TEST(test_classify_words_sorted)
 {
-    ck_assert(slc_sql_words_sorted());
+    ck_assert(slc_sql_words_check());
     ck_assert_uint_ge(SLC_TEST_NSTMTS, 200);
     for (int k = 0; k < SLC_SQL_NKINDS; k++) {
         ck_assert_ptr_nonnull(slc_sql_kind_name((slc_sql_kind_t) k));
