@@ -549,16 +549,27 @@ slc_cache_ps_execute(slc_cache_ctx_t *cc, const slc_cmd_t *c)
 
 /* --- looking up --------------------------------------------------------- */
 
-/* FNV-1a, 64 bits: it picks the bucket; the whole key is compared. */
+/*
+ * The key's hash picks the bucket and skips unequal keys quickly; the
+ * whole key is compared.  Eight bytes a step (a multiply and a shift):
+ * byte-wise FNV-1a over a key of ~100 bytes was 1.5 % of a hit's CPU.
+ * Only this host's processes share the zone, so byte order is moot.
+ */
 static uint64_t
 slc_cache_hash(const uint8_t *p, size_t n)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
+    size_t   i;
 
-    for (size_t i = 0; i < n; i++) {
-        h = (h ^ p[i]) * 0x100000001b3ull;
+    for (i = 0; i + 8 <= n; i += 8) {
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
     }
-    return h;
+    w = 0;
+    memcpy(&w, p + i, n - i);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 29);
 }
 
 static size_t
