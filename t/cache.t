@@ -292,12 +292,21 @@ my @never = (
         'SYSDATE()', 'LAST_INSERT_ID()', 'FOUND_ROWS()', 'ROW_COUNT()',
         'UUID_SHORT()', 'LOCALTIMESTAMP', 'CURRENT_TIMESTAMP',
         'IS_FREE_LOCK("x")', 'SLEEP(0)', 'BENCHMARK(1, 1)',
-        'CONVERT_TZ(ts, "+00:00", "+01:00")', '@@version', '@x'),
+        'CONVERT_TZ(ts, "+00:00", "+01:00")', '@@version', '@x',
+        # the rest of MaxScale's list
+        'CURRENT_DATE', 'CURRENT_TIME', 'CURTIME()', 'ENCRYPT("x", "ab")',
+        'GET_LOCK("cx", 0) + RELEASE_LOCK("cx")', 'IS_USED_LOCK("x")',
+        'LOAD_FILE("/nonexistent")', 'LOCALTIME',
+        'MASTER_POS_WAIT("x", 4, 0.01)', 'SESSION_USER()',
+        'SYSTEM_USER()'),
+    'SELECT id INTO @into FROM cache_t WHERE id = 1',
     'SELECT SQL_NO_CACHE id FROM cache_t WHERE id = 1',
     'SELECT id FROM cache_t WHERE id = 1 FOR UPDATE',
     'SELECT id FROM cache_t WHERE id = 1 LOCK IN SHARE MODE',
     'SELECT COUNT(*) FROM information_schema.tables',
     'SELECT COUNT(*) FROM mysql.db',
+    'SELECT COUNT(*) FROM performance_schema.threads',
+    'SELECT * FROM sys.version',
     'SELECT id FROM test.cache_never',
 );
 $p->do('CREATE OR REPLACE TABLE test.cache_never (id INT)');
