@@ -649,7 +649,7 @@ slc_monitor_log_change(slc_monitor_srv_t *ms, const slc_monitor_status_t *old,
  * every commit made before that primary's check began, from the time its
  * own answer came (whichever check ran first).  What is known only grows.
  */
-static void
+void
 slc_monitor_sync(const slc_upstream_t *up, const slc_monitor_status_t *old,
     slc_monitor_entry_t *e)
 {

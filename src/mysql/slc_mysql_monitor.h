@@ -101,6 +101,15 @@ unsigned slc_monitor_role(const slc_upstream_server_t *us);
 int slc_monitor_synced(const slc_upstream_server_t *us, uint64_t *at,
     uint64_t *seen);
 
+/*
+ * The monitor's step for a replica's fresh check `e` (its previous status
+ * `old`): against the last check of every primary of `up`, fill
+ * e->st.synced_at and synced_seen (kept from `old` unless they grow).
+ * Exposed for its unit test.
+ */
+void slc_monitor_sync(const slc_upstream_t *up,
+    const slc_monitor_status_t *old, slc_monitor_entry_t *e);
+
 /* The monitor conf of an upstream (its user is NULL: not monitored). */
 const slc_monitor_conf_t *slc_monitor_conf(const slc_upstream_t *up);
 

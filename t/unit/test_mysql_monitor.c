@@ -2,7 +2,8 @@
  * Unit tests for the monitor's zone (src/mysql/slc_mysql_monitor.c): the
  * entry layout, the seqlock (a read never returns a torn copy, a writer
  * killed while writing does not block the next one or the readers for
- * ever) and the role a worker derives from an entry.
+ * ever), the role a worker derives from an entry, and what a replica is
+ * known to hold of its primaries (slc_monitor_sync, for the cache).
  */
 
 #include "slc_test.h"
@@ -219,6 +220,100 @@ START_TEST(test_role_explicit)
 }
 END_TEST
 
+/* A replica's sync with the primaries of its upstream. */
+START_TEST(test_sync)
+{
+    static slc_monitor_entry_t  pe[2];
+    slc_upstream_server_t       us[3];
+    slc_upstream_t              up = { .servers = us, .nservers = 3 };
+    slc_monitor_entry_t         re;
+    slc_monitor_status_t        old;
+
+    memset(us, 0, sizeof(us));
+    memset(pe, 0, sizeof(pe));
+    us[0].monitor = &pe[0];
+    us[1].monitor = &pe[1];
+    us[2].monitor = NULL;               /* the replica's own: not read */
+    pe[0].st.role = SLC_ROLE_PRIMARY;
+    pe[0].st.flags = UP;
+    pe[0].st.asked_at = 100;
+    strcpy(pe[0].gtid, "0-1-10,1-1-5");
+    pe[1].st.role = SLC_ROLE_REPLICA;   /* another replica: not compared */
+    pe[1].st.flags = REPL;
+    strcpy(pe[1].gtid, "0-1-99");
+
+    memset(&old, 0, sizeof(old));
+    memset(&re, 0, sizeof(re));
+    re.st.role = SLC_ROLE_REPLICA;
+    re.st.flags = REPL;
+    re.st.answered_at = 150;
+    strcpy(re.gtid, "0-1-10");          /* domain 1 missing: behind */
+    slc_monitor_sync(&up, &old, &re);
+    ck_assert_uint_eq(re.st.synced_at, 0);
+    strcpy(re.gtid, "0-1-10,1-1-5");    /* in step with the check of 100 */
+    slc_monitor_sync(&up, &old, &re);
+    ck_assert_uint_eq(re.st.synced_at, 100);
+    ck_assert_uint_eq(re.st.synced_seen, 150);
+
+    /* behind a newer primary check: what was known stays */
+    old = re.st;
+    pe[0].st.asked_at = 200;
+    strcpy(pe[0].gtid, "0-1-12,1-1-5");
+    re.st.answered_at = 250;
+    strcpy(re.gtid, "0-1-11,1-1-5");
+    slc_monitor_sync(&up, &old, &re);
+    ck_assert_uint_eq(re.st.synced_at, 100);
+    ck_assert_uint_eq(re.st.synced_seen, 150);
+    /* a position too long to trust, on either side: nothing new */
+    strcpy(re.gtid, "0-1-12,1-1-5");
+    pe[0].st.flags |= SLC_MONITOR_GTID_LONG;
+    slc_monitor_sync(&up, &old, &re);
+    ck_assert_uint_eq(re.st.synced_at, 100);
+    pe[0].st.flags &= ~(uint32_t) SLC_MONITOR_GTID_LONG;
+    re.st.flags |= SLC_MONITOR_GTID_LONG;
+    slc_monitor_sync(&up, &old, &re);
+    ck_assert_uint_eq(re.st.synced_at, 100);
+    re.st.flags &= ~(uint32_t) SLC_MONITOR_GTID_LONG;
+    /* MySQL's form on the primary: not compared */
+    strcpy(pe[0].gtid, "3E11FA47-71CA-11E1-9E33-C80AA9429562:1-5");
+    slc_monitor_sync(&up, &old, &re);
+    ck_assert_uint_eq(re.st.synced_at, 100);
+    /* caught up */
+    strcpy(pe[0].gtid, "0-1-12,1-1-5");
+    slc_monitor_sync(&up, &old, &re);
+    ck_assert_uint_eq(re.st.synced_at, 200);
+    ck_assert_uint_eq(re.st.synced_seen, 250);
+
+    /* two primaries: it must hold both, from the older check */
+    old = re.st;
+    pe[1].st.role = SLC_ROLE_PRIMARY;
+    pe[1].st.flags = UP;
+    pe[1].st.asked_at = 300;
+    strcpy(pe[1].gtid, "2-3-7");
+    pe[0].st.asked_at = 310;
+    re.st.answered_at = 320;
+    slc_monitor_sync(&up, &old, &re);
+    ck_assert_uint_eq(re.st.synced_at, 200);    /* no domain 2 */
+    strcpy(re.gtid, "0-1-12,1-1-5,2-3-7");
+    slc_monitor_sync(&up, &old, &re);
+    ck_assert_uint_eq(re.st.synced_at, 300);
+    ck_assert_uint_eq(re.st.synced_seen, 320);
+    /* a primary down does not count; with none up nothing is learnt */
+    old = re.st;
+    pe[0].st.flags = 0;
+    pe[1].st.flags = 0;
+    pe[0].st.asked_at = pe[1].st.asked_at = 400;
+    re.st.answered_at = 420;
+    slc_monitor_sync(&up, &old, &re);
+    ck_assert_uint_eq(re.st.synced_at, 300);
+    /* a server that is not a replica learns nothing */
+    pe[0].st.flags = UP;
+    re.st.role = SLC_ROLE_PRIMARY;
+    slc_monitor_sync(&up, &old, &re);
+    ck_assert_uint_eq(re.st.synced_at, 300);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -231,6 +326,7 @@ main(void)
     tcase_add_test(tc, test_seqlock_concurrent);
     tcase_add_test(tc, test_role_auto);
     tcase_add_test(tc, test_role_explicit);
+    tcase_add_test(tc, test_sync);
     tcase_set_timeout(tc, 30);
     suite_add_tcase(s, tc);
     return slc_check_run(s);
