@@ -28,7 +28,7 @@
 #include "slc_mysql_monitor.h"
 #include "slc_mysql_proto.h"
 #include "slc_mysql_session.h"
-#include "slc_cache.h"
+#include "slc_cache_session.h"
 
 /* What the command in flight asks of its response. */
 #define SLC_CACHE_OP_NONE   0
@@ -36,86 +36,18 @@
 #define SLC_CACHE_OP_SERVE  2   /* a hit is being sent */
 
 #define SLC_CACHE_WAIT_STEP  2  /* ms between looks at a pending entry */
-#define SLC_CACHE_PS_MAX     256
 
-/* The capability bits that change the bytes of a text result set:
-   the EOF or OK that ends it, the OK's layout, and MariaDB's extended
-   type information in the column definitions. */
+/* The capability bits that change the bytes of a result set: the EOF or
+   OK that ends it, the OK's layout, MariaDB's extended type information
+   in the column definitions and its "metadata follows" byte after the
+   column count. */
 #define SLC_CACHE_KEY_CAPS  (SLC_CLIENT_DEPRECATE_EOF | SLC_CLIENT_SESSION_TRACK)
-#define SLC_CACHE_KEY_MARIADB_CAPS  0x00000008u   /* EXTENDED_TYPE_INFO */
+#define SLC_CACHE_KEY_MARIADB_CAPS                                           \
+    (SLC_MARIADB_CLIENT_EXTENDED_TYPE_INFO | SLC_MARIADB_CLIENT_CACHE_METADATA)
 
-/* Tables to invalidate: their hashes, or all. */
-typedef struct {
-    unsigned    all:1;
-    unsigned    n;
-    uint32_t    hash[SLC_SQL_MAX_TABLES];
-} slc_cache_inv_set_t;
-
-/* A prepared statement that writes or sets: what its EXECUTE does. */
-typedef struct {
-    uint32_t            id;
-    unsigned            state:1;    /* may change the session's variables */
-    slc_cache_inv_set_t inv;
-} slc_cache_ps_t;
-
-typedef struct {
-    slc_session_t          *s;
-    slc_cache_conf_t       *conf;
-    slc_cache_t            *cache;
-    slc_cache_counters_t   *cnt;
-
-    /* what the session's results depend on */
-    char                   *state;      /* SETs, NUL separated, malloc'ed */
-    uint32_t                state_len;
-    char                    db[SLC_MAX_DB + 1];
-    unsigned                unknown:1;  /* variables not known: no cache */
-    unsigned                temp:1;     /* created a temporary table */
-    unsigned                ps_unknown:1;   /* statements of before a
-                                               handover, or too many */
-    unsigned                user_gen;   /* s->user_gen it knew */
-
-    /* the command in flight */
-    unsigned                op;
-    int                     rule;       /* its rule, -1: none */
-    slc_cache_store_t       st;
-    uint64_t                sent_after; /* the loop's time when it passed */
-    uint64_t                npkt;       /* response packets begun */
-    uint64_t                ncols;
-    uint64_t                stored;
-    uint32_t                last_off;   /* the last packet's start */
-    uint32_t                last_len;   /* bytes kept of its payload */
-    uint8_t                 last[32];
-    slc_cache_meta_t        meta;
-    unsigned                bad:1;      /* a response not to keep */
-    /* its effects once the server accepted it */
-    unsigned                inflight:1; /* no end of its response yet */
-    slc_cache_inv_set_t     inv;
-    unsigned                then_unknown:1;
-    unsigned                then_temp:1;
-    unsigned                then_reset:1;   /* RESET_CONNECTION, CHANGE_USER */
-    unsigned                then_db:1;
-    unsigned                then_set:1;
-    unsigned                then_prepare:1;
-    char                    next_db[SLC_MAX_DB + 1];
-    char                   *set_text;   /* malloc'ed */
-    size_t                  set_len;
-    slc_cache_ps_t          prep;       /* a PREPARE's, until its id */
-
-    /* writes of the open transaction, invalidated at its end */
-    slc_cache_inv_set_t     trx;
-
-    /* single flight: waiting for another session's store */
-    slc_timer_t             timer;
-    uint64_t                wait_until;
-    uint8_t                *key;        /* malloc'ed while it waits */
-    size_t                  klen;
-    uint64_t                hash;
-
-    slc_cache_serve_t       serve;
-
-    slc_cache_ps_t         *ps;         /* prepared statements that write */
-    unsigned                nps;
-} slc_cache_ctx_t;
+/* The key's format byte: a text and a binary entry never meet. */
+#define SLC_CACHE_KEY_TEXT    1
+#define SLC_CACHE_KEY_BINARY  2
 
 static int  slc_cache_open(slc_session_t *s, void *ctx);
 static void slc_cache_close(slc_session_t *s, void *ctx);
@@ -175,9 +107,7 @@ slc_cache_forget(slc_cache_ctx_t *cc)
     free(cc->state);
     cc->state = NULL;
     cc->state_len = 0;
-    free(cc->ps);
-    cc->ps = NULL;
-    cc->nps = 0;
+    slc_cache_ps_forget(cc);
 }
 
 static void
@@ -196,6 +126,7 @@ slc_cache_close(slc_session_t *s, void *ctx)
     slc_timer_del(slc_loop, &cc->timer);
     free(cc->key);
     free(cc->set_text);
+    slc_cache_ps_free(&cc->prep);
     slc_cache_forget(cc);
 }
 
@@ -222,7 +153,7 @@ slc_cache_save(slc_session_t *s, void *ctx, uint8_t *buf, size_t cap)
     }
     buf[0] = SLC_CACHE_SAVE_V1;
     buf[1] = (uint8_t) (cc->unknown | cc->temp << 1
-                        | (cc->ps_unknown || cc->nps > 0) << 2);
+                        | (cc->ps_unknown || slc_cache_ps_writes(cc)) << 2);
     buf[2] = (uint8_t) dl;
     memcpy(buf + 3, cc->db, dl);
     slc_mysql_le_put(buf + 3 + dl, cc->state_len, 4);
@@ -442,7 +373,7 @@ slc_cache_unanswered(slc_cache_ctx_t *cc)
 }
 
 /* What a statement invalidates once the server accepted it. */
-static void
+void
 slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q,
     const slc_sql_info_t *si, slc_cache_inv_set_t *out)
 {
@@ -465,84 +396,6 @@ slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q,
         /* fall through */
     default:
         out->all = 1;
-    }
-}
-
-
-/* --- prepared statements that write ------------------------------------- */
-
-static slc_cache_ps_t *
-slc_cache_ps_find(slc_cache_ctx_t *cc, uint32_t id)
-{
-    for (unsigned i = 0; i < cc->nps; i++) {
-        if (cc->ps[i].id == id) {
-            return &cc->ps[i];
-        }
-    }
-    return NULL;
-}
-
-static void
-slc_cache_ps_add(slc_cache_ctx_t *cc, const slc_cache_ps_t *p)
-{
-    slc_cache_ps_t *n;
-
-    if (cc->nps == SLC_CACHE_PS_MAX
-        || (n = realloc(cc->ps, (cc->nps + 1) * sizeof(*n))) == NULL)
-    {
-        cc->ps_unknown = 1;             /* an EXECUTE we cannot place */
-        return;
-    }
-    cc->ps = n;
-    cc->ps[cc->nps++] = *p;
-}
-
-static void
-slc_cache_ps_close(slc_cache_ctx_t *cc, const slc_cmd_t *c)
-{
-    slc_cache_ps_t *p;
-
-    if (c->avail >= 5
-        && (p = slc_cache_ps_find(cc, (uint32_t) slc_mysql_le_get(
-                c->payload + 1, 4))) != NULL)
-    {
-        *p = cc->ps[--cc->nps];
-    }
-}
-
-static void
-slc_cache_ps_prepare(slc_cache_ctx_t *cc, const slc_cmd_t *c)
-{
-    slc_sql_info_t si;
-
-    if (c->avail < c->len) {
-        cc->ps_unknown = 1;
-        return;
-    }
-    (void) slc_sql_classify(c->payload + 1, c->len - 1,
-                            slc_cmd_status(cc->s), &si);
-    memset(&cc->prep, 0, sizeof(cc->prep));
-    slc_cache_inv_of(cc, c->payload + 1, &si, &cc->prep.inv);
-    cc->prep.state = si.kind == SLC_SQL_SET || si.kind == SLC_SQL_CALL
-                     || si.kind == SLC_SQL_UNKNOWN || si.kind == SLC_SQL_USE;
-    cc->then_prepare = cc->prep.inv.all || cc->prep.inv.n > 0
-                       || cc->prep.state;
-}
-
-static void
-slc_cache_ps_execute(slc_cache_ctx_t *cc, const slc_cmd_t *c)
-{
-    const slc_cache_ps_t *p = c->avail >= 5
-        ? slc_cache_ps_find(cc, (uint32_t) slc_mysql_le_get(c->payload + 1,
-                                                            4))
-        : NULL;
-
-    if (p != NULL) {
-        cc->inv = p->inv;
-        cc->then_unknown = p->state;
-    } else if (cc->ps_unknown) {
-        cc->inv.all = 1;
-        cc->then_unknown = 1;
     }
 }
 
@@ -583,18 +436,28 @@ slc_cache_put_str(uint8_t *k, const void *p, size_t n)
 
 /*
  * The key of statement q in this session, into a buffer of the worker's
- * (it is copied into the entry, or into the context while waiting).
+ * (it is copied into the entry, or into the context while waiting).  A
+ * binary EXECUTE's (x) has its own format byte and the statement's
+ * database, then how many bytes of the session's SETs it was prepared
+ * under, the statement, the parameters' types, NULL bitmap and values.
  */
 static const uint8_t *
-slc_cache_key(slc_cache_ctx_t *cc, const uint8_t *q, size_t n, size_t *klen)
+slc_cache_key(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
+    const slc_cache_exec_t *x, size_t *klen)
 {
     static uint8_t *buf;
     static size_t   cap;
     slc_session_t  *s = cc->s;
+    const char     *db = x != NULL ? x->ps->db : cc->db;
     size_t          need = 8 + 2 + SLC_MAX_USER + 2 + SLC_MAX_DB
                            + 2 + SLC_CACHE_STATE_MAX + n;
     size_t          k = 0;
     uint32_t        caps = s->caps & SLC_CACHE_KEY_CAPS;
+
+    if (x != NULL) {
+        need += 8 + 2 * (size_t) x->ps->params + x->nulls_len
+                + x->values_len;
+    }
 
     if (need > cap) {
         uint8_t *p = realloc(buf, need);
@@ -609,18 +472,32 @@ slc_cache_key(slc_cache_ctx_t *cc, const uint8_t *q, size_t n, size_t *klen)
     slc_mysql_le_put(buf + 4, s->mariadb_caps & SLC_CACHE_KEY_MARIADB_CAPS,
                      2);
     buf[6] = s->charset;
-    buf[7] = 1;                         /* the key's format */
+    buf[7] = x != NULL ? SLC_CACHE_KEY_BINARY : SLC_CACHE_KEY_TEXT;
     k = 8;
     if (cc->conf->shared) {
         k += slc_cache_put_str(buf + k, "", 0);
     } else {
         k += slc_cache_put_str(buf + k, s->user, strlen(s->user));
     }
-    k += slc_cache_put_str(buf + k, cc->db, strlen(cc->db));
+    k += slc_cache_put_str(buf + k, db, strlen(db));
     k += slc_cache_put_str(buf + k, cc->state != NULL ? cc->state : "",
                            cc->state_len);
+    if (x == NULL) {
+        memcpy(buf + k, q, n);
+        *klen = k + n;
+        return buf;
+    }
+    slc_mysql_le_put(buf + k, x->ps->state_len, 4);
+    slc_mysql_le_put(buf + k + 4, n, 4);
+    k += 8;
     memcpy(buf + k, q, n);
-    *klen = k + n;
+    k += n;
+    memcpy(buf + k, x->types, 2 * (size_t) x->ps->params);
+    k += 2 * (size_t) x->ps->params;
+    memcpy(buf + k, x->nulls, x->nulls_len);
+    k += x->nulls_len;
+    memcpy(buf + k, x->values, x->values_len);
+    *klen = k + x->values_len;
     return buf;
 }
 
@@ -732,7 +609,8 @@ slc_cache_rule(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
 /* A SELECT the verdict lets through: look it up, or store its answer. */
 static int
 slc_cache_select(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
-    slc_cache_verdict_t v, const slc_cache_keys_t *keys)
+    slc_cache_verdict_t v, const slc_cache_keys_t *keys,
+    const slc_cache_exec_t *x)
 {
     const slc_cache_rule_t *r = NULL;
     long long               ttl = cc->conf->ttl;
@@ -752,10 +630,14 @@ slc_cache_select(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
         slc_cache_bump(cc->cnt->uncacheable[v]);
         return SLC_FILTER_PASS;
     }
-    if (ttl <= 0 || (key = slc_cache_key(cc, q, n, &klen)) == NULL) {
+    if (ttl <= 0 || (key = slc_cache_key(cc, q, n, x, &klen)) == NULL) {
         return SLC_FILTER_PASS;
     }
     hash = slc_cache_hash(key, klen);
+    if (x != NULL && x->no_serve) {
+        slc_cache_store(cc, key, klen, hash, keys, ttl);
+        return SLC_FILTER_PASS;
+    }
     switch (slc_cache_lookup(cc->cache, key, klen, hash, slc_loop->now,
                              &cc->serve.hit))
     {
@@ -775,9 +657,6 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     const uint8_t       *q = c->payload + 1;
     size_t               n = c->len - 1;
     slc_sql_info_t       si;
-    slc_cache_session_t  ss;
-    slc_cache_keys_t    *keys;
-    slc_cache_verdict_t  v;
 
     if (c->avail < c->len) {
         cc->inv.all = 1;                /* larger than a buffer: a write */
@@ -820,24 +699,35 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     if (si.flags & SLC_SQL_F_TEMPORARY) {
         cc->then_temp = 1;
     }
-    if (si.kind != SLC_SQL_SELECT || cc->unknown) {
+    return slc_cache_read(cc, q, n, &si, NULL);
+}
+
+int
+slc_cache_read(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
+    const slc_sql_info_t *si, const slc_cache_exec_t *x)
+{
+    const char          *db = x != NULL ? x->ps->db : cc->db;
+    slc_cache_session_t  ss;
+    slc_cache_keys_t    *keys;
+    slc_cache_verdict_t  v;
+
+    if (si->kind != SLC_SQL_SELECT || cc->unknown) {
         return SLC_FILTER_PASS;
     }
     ss = (slc_cache_session_t) {
-        .db = cc->db, .db_len = strlen(cc->db),
+        .db = db, .db_len = strlen(db),
         .status = slc_cmd_status(cc->s), .temp_tables = cc->temp,
     };
-    v = slc_cache_cacheable(q, n, &si, &ss);
+    v = slc_cache_cacheable(q, n, si, &ss);
     if (v != SLC_CACHE_CACHEABLE && v != SLC_CACHE_TABLES_UNKNOWN) {
         slc_cache_bump(cc->cnt->uncacheable[v]);
         return SLC_FILTER_PASS;
     }
     keys = &slc_cache_keys;
-    if (slc_cache_table_keys(q, &si, cc->db, strlen(cc->db), keys) != SLC_OK)
-    {
+    if (slc_cache_table_keys(q, si, db, strlen(db), keys) != SLC_OK) {
         return SLC_FILTER_PASS;
     }
-    return slc_cache_select(cc, q, n, v, keys);
+    return slc_cache_select(cc, q, n, v, keys, x);
 }
 
 static int
@@ -862,9 +752,10 @@ slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
     cc->inflight = 1;
     memset(&cc->inv, 0, sizeof(cc->inv));
     cc->then_unknown = cc->then_temp = cc->then_reset = 0;
-    cc->then_db = cc->then_set = cc->then_prepare = 0;
+    cc->then_db = cc->then_set = cc->then_prepare = cc->then_unbind = 0;
     free(cc->set_text);
     cc->set_text = NULL;
+    slc_cache_ps_free(&cc->prep);
     switch (c->command) {
     case SLC_COM_QUERY:
         return slc_cache_query(cc, c);
@@ -886,10 +777,11 @@ slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
         break;
     case SLC_COM_STMT_EXECUTE:
     case SLC_COM_STMT_BULK_EXECUTE:
-        slc_cache_ps_execute(cc, c);
-        break;
+        return slc_cache_ps_execute(cc, c);
     case SLC_COM_STMT_CLOSE:
-        slc_cache_ps_close(cc, c);
+    case SLC_COM_STMT_RESET:
+    case SLC_COM_STMT_SEND_LONG_DATA:
+        slc_cache_ps_command(cc, c);
         break;
     default:
         break;
@@ -931,12 +823,22 @@ slc_cache_packet_start(slc_cache_ctx_t *cc, const slc_cmd_packet_t *p)
     cc->last_len = (uint32_t) slc_min(have, sizeof(cc->last));
     memcpy(cc->last, pl, cc->last_len);
     if (k == 0) {
+        size_t n = 0;
+
         if (have == 0 || pl[0] == SLC_MYSQL_OK || pl[0] == SLC_MYSQL_ERR
             || pl[0] == 0xfb
-            || slc_mysql_lenenc_int_get(pl, have, &cc->ncols) == 0
+            || (n = slc_mysql_lenenc_int_get(pl, have, &cc->ncols)) == 0
             || cc->ncols == 0)
         {
             cc->bad = 1;                /* not a result set */
+        }
+        /* CACHE_METADATA: kept only with the column definitions (1),
+           which any client may be sent, never without (0: the server
+           knew this client had them) */
+        if ((cc->s->mariadb_caps & SLC_MARIADB_CLIENT_CACHE_METADATA)
+            && (have <= n || pl[n] != 1))
+        {
+            cc->bad = 1;
         }
         return;
     }
@@ -1110,8 +1012,7 @@ slc_cache_accepted(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
         cc->unknown = 1;
     }
     if (cc->then_prepare) {
-        cc->prep.id = r->stmt_id;
-        slc_cache_ps_add(cc, &cc->prep);
+        slc_cache_ps_prepared(cc, r);
     }
 }
 
@@ -1138,6 +1039,9 @@ slc_cache_done(slc_session_t *s, void *ctx, const slc_mysql_reply_t *r,
         slc_cache_accepted(cc, r);
     } else if (cc->then_unknown) {
         cc->unknown = 1;                /* a CALL may fail half way */
+    }
+    if (!ok && cc->then_unbind) {
+        slc_cache_ps_unbind(cc, cc->bind_id);
     }
     /* the session's transaction is the primary's (its own backend),
        whichever backend answered */

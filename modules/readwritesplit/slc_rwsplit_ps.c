@@ -52,8 +52,6 @@
 #include "slc_mysql_router.h"
 #include "slc_rwsplit.h"
 
-#define SLC_RWS_LAST_ID     0xffffffffu     /* MariaDB: the last prepared */
-#define SLC_RWS_EXEC_HEAD   10      /* command, id, flags, iterations */
 
 typedef enum {
     SLC_RWS_REP_PENDING = 1,        /* its PREPARE is on the way */
@@ -390,14 +388,6 @@ slc_rws_ps_prepare(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
 
 /* --- EXECUTE ------------------------------------------------------------- */
 
-/* Where new-params-bound-flag is in an EXECUTE of st (0: no parameters). */
-static size_t
-slc_rws_ps_flag_pos(const slc_rws_stmt_t *st)
-{
-    return st->params == 0
-           ? 0 : SLC_RWS_EXEC_HEAD + ((size_t) st->params + 7) / 8;
-}
-
 /* The client bound types: keep them; new ones, no server has them yet. */
 static void
 slc_rws_ps_bound(slc_rws_stmt_t *st, const uint8_t *types, size_t avail)
@@ -604,7 +594,8 @@ slc_rws_ps_retry_types(slc_rws_ctx_t *rc)
 
     rc->retry_st = NULL;
     if (st == NULL || st->primary_types
-        || (fpos = slc_rws_ps_flag_pos(st)) == 0 || rc->retry_len <= fpos
+        || (fpos = slc_mysql_exec_flag_pos(st->params)) == 0
+        || rc->retry_len <= fpos
         || rc->retry[fpos] != 0)
     {
         return;
@@ -628,12 +619,12 @@ static slc_backend_t *
 slc_rws_ps_execute(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c,
     slc_rws_stmt_t *st, int last)
 {
-    size_t         fpos = slc_rws_ps_flag_pos(st);
+    size_t         fpos = slc_mysql_exec_flag_pos(st->params);
     int            bound = 0, simple;
     slc_backend_t *b = s->backend;
     slc_cmd_t      text;
 
-    if (c->avail < SLC_RWS_EXEC_HEAD || (fpos > 0 && c->avail <= fpos)) {
+    if (c->avail < SLC_MYSQL_EXEC_HEAD || (fpos > 0 && c->avail <= fpos)) {
         return s->backend;
     }
     if (fpos > 0 && c->payload[fpos] == 1) {
@@ -766,13 +757,14 @@ slc_rws_ps_command(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
         return s->backend;
     }
     id = (uint32_t) slc_mysql_le_get(c->payload + 1, 4);
-    st = slc_rws_ps_find(rc, id == SLC_RWS_LAST_ID ? rc->ps_last : id);
+    st = slc_rws_ps_find(rc, id == SLC_MYSQL_STMT_LAST_ID ? rc->ps_last
+                                                          : id);
     if (st == NULL) {
         return s->backend;          /* the primary's own */
     }
     switch (c->command) {
     case SLC_COM_STMT_EXECUTE:
-        return slc_rws_ps_execute(s, rc, c, st, id == SLC_RWS_LAST_ID);
+        return slc_rws_ps_execute(s, rc, c, st, id == SLC_MYSQL_STMT_LAST_ID);
     case SLC_COM_STMT_SEND_LONG_DATA:
         st->long_data = 1;          /* the EXECUTE follows it there */
         break;

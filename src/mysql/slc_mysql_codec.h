@@ -41,6 +41,27 @@ slc_mysql_le_put(uint8_t *p, uint64_t v, size_t n)
     return p;
 }
 
+/* --- COM_STMT_EXECUTE ------------------------------------------------ */
+
+/*
+ * The command, the statement id (4), flags (1: a cursor), the iteration
+ * count (4); then, when the statement has parameters, the NULL bitmap
+ * ((params + 7) / 8 bytes), new-params-bound-flag (1), the types (2 bytes
+ * per parameter) when that flag is 1, and the values.  An EXECUTE whose
+ * flag is 0 uses the types of the statement's last EXECUTE that sent
+ * them.  The id 0xffffffff is MariaDB's "the statement prepared last".
+ */
+#define SLC_MYSQL_EXEC_HEAD     10
+#define SLC_MYSQL_STMT_LAST_ID  0xffffffffu
+
+/* Where new-params-bound-flag is in an EXECUTE of a statement with
+   `params` parameters; 0 when it has none (nor a NULL bitmap). */
+static inline size_t
+slc_mysql_exec_flag_pos(unsigned params)
+{
+    return params == 0 ? 0 : SLC_MYSQL_EXEC_HEAD + ((size_t) params + 7) / 8;
+}
+
 /* --- framing ---------------------------------------------------------- */
 
 /* Write a 4-byte header (3-byte little-endian length, sequence id). */

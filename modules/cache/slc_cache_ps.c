@@ -1,0 +1,334 @@
+/*
+ * The cache filter's prepared statements (docs/architecture.md, "The query
+ * cache"): the records of the session's statements that write or set (an
+ * EXECUTE invalidates what the statement's text would, or makes the
+ * session's variables unknown), and of its SELECTs, whose binary-protocol
+ * EXECUTE the cache answers or keeps like a text SELECT.
+ *
+ * A SELECT is recorded once the server's PREPARE_OK gives its id: its
+ * text, its number of parameters, the default database and how many bytes
+ * of the session's SETs it was prepared under (its tables and the SETs
+ * that shaped its parse, such as sql_mode, belong to that moment).  Its
+ * EXECUTE is looked up, under the same verdict, rules and session
+ * conditions as the text, when it opens no cursor (flags 0: a cursor's
+ * rows come through COM_STMT_FETCH), runs once (iteration count 1), no
+ * long data was sent for it since its last EXECUTE or RESET, and its
+ * parameters' types are known.  The key (slc_cache_key) adds the types,
+ * the NULL bitmap and the values to the statement.
+ *
+ * Types: an EXECUTE with new-params-bound-flag 0 uses the types the
+ * server got last for the statement.  The record keeps the types of the
+ * last EXECUTE that reached the server (one answered from the cache never
+ * does), so an EXECUTE that binds types the server lacks (the first after
+ * the PREPARE, or other types) is not answered from the cache: it goes to
+ * the server, which learns them, and its response is kept.  An EXECUTE
+ * that bound types and failed leaves them unknown, and COM_STMT_BULK_EXECUTE
+ * too: until the next EXECUTE that binds types, none is cached.
+ *
+ * Memory: at most SLC_CACHE_PS_MAX records a session; a write's record
+ * takes the place of a SELECT's when full (a SELECT not followed is only
+ * never cached; a write not followed makes every unknown EXECUTE
+ * invalidate everything).
+ */
+
+#include "slc_core.h"
+#include "slc_mysql_codec.h"
+#include "slc_mysql_proto.h"
+#include "slc_mysql_session.h"
+#include "slc_cache_session.h"
+
+void
+slc_cache_ps_free(slc_cache_ps_t *p)
+{
+    free(p->text);
+    free(p->db);
+    free(p->types);
+    p->text = NULL;
+    p->db = NULL;
+    p->types = NULL;
+}
+
+void
+slc_cache_ps_forget(slc_cache_ctx_t *cc)
+{
+    for (unsigned i = 0; i < cc->nps; i++) {
+        slc_cache_ps_free(&cc->ps[i]);
+    }
+    free(cc->ps);
+    cc->ps = NULL;
+    cc->nps = 0;
+}
+
+int
+slc_cache_ps_writes(const slc_cache_ctx_t *cc)
+{
+    for (unsigned i = 0; i < cc->nps; i++) {
+        if (!cc->ps[i].read) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static slc_cache_ps_t *
+slc_cache_ps_find(slc_cache_ctx_t *cc, uint32_t id)
+{
+    for (unsigned i = 0; i < cc->nps; i++) {
+        if (cc->ps[i].id == id) {
+            return &cc->ps[i];
+        }
+    }
+    return NULL;
+}
+
+/* A SELECT's record whose place a write may take, or NULL. */
+static slc_cache_ps_t *
+slc_cache_ps_victim(slc_cache_ctx_t *cc)
+{
+    for (unsigned i = 0; i < cc->nps; i++) {
+        if (cc->ps[i].read) {
+            return &cc->ps[i];
+        }
+    }
+    return NULL;
+}
+
+/* The record *p joins the list, which owns what it holds from now on. */
+static void
+slc_cache_ps_add(slc_cache_ctx_t *cc, slc_cache_ps_t *p)
+{
+    slc_cache_ps_t *n;
+
+    if (cc->nps == SLC_CACHE_PS_MAX) {
+        n = p->read ? NULL : slc_cache_ps_victim(cc);
+        if (n == NULL) {
+            /* a SELECT is then never cached; a write's EXECUTE we
+               cannot place invalidates everything */
+            cc->ps_unknown = cc->ps_unknown || !p->read;
+            slc_cache_ps_free(p);
+            return;
+        }
+        slc_cache_ps_free(n);
+        *n = *p;
+    } else if ((n = realloc(cc->ps, (cc->nps + 1) * sizeof(*n))) == NULL) {
+        cc->ps_unknown = cc->ps_unknown || !p->read;
+        slc_cache_ps_free(p);
+        return;
+    } else {
+        cc->ps = n;
+        cc->ps[cc->nps++] = *p;
+    }
+    memset(p, 0, sizeof(*p));
+}
+
+/* What a SELECT's record keeps: SLC_ERROR without memory. */
+static int
+slc_cache_ps_keep(slc_cache_ctx_t *cc, slc_cache_ps_t *p, const uint8_t *q,
+    size_t n)
+{
+    size_t dl = strlen(cc->db) + 1;
+
+    if (n > UINT32_MAX || (p->text = malloc(n)) == NULL
+        || (p->db = malloc(dl)) == NULL)
+    {
+        slc_cache_ps_free(p);
+        return SLC_ERROR;
+    }
+    memcpy(p->db, cc->db, dl);
+    memcpy(p->text, q, n);
+    p->len = (uint32_t) n;
+    p->state_len = cc->state_len;
+    return SLC_OK;
+}
+
+void
+slc_cache_ps_prepare(slc_cache_ctx_t *cc, const slc_cmd_t *c)
+{
+    const uint8_t  *q = c->payload + 1;
+    size_t          n = c->len - 1;
+    slc_sql_info_t  si;
+
+    slc_cache_ps_free(&cc->prep);
+    memset(&cc->prep, 0, sizeof(cc->prep));
+    cc->then_prepare = 1;               /* its id: the last prepared */
+    if (c->avail < c->len) {
+        cc->ps_unknown = 1;
+        return;
+    }
+    (void) slc_sql_classify(q, n, slc_cmd_status(cc->s), &si);
+    slc_cache_inv_of(cc, q, &si, &cc->prep.inv);
+    cc->prep.state = si.kind == SLC_SQL_SET || si.kind == SLC_SQL_CALL
+                     || si.kind == SLC_SQL_UNKNOWN || si.kind == SLC_SQL_USE;
+    cc->prep.read = si.kind == SLC_SQL_SELECT
+                    && !(si.flags & SLC_SQL_F_MULTI) && !cc->prep.state
+                    && !cc->prep.inv.all && cc->prep.inv.n == 0
+                    && slc_cache_ps_keep(cc, &cc->prep, q, n) == SLC_OK;
+}
+
+void
+slc_cache_ps_prepared(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
+{
+    slc_cache_ps_t *old = slc_cache_ps_find(cc, r->stmt_id);
+
+    cc->ps_last = r->stmt_id;
+    if (old != NULL) {
+        /* the server numbers them upwards: a record of before a
+           handover's unknown gap never names this statement */
+        slc_cache_ps_free(old);
+        *old = cc->ps[--cc->nps];
+    }
+    cc->prep.id = r->stmt_id;
+    cc->prep.params = r->params;
+    if (cc->prep.read || cc->prep.state || cc->prep.inv.all
+        || cc->prep.inv.n > 0)
+    {
+        slc_cache_ps_add(cc, &cc->prep);
+    }
+}
+
+/* The statement an id names: MariaDB's -1 is the last prepared. */
+static slc_cache_ps_t *
+slc_cache_ps_of(slc_cache_ctx_t *cc, const slc_cmd_t *c)
+{
+    uint32_t id;
+
+    if (c->avail < 5) {
+        return NULL;
+    }
+    id = (uint32_t) slc_mysql_le_get(c->payload + 1, 4);
+    return slc_cache_ps_find(cc, id == SLC_MYSQL_STMT_LAST_ID ? cc->ps_last
+                                                              : id);
+}
+
+void
+slc_cache_ps_unbind(slc_cache_ctx_t *cc, uint32_t id)
+{
+    slc_cache_ps_t *p = slc_cache_ps_find(cc, id);
+
+    if (p != NULL) {
+        free(p->types);
+        p->types = NULL;
+    }
+}
+
+/*
+ * The types an EXECUTE of p (its new-params-bound-flag at fpos) binds its
+ * values with: those it sends, which the record keeps as the server's
+ * from now on, or those the server has.  NULL when not known.  *fresh:
+ * it sends types the server does not have yet.
+ */
+static const uint8_t *
+slc_cache_ps_bind(slc_cache_ctx_t *cc, slc_cache_ps_t *p, const slc_cmd_t *c,
+    size_t fpos, int *fresh)
+{
+    size_t         n = 2 * (size_t) p->params;
+    const uint8_t *t;
+
+    *fresh = 0;
+    if (fpos == 0) {
+        return c->payload;              /* no parameters: no types */
+    }
+    if (c->avail > fpos && c->payload[fpos] == 0) {
+        return p->types;
+    }
+    if (c->avail < fpos + 1 + n) {
+        slc_cache_ps_unbind(cc, p->id);     /* new ones, not at hand */
+        return NULL;
+    }
+    t = c->payload + fpos + 1;
+    cc->then_unbind = 1;
+    cc->bind_id = p->id;
+    if (p->types != NULL && memcmp(p->types, t, n) == 0) {
+        return p->types;
+    }
+    *fresh = 1;
+    if (p->types == NULL) {
+        p->types = malloc(n);
+    }
+    if (p->types != NULL) {
+        memcpy(p->types, t, n);
+    }
+    return t;
+}
+
+/* An EXECUTE of the SELECT p: answered or kept when it may be. */
+static int
+slc_cache_ps_read(slc_cache_ctx_t *cc, slc_cache_ps_t *p, const slc_cmd_t *c)
+{
+    const uint8_t    *pl = c->payload;
+    size_t            fpos = slc_mysql_exec_flag_pos(p->params), vpos;
+    int               long_data = p->long_data, fresh;
+    slc_cache_exec_t  x = { .ps = p };
+    slc_sql_info_t    si;
+
+    p->long_data = 0;                   /* this EXECUTE uses it up */
+    x.types = slc_cache_ps_bind(cc, p, c, fpos, &fresh);
+    if (x.types == NULL || long_data || c->avail < c->len
+        || c->len < SLC_MYSQL_EXEC_HEAD || (fpos > 0 && c->len <= fpos)
+        || pl[5] != 0 || slc_mysql_le_get(pl + 6, 4) != 1)
+    {
+        return SLC_FILTER_PASS;         /* a cursor, a batch, unknown */
+    }
+    vpos = fpos == 0 ? SLC_MYSQL_EXEC_HEAD
+                     : fpos + 1 + (pl[fpos] != 0 ? 2 * (size_t) p->params
+                                                 : 0);
+    x.nulls = pl + SLC_MYSQL_EXEC_HEAD;
+    x.nulls_len = fpos == 0 ? 0 : fpos - SLC_MYSQL_EXEC_HEAD;
+    x.values = pl + vpos;
+    x.values_len = c->len - vpos;
+    x.no_serve = fresh;
+    (void) slc_sql_classify(p->text, p->len, slc_cmd_status(cc->s), &si);
+    if (si.flags & SLC_SQL_F_MULTI) {
+        return SLC_FILTER_PASS;
+    }
+    return slc_cache_read(cc, p->text, p->len, &si, &x);
+}
+
+int
+slc_cache_ps_execute(slc_cache_ctx_t *cc, const slc_cmd_t *c)
+{
+    slc_cache_ps_t *p = slc_cache_ps_of(cc, c);
+
+    if (p == NULL) {
+        if (cc->ps_unknown) {
+            cc->inv.all = 1;
+            cc->then_unknown = 1;
+        }
+        return SLC_FILTER_PASS;
+    }
+    cc->inv = p->inv;
+    cc->then_unknown = p->state;
+    if (!p->read) {
+        return SLC_FILTER_PASS;
+    }
+    if (c->command != SLC_COM_STMT_EXECUTE) {
+        p->long_data = 0;               /* a batch: it sends its own */
+        slc_cache_ps_unbind(cc, p->id); /* types, which then stay */
+        return SLC_FILTER_PASS;
+    }
+    return slc_cache_ps_read(cc, p, c);
+}
+
+void
+slc_cache_ps_command(slc_cache_ctx_t *cc, const slc_cmd_t *c)
+{
+    slc_cache_ps_t *p;
+
+    if ((p = slc_cache_ps_of(cc, c)) == NULL) {
+        return;
+    }
+    switch (c->command) {
+    case SLC_COM_STMT_CLOSE:
+        slc_cache_ps_free(p);
+        *p = cc->ps[--cc->nps];
+        break;
+    case SLC_COM_STMT_RESET:
+        p->long_data = 0;
+        break;
+    case SLC_COM_STMT_SEND_LONG_DATA:
+        p->long_data = 1;
+        break;
+    default:
+        break;
+    }
+}

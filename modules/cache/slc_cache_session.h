@@ -1,0 +1,156 @@
+#ifndef SLC_CACHE_SESSION_H
+#define SLC_CACHE_SESSION_H
+
+/*
+ * The cache filter's per-session context, shared by the hooks and text
+ * statements (slc_cache_filter.c) and the prepared statements
+ * (slc_cache_ps.c).  Private to the cache module.
+ */
+
+#include "slc_event.h"
+#include "slc_mysql_filter.h"
+#include "slc_cache.h"
+
+#define SLC_CACHE_PS_MAX     256    /* statements followed per session */
+
+/* Tables to invalidate: their hashes, or all. */
+typedef struct {
+    unsigned    all:1;
+    unsigned    n;
+    uint32_t    hash[SLC_SQL_MAX_TABLES];
+} slc_cache_inv_set_t;
+
+/*
+ * A prepared statement the filter follows (slc_cache_ps.c): one that
+ * writes or sets (what its EXECUTE invalidates, or makes unknown), or a
+ * SELECT whose EXECUTE the cache may answer, with what its key needs.
+ */
+typedef struct {
+    uint32_t            id;
+    unsigned            state:1;    /* may change the session's variables */
+    unsigned            read:1;     /* a SELECT: text, db, types kept */
+    unsigned            long_data:1;    /* SEND_LONG_DATA since its last
+                                           EXECUTE or RESET */
+    uint16_t            params;
+    uint32_t            len;        /* of text */
+    uint32_t            state_len;  /* the session's SETs when it was
+                                       prepared (a prefix of them since:
+                                       they only grow until a reset,
+                                       which forgets the statements) */
+    slc_cache_inv_set_t inv;
+    uint8_t            *text;       /* malloc'ed: the statement */
+    char               *db;         /* malloc'ed: the default database
+                                       it was prepared in */
+    uint8_t            *types;      /* malloc'ed, 2 * params: the types
+                                       the server has, NULL: not known */
+} slc_cache_ps_t;
+
+/* What a binary EXECUTE adds to the key (slc_cache_key). */
+typedef struct {
+    const slc_cache_ps_t   *ps;
+    const uint8_t          *types;      /* 2 * ps->params */
+    const uint8_t          *nulls;      /* the NULL bitmap */
+    size_t                  nulls_len;
+    const uint8_t          *values;
+    size_t                  values_len;
+    unsigned                no_serve:1; /* it binds types the server does
+                                           not have: it must go there */
+} slc_cache_exec_t;
+
+typedef struct {
+    slc_session_t          *s;
+    slc_cache_conf_t       *conf;
+    slc_cache_t            *cache;
+    slc_cache_counters_t   *cnt;
+
+    /* what the session's results depend on */
+    char                   *state;      /* SETs, NUL separated, malloc'ed */
+    uint32_t                state_len;
+    char                    db[SLC_MAX_DB + 1];
+    unsigned                unknown:1;  /* variables not known: no cache */
+    unsigned                temp:1;     /* created a temporary table */
+    unsigned                ps_unknown:1;   /* statements of before a
+                                               handover, or too many */
+    unsigned                user_gen;   /* s->user_gen it knew */
+
+    /* the command in flight */
+    unsigned                op;
+    int                     rule;       /* its rule, -1: none */
+    slc_cache_store_t       st;
+    uint64_t                sent_after; /* the loop's time when it passed */
+    uint64_t                npkt;       /* response packets begun */
+    uint64_t                ncols;
+    uint64_t                stored;
+    uint32_t                last_off;   /* the last packet's start */
+    uint32_t                last_len;   /* bytes kept of its payload */
+    uint8_t                 last[32];
+    slc_cache_meta_t        meta;
+    unsigned                bad:1;      /* a response not to keep */
+    /* its effects once the server accepted it */
+    unsigned                inflight:1; /* no end of its response yet */
+    slc_cache_inv_set_t     inv;
+    unsigned                then_unknown:1;
+    unsigned                then_temp:1;
+    unsigned                then_reset:1;   /* RESET_CONNECTION, CHANGE_USER */
+    unsigned                then_db:1;
+    unsigned                then_set:1;
+    unsigned                then_prepare:1;
+    char                    next_db[SLC_MAX_DB + 1];
+    char                   *set_text;   /* malloc'ed */
+    size_t                  set_len;
+    slc_cache_ps_t          prep;       /* a PREPARE's, until its id */
+    unsigned                then_unbind:1;  /* an EXECUTE that bound types
+                                               (bind_id's): if it fails,
+                                               they are not known */
+    uint32_t                bind_id;
+
+    /* writes of the open transaction, invalidated at its end */
+    slc_cache_inv_set_t     trx;
+
+    /* single flight: waiting for another session's store */
+    slc_timer_t             timer;
+    uint64_t                wait_until;
+    uint8_t                *key;        /* malloc'ed while it waits */
+    size_t                  klen;
+    uint64_t                hash;
+
+    slc_cache_serve_t       serve;
+
+    slc_cache_ps_t         *ps;         /* prepared statements followed */
+    uint32_t                ps_last;    /* the id of the last PREPARE */
+    unsigned                nps;
+} slc_cache_ctx_t;
+
+/* slc_cache_filter.c */
+
+/* What statement q (classified into *si) invalidates once accepted. */
+void slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q,
+    const slc_sql_info_t *si, slc_cache_inv_set_t *out);
+/*
+ * A statement that may read: answer it from the cache, or keep its
+ * response, as the verdict, the rules and the session allow.  x: NULL
+ * for a COM_QUERY, the binary EXECUTE's parameters otherwise (its tables
+ * are named in the statement's database).  Returns the command hook's
+ * verdict.
+ */
+int  slc_cache_read(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
+    const slc_sql_info_t *si, const slc_cache_exec_t *x);
+
+/* slc_cache_ps.c */
+
+void slc_cache_ps_prepare(slc_cache_ctx_t *cc, const slc_cmd_t *c);
+/* The PREPARE was accepted: its PREPARE_OK gives the statement's id. */
+void slc_cache_ps_prepared(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r);
+int  slc_cache_ps_execute(slc_cache_ctx_t *cc, const slc_cmd_t *c);
+/* COM_STMT_CLOSE, COM_STMT_RESET, COM_STMT_SEND_LONG_DATA. */
+void slc_cache_ps_command(slc_cache_ctx_t *cc, const slc_cmd_t *c);
+/* The EXECUTE that bound types failed: the server's are not known. */
+void slc_cache_ps_unbind(slc_cache_ctx_t *cc, uint32_t id);
+/* Frees what a record holds (not the record). */
+void slc_cache_ps_free(slc_cache_ps_t *p);
+void slc_cache_ps_forget(slc_cache_ctx_t *cc);
+/* 1 if a statement followed writes or sets (a handover cannot say
+   which). */
+int  slc_cache_ps_writes(const slc_cache_ctx_t *cc);
+
+#endif /* SLC_CACHE_SESSION_H */
