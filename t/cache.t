@@ -25,7 +25,7 @@ use lib "$FindBin::Bin/lib";
 use Test::More;
 use Time::HiRes qw(time sleep);
 use Sluice::Test;
-use Sluice::Wire qw(read_packet raw_login packet raw_connect);
+use Sluice::Wire qw(read_packet raw_login packet raw_connect read_response);
 
 my $t = Sluice::Test->new;
 plan skip_all => 'no cache module' unless $t->has_module('cache');
@@ -179,17 +179,10 @@ sub raw {
 sub raw_query {
     my ($s, $sql) = @_;
     syswrite($s, packet(0, "\x03$sql"));
-    my ($seq, $pl) = read_packet($s);
-    return undef unless defined $pl;
-    my $bytes = packet($seq, $pl);
+    my $bytes = read_response($s) // return undef;
+    my $pl = substr($bytes, 4);
     return 'ERR ' . substr($pl, 9) if ord $pl == 0xff;
     return 'OK' if ord $pl == 0;
-    for (my $eofs = 0; $eofs < 2; ) {
-        ($seq, $pl) = read_packet($s);
-        return undef unless defined $pl;
-        $bytes .= packet($seq, $pl);
-        $eofs++ if ord $pl == 0xfe && length $pl < 9;
-    }
     return $bytes;
 }
 

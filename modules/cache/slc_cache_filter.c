@@ -439,7 +439,9 @@ slc_cache_put_str(uint8_t *k, const void *p, size_t n)
  * (it is copied into the entry, or into the context while waiting).  A
  * binary EXECUTE's (x) has its own format byte and the statement's
  * database, then how many bytes of the session's SETs it was prepared
- * under, the statement, the parameters' types, NULL bitmap and values.
+ * under, the hash of the column definitions its client holds (under
+ * CACHE_METADATA), the statement, the parameters' types, NULL bitmap and
+ * values.
  */
 static const uint8_t *
 slc_cache_key(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
@@ -455,7 +457,7 @@ slc_cache_key(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     uint32_t        caps = s->caps & SLC_CACHE_KEY_CAPS;
 
     if (x != NULL) {
-        need += 8 + 2 * (size_t) x->ps->params + x->nulls_len
+        need += 16 + 2 * (size_t) x->ps->params + x->nulls_len
                 + x->values_len;
     }
 
@@ -488,8 +490,9 @@ slc_cache_key(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
         return buf;
     }
     slc_mysql_le_put(buf + k, x->ps->state_len, 4);
-    slc_mysql_le_put(buf + k + 4, n, 4);
-    k += 8;
+    slc_mysql_le_put(buf + k + 4, x->ps->meta, 8);    /* CACHE_METADATA */
+    slc_mysql_le_put(buf + k + 12, n, 4);
+    k += 16;
     memcpy(buf + k, q, n);
     k += n;
     memcpy(buf + k, x->types, 2 * (size_t) x->ps->params);
@@ -504,7 +507,8 @@ slc_cache_key(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
 /* Start keeping the response to the command that passes on. */
 static void
 slc_cache_store(slc_cache_ctx_t *cc, const uint8_t *key, size_t klen,
-    uint64_t hash, const slc_cache_keys_t *keys, long long ttl)
+    uint64_t hash, const slc_cache_keys_t *keys, long long ttl,
+    const slc_cache_exec_t *x)
 {
     slc_cache_refusal_e r;
     long long           soft = cc->conf->soft_ttl;
@@ -519,6 +523,8 @@ slc_cache_store(slc_cache_ctx_t *cc, const uint8_t *key, size_t klen,
     cc->sent_after = slc_loop->now;
     cc->npkt = 0;
     cc->ncols = 0;
+    cc->ndefs = 0;
+    cc->binary = x != NULL;
     cc->stored = 0;
     cc->bad = 0;
     cc->last_len = 0;
@@ -635,7 +641,7 @@ slc_cache_select(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     }
     hash = slc_cache_hash(key, klen);
     if (x != NULL && x->no_serve) {
-        slc_cache_store(cc, key, klen, hash, keys, ttl);
+        slc_cache_store(cc, key, klen, hash, keys, ttl, x);
         return SLC_FILTER_PASS;
     }
     switch (slc_cache_lookup(cc->cache, key, klen, hash, slc_loop->now,
@@ -646,7 +652,7 @@ slc_cache_select(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     case SLC_CACHE_PENDING:
         return slc_cache_wait(cc, key, klen, hash);
     default:                            /* MISS, HIT_REFRESH */
-        slc_cache_store(cc, key, klen, hash, keys, ttl);
+        slc_cache_store(cc, key, klen, hash, keys, ttl, x);
         return SLC_FILTER_PASS;
     }
 }
@@ -753,6 +759,7 @@ slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
     memset(&cc->inv, 0, sizeof(cc->inv));
     cc->then_unknown = cc->then_temp = cc->then_reset = 0;
     cc->then_db = cc->then_set = cc->then_prepare = cc->then_unbind = 0;
+    cc->mw.on = 0;
     free(cc->set_text);
     cc->set_text = NULL;
     slc_cache_ps_free(&cc->prep);
@@ -832,17 +839,20 @@ slc_cache_packet_start(slc_cache_ctx_t *cc, const slc_cmd_packet_t *p)
         {
             cc->bad = 1;                /* not a result set */
         }
-        /* CACHE_METADATA: kept only with the column definitions (1),
-           which any client may be sent, never without (0: the server
-           knew this client had them) */
-        if ((cc->s->mariadb_caps & SLC_MARIADB_CLIENT_CACHE_METADATA)
-            && (have <= n || pl[n] != 1))
-        {
-            cc->bad = 1;
+        cc->ndefs = cc->ncols;
+        /* CACHE_METADATA: "metadata follows", 0 when the server knew the
+           client had the definitions: only an EXECUTE's (its key holds
+           the definitions the client has) */
+        if (cc->s->mariadb_caps & SLC_MARIADB_CLIENT_CACHE_METADATA) {
+            if (have <= n || pl[n] > 1 || (pl[n] == 0 && !cc->binary)) {
+                cc->bad = 1;
+            } else if (pl[n] == 0) {
+                cc->ndefs = 0;
+            }
         }
         return;
     }
-    if (!(cc->s->caps & SLC_CLIENT_DEPRECATE_EOF) && k == cc->ncols + 1) {
+    if (!(cc->s->caps & SLC_CLIENT_DEPRECATE_EOF) && k == cc->ndefs + 1) {
         if (have < 5 || pl[0] != SLC_MYSQL_EOF || p->plen != 5) {
             cc->bad = 1;
             return;
@@ -859,6 +869,9 @@ slc_cache_packet(slc_session_t *s, void *ctx, const slc_cmd_packet_t *p)
     size_t           n = p->len + (p->first ? SLC_MYSQL_HDR_LEN : 0);
 
     (void) s;
+    if (cc->mw.on) {
+        slc_cache_ps_packet(cc, p);
+    }
     if (cc->op != SLC_CACHE_OP_STORE) {
         return;
     }
@@ -1024,6 +1037,12 @@ slc_cache_done(slc_session_t *s, void *ctx, const slc_mysql_reply_t *r,
     int              ok = r->first != SLC_MYSQL_ERR;
 
     cc->inflight = 0;
+    if (cc->mw.on && cc->op != SLC_CACHE_OP_SERVE
+        && !slc_cache_ps_watched(cc) && cc->op == SLC_CACHE_OP_STORE)
+    {
+        /* the client's definitions changed: a hit would not change them */
+        slc_cache_store_fail(cc, SLC_CACHE_NS_STATE);
+    }
     if (cc->op == SLC_CACHE_OP_STORE) {
         slc_cache_commit(cc, r);
     } else if (cc->op == SLC_CACHE_OP_SERVE) {

@@ -37,6 +37,11 @@
 #include "slc_mysql_session.h"
 #include "slc_cache_session.h"
 
+#define SLC_CACHE_FNV_BASIS  0xcbf29ce484222325ull
+
+#define slc_cache_ps_cm(cc)                                                  \
+    ((cc)->s->mariadb_caps & SLC_MARIADB_CLIENT_CACHE_METADATA)
+
 void
 slc_cache_ps_free(slc_cache_ps_t *p)
 {
@@ -163,6 +168,9 @@ slc_cache_ps_prepare(slc_cache_ctx_t *cc, const slc_cmd_t *c)
                     && !(si.flags & SLC_SQL_F_MULTI) && !cc->prep.state
                     && !cc->prep.inv.all && cc->prep.inv.n == 0
                     && slc_cache_ps_keep(cc, &cc->prep, q, n) == SLC_OK;
+    if (cc->prep.read && slc_cache_ps_cm(cc)) {
+        cc->mw = (slc_cache_meta_watch_t) { .on = 1, .prepare = 1 };
+    }
 }
 
 void
@@ -264,6 +272,7 @@ slc_cache_ps_read(slc_cache_ctx_t *cc, slc_cache_ps_t *p, const slc_cmd_t *c)
     p->long_data = 0;                   /* this EXECUTE uses it up */
     x.types = slc_cache_ps_bind(cc, p, c, fpos, &fresh);
     if (x.types == NULL || long_data || c->avail < c->len
+        || (slc_cache_ps_cm(cc) && !p->meta_known)
         || c->len < SLC_MYSQL_EXEC_HEAD || (fpos > 0 && c->len <= fpos)
         || pl[5] != 0 || slc_mysql_le_get(pl + 6, 4) != 1)
     {
@@ -304,7 +313,11 @@ slc_cache_ps_execute(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     if (c->command != SLC_COM_STMT_EXECUTE) {
         p->long_data = 0;               /* a batch: it sends its own */
         slc_cache_ps_unbind(cc, p->id); /* types, which then stay */
+        p->meta_known = 0;
         return SLC_FILTER_PASS;
+    }
+    if (slc_cache_ps_cm(cc)) {
+        cc->mw = (slc_cache_meta_watch_t) { .on = 1, .id = p->id };
     }
     return slc_cache_ps_read(cc, p, c);
 }
@@ -331,4 +344,107 @@ slc_cache_ps_command(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     default:
         break;
     }
+}
+
+
+/* --- CACHE_METADATA: the definitions the client holds ------------------- */
+
+/* FNV-1a, 64 bits, of n more bytes after h: the definitions come in
+   pieces (the key's hash, slc_cache_hash, takes a whole buffer). */
+static uint64_t
+slc_cache_ps_fnv(uint64_t h, const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+/*
+ * The first packet of the response says which packets are column
+ * definitions: a PREPARE_OK's parameter and column counts (each list then
+ * ends with an EOF without DEPRECATE_EOF), an EXECUTE's "metadata follows"
+ * (0: the client keeps what it has).  Anything else changes nothing.
+ */
+static void
+slc_cache_ps_watch_first(slc_cache_ctx_t *cc, const slc_cmd_packet_t *p)
+{
+    slc_cache_meta_watch_t *w = &cc->mw;
+    int                     eof = !(cc->s->caps & SLC_CLIENT_DEPRECATE_EOF);
+    uint64_t                params;
+    size_t                  n;
+
+    if (w->prepare) {
+        if (p->len < 9 || p->data[0] != SLC_MYSQL_OK) {
+            w->on = 0;
+            return;
+        }
+        params = slc_mysql_le_get(p->data + 7, 2);
+        w->n = slc_mysql_le_get(p->data + 5, 2);
+        w->from = 1 + params + (params > 0 && eof);
+    } else {
+        if (p->len == 0 || p->data[0] == SLC_MYSQL_OK
+            || p->data[0] == SLC_MYSQL_ERR || p->data[0] == 0xfb
+            || (n = slc_mysql_lenenc_int_get(p->data, p->len, &w->n)) == 0
+            || n >= p->len || p->data[n] != 1)
+        {
+            w->on = 0;
+            return;
+        }
+        w->from = 1;
+    }
+    w->hash = SLC_CACHE_FNV_BASIS;
+    w->complete = w->n == 0;
+}
+
+void
+slc_cache_ps_packet(slc_cache_ctx_t *cc, const slc_cmd_packet_t *p)
+{
+    slc_cache_meta_watch_t *w = &cc->mw;
+    uint8_t                 len[4];
+
+    if (p->first) {
+        uint64_t k = w->k++;
+
+        if (k == 0) {
+            slc_cache_ps_watch_first(cc, p);
+            return;
+        }
+        w->in = k >= w->from && k < w->from + w->n;
+        if (w->in) {
+            slc_mysql_le_put(len, p->plen, sizeof(len));
+            w->hash = slc_cache_ps_fnv(w->hash, len, sizeof(len));
+        }
+    }
+    if (w->in) {
+        w->hash = slc_cache_ps_fnv(w->hash, p->data, p->len);
+        if (p->last && w->k == w->from + w->n) {
+            w->complete = 1;
+        }
+    }
+}
+
+int
+slc_cache_ps_watched(slc_cache_ctx_t *cc)
+{
+    slc_cache_meta_watch_t *w = &cc->mw;
+    slc_cache_ps_t         *p;
+    int                     same;
+
+    w->on = 0;
+    if (w->k == 0) {
+        return 1;                       /* no response went by */
+    }
+    if (w->prepare) {
+        cc->prep.meta = w->hash;
+        cc->prep.meta_known = w->complete;
+        return 1;
+    }
+    if ((p = slc_cache_ps_find(cc, w->id)) == NULL) {
+        return 0;
+    }
+    same = p->meta_known && w->complete && p->meta == w->hash;
+    p->meta = w->hash;
+    p->meta_known = w->complete;
+    return same;
 }

@@ -31,6 +31,9 @@ typedef struct {
     unsigned            read:1;     /* a SELECT: text, db, types kept */
     unsigned            long_data:1;    /* SEND_LONG_DATA since its last
                                            EXECUTE or RESET */
+    unsigned            meta_known:1;   /* CACHE_METADATA: meta is */
+    uint64_t            meta;       /* the hash of the column definitions
+                                       the client last got for it */
     uint16_t            params;
     uint32_t            len;        /* of text */
     uint32_t            state_len;  /* the session's SETs when it was
@@ -44,6 +47,23 @@ typedef struct {
     uint8_t            *types;      /* malloc'ed, 2 * params: the types
                                        the server has, NULL: not known */
 } slc_cache_ps_t;
+
+/*
+ * Under MariaDB's CACHE_METADATA, the column definitions that go by in
+ * the response to a PREPARE or an EXECUTE of a SELECT followed: packets
+ * from..from+n-1 of the response are hashed (slc_cache_ps.c).
+ */
+typedef struct {
+    unsigned                on:1;
+    unsigned                prepare:1;  /* else an EXECUTE of id */
+    unsigned                complete:1; /* all n hashed */
+    unsigned                in:1;       /* the packet going is one */
+    uint32_t                id;
+    uint64_t                k;          /* packets begun */
+    uint64_t                from;
+    uint64_t                n;
+    uint64_t                hash;
+} slc_cache_meta_watch_t;
 
 /* What a binary EXECUTE adds to the key (slc_cache_key). */
 typedef struct {
@@ -86,6 +106,9 @@ typedef struct {
     uint8_t                 last[32];
     slc_cache_meta_t        meta;
     unsigned                bad:1;      /* a response not to keep */
+    unsigned                binary:1;   /* an EXECUTE's (CACHE_METADATA:
+                                           with or without definitions) */
+    uint64_t                ndefs;      /* column definitions in it */
     /* its effects once the server accepted it */
     unsigned                inflight:1; /* no end of its response yet */
     slc_cache_inv_set_t     inv;
@@ -103,6 +126,7 @@ typedef struct {
                                                (bind_id's): if it fails,
                                                they are not known */
     uint32_t                bind_id;
+    slc_cache_meta_watch_t  mw;
 
     /* writes of the open transaction, invalidated at its end */
     slc_cache_inv_set_t     trx;
@@ -144,6 +168,11 @@ void slc_cache_ps_prepared(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r);
 int  slc_cache_ps_execute(slc_cache_ctx_t *cc, const slc_cmd_t *c);
 /* COM_STMT_CLOSE, COM_STMT_RESET, COM_STMT_SEND_LONG_DATA. */
 void slc_cache_ps_command(slc_cache_ctx_t *cc, const slc_cmd_t *c);
+/* A response packet, for the CACHE_METADATA watch. */
+void slc_cache_ps_packet(slc_cache_ctx_t *cc, const slc_cmd_packet_t *p);
+/* The response ended: what the client now holds of its statement's column
+   definitions.  0 if that changed (a response then not kept). */
+int  slc_cache_ps_watched(slc_cache_ctx_t *cc);
 /* The EXECUTE that bound types failed: the server's are not known. */
 void slc_cache_ps_unbind(slc_cache_ctx_t *cc, uint32_t id);
 /* Frees what a record holds (not the record). */

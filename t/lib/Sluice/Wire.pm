@@ -20,7 +20,8 @@ use Socket qw(IPPROTO_TCP SO_RCVTIMEO TCP_CORK);
 our @EXPORT_OK = qw(read_n read_packet packet send_packet raw_connect
                     greeting_of parse_greeting build_greeting native_token
                     handshake_response raw_login read_err err_packet
-                    serve_login accept_login hang_up wait_eof);
+                    serve_login accept_login hang_up wait_eof
+                    read_response stmt_prepare stmt_execute);
 
 use constant {
     CONNECT_TIMEOUT => 5,       # s for connect()
@@ -102,8 +103,12 @@ sub parse_greeting {
     my ($version, $s1, $lower, $upper, $rest) =
         unpack 'x Z* x4 a8 x v x x2 v a*', $pl;
     my $s2 = length $rest > 11 ? substr($rest, 11, 12) : '';
+    # MariaDB's extended capabilities: the last 4 reserved bytes, when
+    # CLIENT_MYSQL (bit 0) is not offered
+    my $ext = !($lower & 1) && length $rest >= 11
+        ? unpack('V', substr($rest, 7, 4)) : 0;
     return { version => $version, caps => $lower | $upper << 16,
-             scramble => $s1 . $s2 };
+             mariadb_caps => $ext, scramble => $s1 . $s2 };
 }
 
 # What a MariaDB 10.11 offers, less TLS and compression: PROTOCOL_41,
@@ -131,7 +136,10 @@ sub native_token {
 sub handshake_response {
     my (%o) = @_;
     my $caps = 0x1 | 0x200 | 0x8000 | 0x80000 | (defined $o{db} ? 0x8 : 0);
-    return pack('V V C x23', $caps, $o{max_packet} // 16 << 20, 45)
+    # MariaDB's extended capabilities go without CLIENT_MYSQL
+    $caps &= ~1 if $o{mariadb_caps};
+    return pack('V V C x19 V', $caps, $o{max_packet} // 16 << 20, 45,
+                $o{mariadb_caps} // 0)
         . "$o{user}\0" . chr(length $o{token}) . $o{token}
         . (defined $o{db} ? "$o{db}\0" : '')
         . ($o{plugin} // 'mysql_native_password') . "\0";
@@ -144,8 +152,52 @@ sub raw_login {
     my $g = parse_greeting($pl) or return undef;
     send_packet($s, 1, handshake_response(user => $o{user} // 'app',
         token => native_token($o{password} // 'secret', $g->{scramble}),
-        max_packet => $o{max_packet}));
+        max_packet => $o{max_packet}, mariadb_caps => $o{mariadb_caps}));
     return $s;
+}
+
+sub read_response {
+    my ($s) = @_;
+    my ($seq, $pl) = read_packet($s);
+    return undef unless defined $pl;
+    my $bytes = packet($seq, $pl);
+    return $bytes if ord $pl == 0 || ord $pl == 0xff;
+    for (my $eofs = 0; $eofs < 2; ) {
+        ($seq, $pl) = read_packet($s);
+        return undef unless defined $pl;
+        $bytes .= packet($seq, $pl);
+        next unless ord $pl == 0xfe && length $pl < 9;
+        $eofs++;
+        # a cursor's result ends with the definitions (CURSOR_EXISTS)
+        last if unpack('v', substr($pl, 3, 2)) & 0x40;
+    }
+    return $bytes;
+}
+
+sub stmt_prepare {
+    my ($s, $sql) = @_;
+    send_packet($s, 0, "\x16$sql");
+    my (undef, $pl) = read_packet($s);
+    return () unless defined $pl && ord $pl == 0 && length $pl >= 9;
+    my ($id, $cols, $params) = unpack 'x V v v', $pl;
+    for my $n (grep { $_ > 0 } $params, $cols) {
+        read_packet($s) for 0 .. $n;        # the definitions and an EOF
+    }
+    return ($id, $params, $cols);
+}
+
+sub stmt_execute {
+    my (%o) = @_;
+    my @p = @{ $o{params} // [] };
+    my $pl = pack 'C V C V', 0x17, $o{id}, $o{flags} // 0,
+                  $o{iterations} // 1;
+    return $pl unless @p;
+    my $nulls = "\0" x int((@p + 7) / 8);
+    vec($nulls, $_, 1) = 1 for grep { !defined $p[$_][1] } 0 .. $#p;
+    my $bound = $o{bound} // 1;
+    return $pl . $nulls . chr($bound)
+        . ($bound ? join('', map { pack 'v', $_->[0] } @p) : '')
+        . join('', map { $_->[1] // '' } @p);
 }
 
 sub read_err {
@@ -243,8 +295,10 @@ greeting), or undef.
 
 =item parse_greeting($payload)
 
-A protocol-10 greeting as C<< { version, caps, scramble } >>: caps with
-the upper 16 bits joined in, scramble the 20 bytes of both parts.  Undef
+A protocol-10 greeting as C<< { version, caps, mariadb_caps, scramble } >>:
+caps with the upper 16 bits joined in, mariadb_caps MariaDB's extended
+ones (0 when CLIENT_MYSQL is offered), scramble the 20 bytes of both
+parts.  Undef
 if $payload is not a protocol-10 greeting (an ERR instead, say).
 
 =item build_greeting(version => V, thread_id => N, scramble => S, caps => C, ...)
@@ -260,20 +314,43 @@ plugin => P too.
 The mysql_native_password auth response:
 SHA1(password) XOR SHA1(scramble . SHA1(SHA1(password))).
 
-=item handshake_response(user => U, token => T, db => D, plugin => P, max_packet => N)
+=item handshake_response(user => U, token => T, db => D, plugin => P, max_packet => N, mariadb_caps => C)
 
 A HandshakeResponse41 payload with LONG_PASSWORD, PROTOCOL_41,
 SECURE_CONNECTION, PLUGIN_AUTH, and CONNECT_WITH_DB if db is given;
 charset 45 (utf8mb4), max_packet 16 MiB unless given, plugin
-mysql_native_password unless given.  No DEPRECATE_EOF, so a result set
+mysql_native_password unless given.  With mariadb_caps, those MariaDB
+extended capabilities (CLIENT_MYSQL then unset), e.g. 0x10 for
+CACHE_METADATA.  No DEPRECATE_EOF, so a result set
 ends with an EOF packet.
 
-=item raw_login($port, user => 'app', password => 'secret', max_packet => N)
+=item raw_login($port, user => 'app', password => 'secret', max_packet => N, mariadb_caps => C)
 
 Connects, reads the greeting and sends a mysql_native_password login
 (seq 1) for user and password (app/secret unless given).  Returns the
 socket, whose next packet answers the login, or undef if no greeting
 came.
+
+=item read_response($sock)
+
+The whole response to a command as wire bytes: an OK or an ERR, or a
+result set (text or binary) without DEPRECATE_EOF: up to its second EOF,
+or its first when that says a cursor is open (SERVER_STATUS_CURSOR_EXISTS).
+Undef at EOF or timeout.
+
+=item stmt_prepare($sock, $sql)
+
+Sends COM_STMT_PREPARE and reads its response (the definitions that
+follow the PREPARE_OK, each list with its EOF, are read and dropped):
+($id, $params, $columns), or the empty list on an ERR.
+
+=item stmt_execute(id => N, params => [[TYPE, BYTES], ...], bound => 0|1, flags => F, iterations => N)
+
+A COM_STMT_EXECUTE payload: TYPE a MYSQL_TYPE_* number (with 0x8000 for
+unsigned), BYTES the value as the binary protocol encodes it, undef for a
+NULL (its bit in the NULL bitmap).  With bound => 0 (new-params-bound-flag
+0) no types are sent: the server uses the last bound.  Flags 0 (no
+cursor) and an iteration count of 1 unless given.
 
 =item read_err($sock)
 
