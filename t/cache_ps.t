@@ -58,7 +58,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(48);
+$t->plan(50);
 
 sub executed {
     return ($p->selectrow_array(
@@ -168,6 +168,13 @@ is($hit, $want, 'the same bytes');
 is(served(sub { $hit = execute($b, id => $bid, params => \@args,
                                bound => 0) }), 0,
    'its next, without types, is a hit');
+my @b2 = @args;
+$b2[4] = int_p(2);
+is(served(sub { $hit = execute($b, id => $bid, params => \@b2,
+                               bound => 0) }), 1,
+   'a miss without types: to the server');
+ok(defined $hit && ord(substr($hit, 4)) == 12, 'which has them: rows, no '
+   . 'ERR (had the first EXECUTE been a hit, it would not)');
 # other types, same values' bytes: another entry
 my @unsigned = @args;
 $unsigned[3] = [T_LONGLONG | 0x8000, pack('q<', -3)];
