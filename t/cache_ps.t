@@ -58,7 +58,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(50);
+$t->plan(52);
 
 sub executed {
     return ($p->selectrow_array(
@@ -280,6 +280,13 @@ execute($a, id => $wid, params => [str_p('eins'), int_p(1)]);
 is(served(sub { $r = execute($a, id => $vid, params => [int_p(1)]) }), 1,
    'a prepared UPDATE invalidates it');
 like($r, qr/eins/, 'the new value');
+# MariaDB's id -1: the statement prepared last
+execute($a, id => $vid, params => [int_p(1)]);
+stmt_prepare($a, 'UPDATE test.cps_t SET v = ? WHERE id = ?');
+execute($a, id => 0xffffffff, params => [str_p('un'), int_p(1)]);
+is(served(sub { $r = execute($a, id => $vid, params => [int_p(1)]) }), 1,
+   'an EXECUTE of the statement prepared last (id -1) invalidates it');
+like($r, qr/\x02un/, 'the new value');
 
 # --- real clients ----------------------------------------------------------------
 

@@ -62,6 +62,7 @@ slc_cache_ps_forget(slc_cache_ctx_t *cc)
     free(cc->ps);
     cc->ps = NULL;
     cc->nps = 0;
+    cc->ps_last = 0;                    /* no statement has id 0 */
 }
 
 int
