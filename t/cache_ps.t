@@ -115,7 +115,7 @@ my $sql = 'SELECT id, i, big, d, dec3, dt, v, b, ? AS pi, ? AS ps, '
 my @args = (int_p(undef), str_p("\xf0\x9f\x90\xac"), double_p(0.5),
             bigint_p(-3), int_p(3));
 
-# --- the same EXECUTE twice: the second is a hit, the server's bytes --------
+# --- the same EXECUTE twice: the second is a hit, the server's bytes ---------
 
 my $direct = raw($t->primary_port);
 my ($did) = stmt_prepare($direct, $sql);
@@ -196,7 +196,7 @@ my $tr = read_response($a);
 like($tr, qr/\x02\x00\x00.\x013/s, 'a text query of a prepared '
      . 'statement\'s text gets a text result (rows of strings)');
 
-# --- CACHE_METADATA ------------------------------------------------------------
+# --- CACHE_METADATA ----------------------------------------------------------
 
 # The server skips the column definitions when the client has them (from
 # the PREPARE, or an earlier EXECUTE): the key holds those the client has,
@@ -227,7 +227,7 @@ is(served(sub { $hit = execute($a, id => $id, params => \@args,
    'a session without CACHE_METADATA: its own entry');
 is($hit, $want, 'with the definitions, without the byte');
 
-# --- what is not cached --------------------------------------------------------
+# --- what is not cached ------------------------------------------------------
 
 # a cursor: its rows come through COM_STMT_FETCH
 is(served(sub { execute($a, id => $id, params => \@args, flags => 1)
@@ -262,7 +262,7 @@ my ($nid) = stmt_prepare($a, 'SELECT NOW(6), id FROM test.cps_t WHERE id = ?');
 is(served(sub { execute($a, id => $nid, params => [int_p(1)]) for 1 .. 2 }),
    2, 'NOW() in a prepared SELECT is not served');
 
-# --- writes invalidate ---------------------------------------------------------
+# --- writes invalidate -------------------------------------------------------
 
 my ($vid) = stmt_prepare($a, 'SELECT v FROM test.cps_t WHERE id = ?');
 execute($a, id => $vid, params => [int_p(1)]) for 1 .. 2;
@@ -288,7 +288,7 @@ is(served(sub { $r = execute($a, id => $vid, params => [int_p(1)]) }), 1,
    'an EXECUTE of the statement prepared last (id -1) invalidates it');
 like($r, qr/\x02un/, 'the new value');
 
-# --- real clients ----------------------------------------------------------------
+# --- real clients ------------------------------------------------------------
 
 my $dbd = $t->dbh(mariadb_server_prepare => 1);
 my $sth = $dbd->prepare('SELECT id, v, big, dt FROM test.cps_t WHERE id = ?');

@@ -1,6 +1,7 @@
 /*
  * The cache filter's session side (docs/architecture.md, "The query
- * cache"): per command, look a cacheable SELECT up and answer it from the
+ * cache"): per command, look a cacheable SELECT up (a COM_QUERY here, an
+ * EXECUTE of a prepared one through slc_cache_ps.c) and answer it from the
  * zone, or let it pass and keep its response as it streams to the client;
  * note what the session's results depend on (its default database, its
  * variables); invalidate the tables a write changed once the server
@@ -10,7 +11,8 @@
  * user (unless cache_users shared), the character set of the login, the
  * session's SETs of system variables (their text, in order), and the
  * client capabilities that change a result's bytes (DEPRECATE_EOF, the
- * session-state OK, MariaDB's extended metadata).  The whole key is
+ * session-state OK, MariaDB's extended metadata and CACHE_METADATA); a
+ * binary EXECUTE's adds its parameters (slc_cache_key).  The whole key is
  * compared on every hit.  A session whose variables cannot be known (a
  * stored procedure or a text-protocol EXECUTE may have set some, a
  * prepared SET, a handover from the worker that knew them, more SETs than

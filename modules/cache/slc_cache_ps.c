@@ -25,6 +25,15 @@
  * that bound types and failed leaves them unknown, and COM_STMT_BULK_EXECUTE
  * too: until the next EXECUTE that binds types, none is cached.
  *
+ * CACHE_METADATA (MariaDB): the server leaves an EXECUTE's column
+ * definitions out when the client holds them already.  The record keeps
+ * a hash of those the client holds (from the PREPARE_OK, then from each
+ * EXECUTE response that carries them), which the key includes; a
+ * response that changes them is not kept, so a hit never changes them
+ * and the client keeps holding what the server thinks it holds.
+ *
+ * MariaDB's id -1 names the statement prepared last (ps_last).
+ *
  * Memory: at most SLC_CACHE_PS_MAX records a session; a write's record
  * takes the place of a SELECT's when full (a SELECT not followed is only
  * never cached; a write not followed makes every unknown EXECUTE
