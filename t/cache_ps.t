@@ -58,7 +58,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(52);
+$t->plan(58);
 
 sub executed {
     return ($p->selectrow_array(
@@ -329,3 +329,25 @@ PHP
     is(join('', @out), "2 \xf0\x9f\x90\xac dolphin\n" x 3,
        'each with the row');
 }
+
+# --- ALTER --------------------------------------------------------------------
+
+# CACHE_METADATA: a statement prepared before an ALTER that changes its
+# definitions: the server sends the new ones, which is not kept; then it
+# is cached again
+my $m5 = raw($t->port(0), mariadb_caps => CACHE_METADATA);
+my ($mid5) = stmt_prepare($m5, 'SELECT id, v FROM test.cps_t WHERE id = ?');
+execute($m5, id => $mid5, params => [int_p(3)]) for 1 .. 2;
+is(served(sub { execute($m5, id => $mid5, params => [int_p(3)],
+                        bound => 0) }), 0, 'cached before the ALTER');
+send_packet($a, 0, "\x03ALTER TABLE test.cps_t MODIFY v VARCHAR(80)");
+like(read_response($a), qr/\A.{4}\x00/s, 'ALTER TABLE');
+# (the server counts an EXECUTE it prepares again after the ALTER twice)
+my @alt = map { execute($m5, id => $mid5, params => [int_p(3)], bound => 0) }
+              1 .. 2;
+like($alt[0], qr/\A.{4}\x02\x01/s, 'after the ALTER: the new definitions '
+     . '(not kept: they change what the client holds)');
+like($alt[1], qr/\A.{4}\x02\x00/s, 'then an answer without them');
+is(served(sub { $alt[2] = execute($m5, id => $mid5, params => [int_p(3)],
+                                  bound => 0) }), 0, 'which was kept');
+is($alt[2], $alt[1], 'the hit: the same bytes');
