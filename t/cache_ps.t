@@ -301,9 +301,10 @@ is("@r2", "@r1", 'with the same row');
 
 SKIP: {
     my $php = eval { Sluice::Test::find_bin('php') };
-    skip 'no php with mysqli', 2 unless $php
+    skip 'no php with mysqli', 2 unless $t->have($php
         && system($php, '-r', 'exit(function_exists("mysqli_connect") '
-                  . '? 0 : 1);') == 0;
+                  . '? 0 : 1);') == 0,
+        'no php with mysqli (contrib/deps.sh installs it)');
     $t->write_file('client.php', <<'PHP');
 <?php
 mysqli_report(MYSQLI_REPORT_ERROR | MYSQLI_REPORT_STRICT);

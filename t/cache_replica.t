@@ -9,6 +9,8 @@
 # replica has caught up nothing stale comes out of the cache.  Without a
 # monitor a replica's answer is never kept.  A write whose client hangs
 # up before its answer still invalidates (the server commits it anyway).
+# Prepared statements through readwritesplit: a replica's answer to an
+# EXECUTE is kept the same way, and a write invalidates it.
 # Whether a server answered is told by its Com_select.
 
 use strict;
@@ -88,7 +90,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(17);
+$t->plan(24);
 
 sub com_select {
     my ($dbh) = @_;
@@ -147,11 +149,49 @@ ok(wait_for(sub { $got = read_v($d, $q1); $got->[1] == 0 && $got->[2] == 0 },
    'in step again: kept again');
 is($got->[0], 2, 'and what the cache serves is the new row, never the old');
 
+# --- prepared statements through readwritesplit ---------------------------
+
+sub execs {
+    my ($dbh) = @_;
+    return ($dbh->selectrow_array(
+        "SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'"))[1];
+}
+# [value read, EXECUTEs the replica ran, EXECUTEs the primary ran]
+sub exec_v {
+    my ($sth, $id) = @_;
+    my ($r0, $p0) = (execs($r), execs($p));
+    $sth->execute($id);
+    my ($v) = $sth->fetchrow_array;
+    $sth->finish;
+    return [$v, execs($r) - $r0, execs($p) - $p0];
+}
+my $dp = $t->dbh(port => $t->port(0), mariadb_server_prepare => 1);
+my $sth = $dp->prepare('SELECT v FROM cr WHERE id = ? AND 6 = 6');
+my $pg;
+ok(wait_for(sub { $pg = exec_v($sth, 1); $pg->[1] == 0 && $pg->[2] == 0 },
+            what => 'a prepared read served from the cache'),
+   'readwritesplit, server-side prepared: a replica\'s answer is kept');
+is($pg->[0], 2, 'with the row');
+is_deeply(exec_v($sth, 2), [1, 1, 0], 'another parameter: the replica, '
+          . 'which has the statement and its types');
+is_deeply(exec_v($sth, 2), [1, 0, 0], 'then a hit');
+ok($dp->do('UPDATE cr SET v = 4 WHERE id = 2'), 'a write');
+my $stale_hits = 0;
+ok(wait_for(sub {
+    $pg = exec_v($sth, 2);
+    my $hit = $pg->[1] + $pg->[2] == 0;
+    $stale_hits++ if $hit && $pg->[0] != 4;
+    return $hit && $pg->[0] == 4;
+}, what => 'the new row kept'), 'invalidated: the new row, then kept again '
+   . 'once the replica is in step');
+
+is($stale_hits, 0, 'the cache never served the old row meanwhile');
+
 # --- no monitor: never kept -----------------------------------------------
 
 my $n = $t->dbh(port => $t->port(1));
 read_v($n, 'SELECT v FROM cr WHERE id = 2 AND 4 = 4');
-is_deeply(read_v($n, 'SELECT v FROM cr WHERE id = 2 AND 4 = 4'), [1, 1, 0],
+is_deeply(read_v($n, 'SELECT v FROM cr WHERE id = 2 AND 4 = 4'), [4, 1, 0],
           'without a monitor a replica\'s answer is never kept');
 
 # --- a write whose client hung up ----------------------------------------
@@ -159,7 +199,7 @@ is_deeply(read_v($n, 'SELECT v FROM cr WHERE id = 2 AND 4 = 4'), [1, 1, 0],
 my $c = $t->dbh(port => $t->port(2));
 my $q2 = 'SELECT v FROM cr WHERE id = 2 AND 5 = 5';
 read_v($c, $q2);
-is_deeply(read_v($c, $q2), [1, 0, 0], 'readconn to the primary: kept');
+is_deeply(read_v($c, $q2), [4, 0, 0], 'readconn to the primary: kept');
 my $s = raw_login($t->port(2));
 my (undef, $ok) = read_packet($s);
 # the server is still running it when the proxy closes the session; it
