@@ -133,7 +133,7 @@ EOF
 }
 $t->write_file_expand('sluice.conf', conf('64m'));
 $t->run;
-$t->plan(96);
+$t->plan(99);
 
 # Each worker learns the server's greeting (its MariaDB capabilities,
 # which Connector/C then asks for) from its first backend connection: let
@@ -476,6 +476,18 @@ ok($w2->do("UPDATE cache_t SET v = 'rws' WHERE id = 1"), 'a write through '
    . 'readwritesplit');
 my ($fresh) = ($w2->selectrow_array($rsp))[1];
 is($fresh, 'rws', 'invalidates: the next read sees it');
+
+# --- a write through another zone's server -----------------------------------
+
+my $zq = 'SELECT v FROM cache_t WHERE id = 1 AND 7 = 7';
+my $zr = $t->dbh;                                   # zone qc
+served(sub { $zr->selectrow_array($zq) });
+is(served(sub { $zr->selectrow_array($zq) }), 0, 'zone qc keeps a read');
+ok($t->dbh(port => $t->port(3))->do("UPDATE cache_t SET v = 'zone' "
+   . 'WHERE id = 1'), 'a write through a server of zone tiny');
+my $zv;
+is(served(sub { ($zv) = $zr->selectrow_array($zq) }) . " $zv", '1 zone',
+   'invalidates zone qc too: the next read reaches the server');
 
 # --- a small zone evicts and never grows -------------------------------------
 

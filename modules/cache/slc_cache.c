@@ -269,6 +269,28 @@ slc_cache_rule_directive(slc_conf_t *cf, const slc_command_t *cmd,
 
 /* --- zones ------------------------------------------------------------- */
 
+void
+slc_cache_zones_invalidate(const slc_cycle_t *cycle, const uint32_t *hash,
+    unsigned n, int all, uint64_t now)
+{
+    slc_cache_conf_t *main = slc_cache_main(cycle);
+
+    for (slc_cache_zone_t *z = main != NULL ? main->zones : NULL; z != NULL;
+         z = z->next)
+    {
+        if (z->cache == NULL) {
+            continue;
+        }
+        if (all) {
+            slc_cache_invalidate_all(z->cache, now);
+            continue;
+        }
+        for (unsigned i = 0; i < n; i++) {
+            slc_cache_invalidate_hash(z->cache, hash[i], now);
+        }
+    }
+}
+
 static slc_cache_zone_t *
 slc_cache_zone_find(const slc_cache_conf_t *main, const char *name)
 {

@@ -87,6 +87,15 @@ extern slc_module_t  slc_cache_module;
 /* The filter's counters of a cache. */
 slc_cache_counters_t *slc_cache_counters(slc_cache_t *c);
 
+/*
+ * A write a server of `cycle` saw accepted: its tables (by hash,
+ * slc_cache_table_hash; every table when `all`) are invalidated in every
+ * zone, not only the server's own: an entry of one zone may read what a
+ * server of another zone writes.
+ */
+void slc_cache_zones_invalidate(const slc_cycle_t *cycle,
+    const uint32_t *hash, unsigned n, int all, uint64_t now);
+
 #define slc_cache_bump(field) \
     __atomic_fetch_add(&(field), 1, __ATOMIC_RELAXED)
 

@@ -341,13 +341,8 @@ slc_cache_inv_merge(slc_cache_inv_set_t *to, const slc_cache_inv_set_t *from)
 static void
 slc_cache_inv_apply(slc_cache_ctx_t *cc, slc_cache_inv_set_t *set)
 {
-    if (set->all) {
-        slc_cache_invalidate_all(cc->cache, slc_loop->now);
-    } else {
-        for (unsigned i = 0; i < set->n; i++) {
-            slc_cache_invalidate_hash(cc->cache, set->hash[i], slc_loop->now);
-        }
-    }
+    slc_cache_zones_invalidate(cc->s->cycle, set->hash, set->n, set->all,
+        slc_loop->now);
     memset(set, 0, sizeof(*set));
 }
 
