@@ -517,7 +517,7 @@ slc_cache_report_zone(const slc_cache_zone_t *z)
 {
     slc_cache_stats_t           st;
     const slc_cache_counters_t *cnt = slc_cache_counters(z->cache);
-    char                        why[512];
+    char                        why[640];
     size_t                      k = 0;
 
     slc_cache_stats(z->cache, &st);

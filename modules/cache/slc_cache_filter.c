@@ -612,8 +612,8 @@ slc_cache_rule(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
 /* A SELECT the verdict lets through: look it up, or store its answer. */
 static int
 slc_cache_select(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
-    slc_cache_verdict_t v, const slc_cache_keys_t *keys,
-    const slc_cache_exec_t *x)
+    const slc_sql_info_t *si, slc_cache_verdict_t v,
+    const slc_cache_keys_t *keys, const slc_cache_exec_t *x)
 {
     const slc_cache_rule_t *r = NULL;
     long long               ttl = cc->conf->ttl;
@@ -629,7 +629,7 @@ slc_cache_select(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
         }
         ttl = r->ttl_ms >= 0 ? r->ttl_ms : ttl;
     }
-    if (v == SLC_CACHE_TABLES_UNKNOWN && (r == NULL || !r->unknown_tables)) {
+    if (!slc_cache_rule_allows(r, v, si)) {
         slc_cache_bump(cc->cnt->uncacheable[v]);
         return SLC_FILTER_PASS;
     }
@@ -722,7 +722,9 @@ slc_cache_read(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
         .status = slc_cmd_status(cc->s), .temp_tables = cc->temp,
     };
     v = slc_cache_cacheable(q, n, si, &ss);
-    if (v != SLC_CACHE_CACHEABLE && v != SLC_CACHE_TABLES_UNKNOWN) {
+    if (v != SLC_CACHE_CACHEABLE && v != SLC_CACHE_TABLES_UNKNOWN
+        && v != SLC_CACHE_STORED_FUNCTION)
+    {
         slc_cache_bump(cc->cnt->uncacheable[v]);
         return SLC_FILTER_PASS;
     }
@@ -730,7 +732,7 @@ slc_cache_read(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     if (slc_cache_table_keys(q, si, db, strlen(db), keys) != SLC_OK) {
         return SLC_FILTER_PASS;
     }
-    return slc_cache_select(cc, q, n, v, keys, x);
+    return slc_cache_select(cc, q, n, si, v, keys, x);
 }
 
 static int

@@ -132,6 +132,9 @@ slc_cache_cacheable(const uint8_t *q, size_t len, const slc_sql_info_t *si,
     if (ss->temp_tables && si->ntables > 0) {
         return SLC_CACHE_TEMPORARY;
     }
+    if (f & SLC_SQL_F_STORED_FUNC) {
+        return SLC_CACHE_STORED_FUNCTION;
+    }
     if (f & SLC_SQL_F_TABLES_PARTIAL) {
         return SLC_CACHE_TABLES_UNKNOWN;
     }
@@ -155,6 +158,7 @@ slc_cache_verdict_name(slc_cache_verdict_t v)
         [SLC_CACHE_FUNCTION] = "function",
         [SLC_CACHE_SYSTEM_SCHEMA] = "system_schema",
         [SLC_CACHE_TEMPORARY] = "temporary_table",
+        [SLC_CACHE_STORED_FUNCTION] = "stored_function",
         [SLC_CACHE_TABLES_UNKNOWN] = "tables_unknown",
     };
 
@@ -355,6 +359,8 @@ slc_cache_rule_action(slc_cache_rule_t *r, const slc_str_t *w)
         r->no_cache = 1;
     } else if (slc_cache_word_is(w, "cache_unknown_tables")) {
         r->unknown_tables = 1;
+    } else if (slc_cache_word_is(w, "cache_stored_functions")) {
+        r->stored_functions = 1;
     } else if (w->len > 4 && memcmp(w->data, "ttl=", 4) == 0) {
         slc_str_t  v = { w->len - 4, w->data + 4 };
 
@@ -364,8 +370,8 @@ slc_cache_rule_action(slc_cache_rule_t *r, const slc_str_t *w)
                    "no_cache for none)";
         }
     } else {
-        return "unknown action (ttl=DURATION, no_cache or "
-               "cache_unknown_tables)";
+        return "unknown action (ttl=DURATION, no_cache, "
+               "cache_unknown_tables or cache_stored_functions)";
     }
     return NULL;
 }
@@ -388,7 +394,8 @@ slc_cache_rule_actions(slc_cache_rule_t *r, const slc_str_t *args,
 
     if (nargs == 0) {
         return slc_cache_rule_fail(r, err, errlen, "no action (ttl=, "
-                                   "no_cache or cache_unknown_tables)");
+                                   "no_cache, cache_unknown_tables or "
+                                   "cache_stored_functions)");
     }
     for (unsigned i = 0; i < nargs; i++) {
         e = slc_cache_rule_action(r, &args[i]);
@@ -396,7 +403,9 @@ slc_cache_rule_actions(slc_cache_rule_t *r, const slc_str_t *args,
             return slc_cache_rule_fail(r, err, errlen, e);
         }
     }
-    if (r->no_cache && (r->unknown_tables || r->ttl_ms >= 0 || nargs > 1)) {
+    if (r->no_cache && (r->unknown_tables || r->stored_functions
+                        || r->ttl_ms >= 0 || nargs > 1))
+    {
         return slc_cache_rule_fail(r, err, errlen,
                                    "no_cache takes no other action");
     }
@@ -606,4 +615,25 @@ slc_cache_rules_match(const slc_cache_rules_t *rl,
         }
     }
     return -1;
+}
+
+int
+slc_cache_rule_allows(const slc_cache_rule_t *r, slc_cache_verdict_t v,
+                      const slc_sql_info_t *si)
+{
+    if (v == SLC_CACHE_CACHEABLE) {
+        return 1;
+    }
+    if ((v != SLC_CACHE_TABLES_UNKNOWN && v != SLC_CACHE_STORED_FUNCTION)
+        || r == NULL || r->no_cache)
+    {
+        return 0;
+    }
+    /* the verdict names the first reason: the other may hold too */
+    if ((si->flags & SLC_SQL_F_STORED_FUNC) && !r->stored_functions) {
+        return 0;
+    }
+    return r->unknown_tables
+           || (v != SLC_CACHE_TABLES_UNKNOWN
+               && !(si->flags & SLC_SQL_F_TABLES_PARTIAL));
 }

@@ -19,7 +19,8 @@
 
 /*
  * CACHEABLE or why not; the first that applies, in this order.  Only
- * TABLES_UNKNOWN may be overridden (by a rule with cache_unknown_tables).
+ * STORED_FUNCTION and TABLES_UNKNOWN may be overridden, by a rule that
+ * says so (slc_cache_rule_allows).
  */
 typedef enum {
     SLC_CACHE_CACHEABLE = 0,
@@ -39,6 +40,10 @@ typedef enum {
     SLC_CACHE_SYSTEM_SCHEMA,    /* information_schema, performance_schema,
                                    mysql, sys */
     SLC_CACHE_TEMPORARY,        /* the session has temporary tables */
+    SLC_CACHE_STORED_FUNCTION,  /* calls a function that is no built-in:
+                                   it may write (served from the cache,
+                                   the write would be lost) or answer
+                                   otherwise each time */
     SLC_CACHE_TABLES_UNKNOWN,   /* more tables than the classifier names */
     SLC_CACHE_NVERDICTS
 } slc_cache_verdict_t;
@@ -139,6 +144,7 @@ typedef struct {
     size_t             pattern_len;
     unsigned           no_cache:1;
     unsigned           unknown_tables:1;    /* cache_unknown_tables */
+    unsigned           stored_functions:1;  /* cache_stored_functions */
     long long          ttl_ms;          /* -1: the default cache_ttl */
     pcre2_code        *code;            /* set by slc_cache_rules_add */
 } slc_cache_rule_t;
@@ -147,7 +153,8 @@ typedef struct {
  * The directive's arguments after its name:
  *   NAME match=text|table|database|user "REGEX" ACTION...
  * where ACTION is ttl=DURATION (slc_conf_parse_msec: 500ms, 10s, 1m30s),
- * no_cache, or cache_unknown_tables (with or without a ttl=).  Fills *r
+ * no_cache, cache_unknown_tables or cache_stored_functions (with or
+ * without a ttl= and each other).  Fills *r
  * (r->pattern malloc'd, freed by slc_cache_rule_free or by the list) or
  * returns an error message in err (for the config parser's "file:line: ").
  */
@@ -192,5 +199,15 @@ typedef struct {
 /* The index of the first rule that matches, or -1 (the defaults). */
 int   slc_cache_rules_match(const slc_cache_rules_t *rl,
                             const slc_cache_subject_t *s);
+
+/*
+ * Whether a statement of verdict v, classified into *si, may be cached
+ * under rule r (NULL: no rule matched): CACHEABLE always, TABLES_UNKNOWN
+ * and STORED_FUNCTION only when r allows everything the statement holds
+ * of the two (cache_unknown_tables, cache_stored_functions), the rest
+ * never.
+ */
+int   slc_cache_rule_allows(const slc_cache_rule_t *r, slc_cache_verdict_t v,
+                            const slc_sql_info_t *si);
 
 #endif /* SLC_CACHE_POLICY_H */

@@ -11,6 +11,8 @@
 
 #include <string.h>
 
+#include "slc_mysql_builtins.h"
+
 
 /* --- words -------------------------------------------------------------- */
 
@@ -613,6 +615,7 @@ typedef struct {
     unsigned         outer:1;   /* EXPLAIN of the inner statement */
     unsigned         capture:1; /* the next name is a table */
     unsigned         dot:2;     /* 1: a table was named; 2: and a "." */
+    unsigned         p1_table:1; /* the token before is a table's name */
     unsigned         semi:1;    /* a ";" ended a statement */
     unsigned         var:1;     /* a user variable, read unless := */
     unsigned         set_stmt:1; /* SET STATEMENT: FOR starts the inner */
@@ -1104,6 +1107,39 @@ slc_sql_word(slc_sql_state_t *st, const slc_sql_tok_t *t)
     slc_sql_word_kind(st, w);
 }
 
+/*
+ * The token before "(" names a function that may be a stored one (see
+ * the header's known limits): a built-in is never quoted nor qualified,
+ * and a reserved word is never a function's name unless it is a built-in.
+ * Not looked for in DDL (definitions: CREATE INDEX i ON t (a), CREATE
+ * FUNCTION f()) nor CALL, writes both.
+ */
+static int
+slc_sql_is_call(const slc_sql_state_t *st)
+{
+    const slc_sql_tok_t  *p = &st->p1;
+
+    if ((p->type != SLC_SQL_T_WORD && p->type != SLC_SQL_T_QUOTED)
+        || st->kind == SLC_SQL_DDL || st->kind == SLC_SQL_CALL
+        || st->p1_table || (st->with && st->depth == 0))
+    {
+        return 0;
+    }
+    if (p->type == SLC_SQL_T_QUOTED
+        || (st->p2type == SLC_SQL_T_PUNCT && st->p2punct == '.'))
+    {
+        return 1;
+    }
+    if (st->p2type == SLC_SQL_T_STRING
+        || (st->p2type == SLC_SQL_T_PUNCT && st->p2punct == ')')
+        || (slc_sql_words[p->word].attr & SLC_SQL_RES)
+        || (st->q[p->off] >= '0' && st->q[p->off] <= '9'))
+    {
+        return 0;
+    }
+    return !slc_sql_builtin_find(st->q + p->off, p->len);
+}
+
 static void
 slc_sql_punct(slc_sql_state_t *st, const slc_sql_tok_t *t)
 {
@@ -1113,6 +1149,9 @@ slc_sql_punct(slc_sql_state_t *st, const slc_sql_tok_t *t)
             && !(st->p2type == SLC_SQL_T_PUNCT && st->p2punct == '.'))
         {
             st->out->flags |= slc_sql_words[st->p1.word].fn;
+        }
+        if (slc_sql_is_call(st)) {
+            st->out->flags |= SLC_SQL_F_STORED_FUNC;
         }
         st->depth++;
         return;                         /* capture: FROM (t1 JOIN t2) */
@@ -1330,6 +1369,7 @@ slc_sql_token(slc_sql_state_t *st, const slc_sql_tok_t *t)
     st->p2type = st->p1.type;
     st->p2punct = st->p1.type == SLC_SQL_T_PUNCT ? st->q[st->p1.off] : 0;
     st->p1 = *t;
+    st->p1_table = st->dot == 1 || dot == 2;
 }
 
 /* What the whole text says, once the tokens are through. */

@@ -36,7 +36,17 @@
  *     lists (also after a join condition or an index hint); FROM inside
  *     EXTRACT/TRIM/SUBSTRING and SHOW ... FROM db list names that are not
  *     tables, and CTE names are listed too.  A comma after MariaDB's FOR
- *     SYSTEM_TIME is missed.
+ *     SYSTEM_TIME is missed;
+ *   - a call (SLC_SQL_F_STORED_FUNC) is a word not in MariaDB 10.11's list
+ *     of built-ins and grammar words (slc_mysql_builtins.h), a quoted
+ *     name or a qualified one, followed by "(", except a table's name
+ *     (INSERT INTO t (a)), a CTE's column list (WITH c (a) AS, at the top
+ *     level), and a word right after a string or ")" (JSON_TABLE's
+ *     '$' COLUMNS (...), MATCH (a) AGAINST (...)), where no call can be.
+ *     A function the list lacks (a UDF, a later version's built-in) and
+ *     `concat`(...) are calls; a derived table's column list
+ *     (FROM (...) AS x (a, b)) is one too.  DDL and CALL, writes both,
+ *     never carry the flag.
  */
 
 #define SLC_SQL_MAX_TABLES  16
@@ -119,6 +129,11 @@ typedef enum {
 #define SLC_SQL_F_TABLES_PARTIAL   0x00200000u /* more than MAX_TABLES */
 #define SLC_SQL_F_UNTERMINATED     0x00400000u /* quote or comment open */
 #define SLC_SQL_F_SQL_NO_CACHE     0x00800000u /* SQL_NO_CACHE */
+#define SLC_SQL_F_STORED_FUNC      0x01000000u /* name( that is no MariaDB
+                                                  built-in nor grammar,
+                                                  `name`(, db.name(: a
+                                                  stored function or UDF
+                                                  may be called */
 
 /* Flags that send a statement to the primary whatever its kind. */
 #define SLC_SQL_F_PRIMARY                                                    \

@@ -46,7 +46,7 @@ static const slc_test_verdict_t  slc_test_verdicts[] = {
     V("SELECT * FROM t WHERE a = 'NOW()'", CACHEABLE),
     V("SELECT * FROM t WHERE a = \"RAND()\"", CACHEABLE),
     V("SELECT `now` FROM t", CACHEABLE),
-    V("SELECT `NOW`() FROM t", CACHEABLE),
+    V("SELECT `NOW`() FROM t", STORED_FUNCTION),    /* the server's too */
     V("SELECT now FROM t", CACHEABLE),
     V("SELECT 'SQL_NO_CACHE' FROM t", CACHEABLE),
     V("SELECT `sql_no_cache` FROM t", CACHEABLE),
@@ -228,6 +228,57 @@ static const slc_test_verdict_t  slc_test_verdicts[] = {
     V("SELECT DATE(SYSDATE())", FUNCTION),
     V("SELECT SQL_CALC_FOUND_ROWS * FROM t; SELECT FOUND_ROWS()", MULTI),
 
+    /* built-ins and grammar before "(": cacheable */
+    V("SELECT COUNT(*) FROM t", CACHEABLE),
+    V("SELECT CONCAT(a, b) FROM t", CACHEABLE),
+    V("SELECT DATE_FORMAT(x, '%Y') FROM t", CACHEABLE),
+    V("SELECT JSON_EXTRACT(j, '$.a') FROM t", CACHEABLE),
+    V("SELECT ROUND(x, 2), IFNULL(a, 0), NULLIF(a, b) FROM t", CACHEABLE),
+    V("SELECT group_concat(a ORDER BY b SEPARATOR ',') FROM t", CACHEABLE),
+    V("SELECT SUM(a) OVER (PARTITION BY b ORDER BY c) FROM t", CACHEABLE),
+    V("SELECT ROW_NUMBER() OVER (ORDER BY a), LAG(a, 1) OVER w FROM t "
+      "WINDOW w AS (ORDER BY a)", CACHEABLE),
+    V("SELECT * FROM t WHERE a IN (1, 2)", CACHEABLE),
+    V("SELECT * FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.a = t.a)",
+      CACHEABLE),
+    V("SELECT * FROM t WHERE NOT (a = 1) AND (b = 2 OR (c = 3))",
+      CACHEABLE),
+    V("SELECT * FROM t WHERE a > ALL (SELECT b FROM u)", CACHEABLE),
+    V("SELECT * FROM t1 JOIN t2 USING (id)", CACHEABLE),
+    V("SELECT * FROM t FORCE INDEX (k) WHERE a = 1", CACHEABLE),
+    V("SELECT * FROM t USE KEY (k)", CACHEABLE),
+    V("SELECT x.a FROM (SELECT a FROM t) x", CACHEABLE),
+    V("SELECT * FROM t PARTITION (p0)", CACHEABLE),
+    V("SELECT CAST(a AS DECIMAL(10, 2)), CONVERT(b USING utf8mb4) FROM t",
+      CACHEABLE),
+    V("SELECT IF(a, b, c), COALESCE(a, b), GREATEST(a, 1) FROM t",
+      CACHEABLE),
+    V("SELECT ST_Distance(g, POINT(1, 2)) FROM t", CACHEABLE),
+    V("SELECT * FROM t WHERE MATCH (a) AGAINST ('x' IN BOOLEAN MODE)",
+      CACHEABLE),
+    V("SELECT * FROM JSON_TABLE('[1]', '$[*]' COLUMNS (a INT PATH '$')) "
+      "AS j", CACHEABLE),
+    V("WITH c (n) AS (SELECT a FROM t) SELECT n FROM c", CACHEABLE),
+    V("(SELECT a FROM t) UNION ALL (SELECT b FROM u)", CACHEABLE),
+    V("SELECT (a + 1) * (b - 2) FROM t", CACHEABLE),
+
+    /* stored functions: not cacheable */
+    V("SELECT audit(1)", STORED_FUNCTION),
+    V("SELECT test.audit(1)", STORED_FUNCTION),
+    V("SELECT `test`.`audit`(1)", STORED_FUNCTION),
+    V("SELECT `audit`(1)", STORED_FUNCTION),
+    V("SELECT my_fn (1)", STORED_FUNCTION),
+    V("SELECT my_fn/* x */(1)", STORED_FUNCTION),
+    V("SELECT audit(1) FROM t", STORED_FUNCTION),
+    V("SELECT a FROM t WHERE b = price_of(a)", STORED_FUNCTION),
+    V("SELECT a FROM t WHERE b IN (SELECT f(c) FROM u)", STORED_FUNCTION),
+    V("SELECT COUNT(*) FROM t GROUP BY bucket(a)", STORED_FUNCTION),
+    V("WITH c AS (SELECT f(1) AS x) SELECT x FROM c", STORED_FUNCTION),
+    V("SELECT status(1)", STORED_FUNCTION),     /* a keyword, not reserved */
+    V("SELECT x.now()", STORED_FUNCTION),       /* qualified: never a
+                                                   built-in */
+    V("SELECT * FROM (SELECT 1) AS dt (a)", STORED_FUNCTION),  /* limit */
+
     /* system schemas */
     V("SELECT * FROM information_schema.tables", SYSTEM_SCHEMA),
     V("SELECT * FROM INFORMATION_SCHEMA.TABLES", SYSTEM_SCHEMA),
@@ -260,6 +311,10 @@ static const slc_test_verdict_t  slc_test_verdicts[] = {
     V("SELECT SQL_NO_CACHE @x", SQL_NO_CACHE),
     V("SELECT @@version, NOW()", SYSTEM_VAR),
     V("SELECT NOW() FROM mysql.user", FUNCTION),
+    V("SELECT audit(NOW())", FUNCTION),
+    V("SELECT audit(1) FROM mysql.user", SYSTEM_SCHEMA),
+    { "SELECT audit(a) FROM t", "shop", AC, 0, 1, SLC_CACHE_TEMPORARY },
+    VS("SELECT audit(1)", "shop", TR, 0, RW_TRX),
     VS("SELECT SQL_NO_CACHE 1", "shop", TR, 0, RW_TRX),
     VS("INSERT INTO t VALUES (1)", "shop", TR, 0, NOT_SELECT),
 };
@@ -645,6 +700,10 @@ START_TEST(test_rule_parse)
           0, 0, 0 },
         { "r match=text x no_cache cache_unknown_tables",
           "no_cache takes no other", 0, 0, 0, 0 },
+        { "r match=text x no_cache cache_stored_functions",
+          "no_cache takes no other", 0, 0, 0, 0 },
+        { "r match=text x cache_stored_function", "unknown action", 0, 0,
+          0, 0 },
     };
 
     for (size_t i = 0; i < slc_nelems(p); i++) {
@@ -671,6 +730,96 @@ START_TEST(test_rule_parse)
         ck_assert_str_eq(r.pattern, args[2].data);
         slc_cache_rule_free(&r);
     }
+}
+END_TEST
+
+static slc_cache_verdict_t
+slc_test_classify(const char *q, slc_sql_info_t *si)
+{
+    slc_cache_session_t  ss = { .db = "shop", .db_len = 4, .status = AC };
+
+    (void) slc_sql_classify((const uint8_t *) q, strlen(q), 0, si);
+    return slc_cache_cacheable((const uint8_t *) q, strlen(q), si, &ss);
+}
+
+static void
+slc_test_rule_of(const char *line, slc_cache_rule_t *r)
+{
+    char       buf[256], err[256];
+    slc_str_t  args[16];
+    unsigned   n;
+
+    strlcpy(buf, line, sizeof(buf));
+    n = slc_test_args(buf, args, 16);
+    ck_assert_msg(slc_cache_rule_parse(args, n, r, err, sizeof(err))
+                  == SLC_OK, "%s", err);
+}
+
+/*
+ * cache_stored_functions lets a rule cache a statement that calls one,
+ * cache_unknown_tables one with too many tables; a statement with both
+ * needs both, whichever reason its verdict names.
+ */
+START_TEST(test_rule_allows)
+{
+    slc_cache_rule_t     fn, unk, both, ttl;
+    slc_sql_info_t       si;
+    slc_cache_verdict_t  v;
+    char                 q[1024];
+    size_t               n = 0;
+
+    slc_test_rule_of("fn match=text audit ttl=10s cache_stored_functions",
+                     &fn);
+    slc_test_rule_of("unk match=text . cache_unknown_tables", &unk);
+    slc_test_rule_of("both match=text . cache_stored_functions "
+                     "cache_unknown_tables", &both);
+    slc_test_rule_of("ttl match=text . ttl=1s", &ttl);
+    ck_assert(fn.stored_functions && !fn.unknown_tables);
+    ck_assert_int_eq(fn.ttl_ms, 10000);
+    ck_assert(both.stored_functions && both.unknown_tables);
+    ck_assert(!ttl.stored_functions && !unk.stored_functions);
+
+    v = slc_test_classify("SELECT audit(1)", &si);
+    ck_assert_int_eq(v, SLC_CACHE_STORED_FUNCTION);
+    ck_assert(slc_cache_rule_allows(&fn, v, &si));
+    ck_assert(slc_cache_rule_allows(&both, v, &si));
+    ck_assert(!slc_cache_rule_allows(&unk, v, &si));
+    ck_assert(!slc_cache_rule_allows(&ttl, v, &si));
+    ck_assert(!slc_cache_rule_allows(NULL, v, &si));
+
+    v = slc_test_classify("SELECT COUNT(*) FROM t", &si);
+    ck_assert_int_eq(v, SLC_CACHE_CACHEABLE);
+    ck_assert(slc_cache_rule_allows(NULL, v, &si));
+    ck_assert(slc_cache_rule_allows(&ttl, v, &si));
+
+    v = slc_test_classify("SELECT NOW(), audit(1)", &si);
+    ck_assert_int_eq(v, SLC_CACHE_FUNCTION);
+    ck_assert(!slc_cache_rule_allows(&both, v, &si));
+
+    /* too many tables and a stored function */
+    n += (size_t) snprintf(q + n, sizeof(q) - n, "SELECT audit(1) FROM t0");
+    for (int i = 1; i < SLC_SQL_MAX_TABLES + 3; i++) {
+        n += (size_t) snprintf(q + n, sizeof(q) - n, ", t%d", i);
+    }
+    v = slc_test_classify(q, &si);
+    ck_assert_int_eq(v, SLC_CACHE_STORED_FUNCTION);
+    ck_assert(!slc_cache_rule_allows(&fn, v, &si));
+    ck_assert(!slc_cache_rule_allows(&unk, v, &si));
+    ck_assert(slc_cache_rule_allows(&both, v, &si));
+
+    /* too many tables alone: "SELECT 1       FROM t0, ..." */
+    memcpy(q, "SELECT 1       ", 15);
+    v = slc_test_classify(q, &si);
+    ck_assert_int_eq(v, SLC_CACHE_TABLES_UNKNOWN);
+    ck_assert(!slc_cache_rule_allows(&fn, v, &si));
+    ck_assert(slc_cache_rule_allows(&unk, v, &si));
+    ck_assert(slc_cache_rule_allows(&both, v, &si));
+    ck_assert(!slc_cache_rule_allows(&ttl, v, &si));
+
+    slc_cache_rule_free(&fn);
+    slc_cache_rule_free(&unk);
+    slc_cache_rule_free(&both);
+    slc_cache_rule_free(&ttl);
 }
 END_TEST
 
@@ -867,6 +1016,7 @@ slc_cache_policy_suite(void)
     tcase_add_test(tc, test_invalidates_many);
     tcase_add_test(tc, test_rule_parse);
     tcase_add_test(tc, test_rule_errors);
+    tcase_add_test(tc, test_rule_allows);
     tcase_add_test(tc, test_rule_match);
     tcase_add_test(tc, test_rule_match_nojit);
     tcase_add_test(tc, test_rule_jit);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "slc_core.h"
+#include "slc_mysql_builtins.h"
 #include "slc_mysql_classify.h"
 
 /* Short names for the golden table. */
@@ -38,6 +39,7 @@
 #define DT  SLC_SQL_F_DROP_TABLE
 #define UT  SLC_SQL_F_UNTERMINATED
 #define NC  SLC_SQL_F_SQL_NO_CACHE
+#define SF  SLC_SQL_F_STORED_FUNC
 
 #define S(q, k, f, r, t)  { q, SLC_SQL_##k, f, SLC_SQL_TO_##r, t }
 
@@ -176,7 +178,7 @@ static const slc_test_stmt_t  slc_test_stmts[] = {
     S("SELECT LAST_INSERT_ID()", SELECT, LI | ND, PRIMARY, ""),
     S("select last_insert_id ( )", SELECT, LI | ND, PRIMARY, ""),
     S("SELECT last_insert_id FROM t", SELECT, 0, REPLICA, "t"),
-    S("SELECT t.last_insert_id() FROM t", SELECT, 0, REPLICA, "t"),
+    S("SELECT t.last_insert_id() FROM t", SELECT, SF, REPLICA, "t"),
     S("SELECT 'LAST_INSERT_ID()'", SELECT, 0, REPLICA, ""),
     S("SELECT GET_LOCK('a', 10)", SELECT, LF | ND, PRIMARY, ""),
     S("SELECT GET_LOCK\n('a', 1)", SELECT, LF | ND, PRIMARY, ""),
@@ -224,12 +226,46 @@ static const slc_test_stmt_t  slc_test_stmts[] = {
     S("SELECT LOAD_FILE('/etc/hosts')", SELECT, ND, REPLICA, ""),
     S("SELECT MASTER_POS_WAIT('b.1', 4)", SELECT, ND, REPLICA, ""),
     S("SELECT MASTER_GTID_WAIT('0-1-1')", SELECT, ND, REPLICA, ""),
-    S("SELECT SOURCE_POS_WAIT('b.1', 4)", SELECT, ND, REPLICA, ""),
+    S("SELECT SOURCE_POS_WAIT('b.1', 4)", SELECT, ND | SF, REPLICA, ""),
     S("SELECT BINLOG_GTID_POS('b.1', 4)", SELECT, ND, REPLICA, ""),
-    S("SELECT WAIT_FOR_EXECUTED_GTID_SET('x')", SELECT, ND, REPLICA, ""),
-    S("SELECT WAIT_UNTIL_SQL_THREAD_AFTER_GTIDS('x')", SELECT, ND,
+    S("SELECT WAIT_FOR_EXECUTED_GTID_SET('x')", SELECT, ND | SF, REPLICA,
+      ""),
+    S("SELECT WAIT_UNTIL_SQL_THREAD_AFTER_GTIDS('x')", SELECT, ND | SF,
       REPLICA, ""),
-    S("SELECT `NOW`() FROM t", SELECT, 0, REPLICA, "t"),
+    S("SELECT `NOW`() FROM t", SELECT, SF, REPLICA, "t"),
+    /* calls of functions that are no built-in: stored functions */
+    S("SELECT audit(1)", SELECT, SF, REPLICA, ""),
+    S("SELECT test.audit(1)", SELECT, SF, REPLICA, ""),
+    S("SELECT `test`.`audit`(1)", SELECT, SF, REPLICA, ""),
+    S("SELECT `audit`(1)", SELECT, SF, REPLICA, ""),
+    S("SELECT my_fn /* x */ (1)", SELECT, SF, REPLICA, ""),
+    S("SELECT status(1)", SELECT, SF, REPLICA, ""),
+    S("SELECT a FROM t WHERE b = f(a)", SELECT, SF, REPLICA, "t"),
+    S("WITH c AS (SELECT f(1)) SELECT * FROM c", SELECT, SF, REPLICA, "c"),
+    S("SELECT CONCAT(a, b), count(*), Date_Format(d, '%Y') FROM t",
+      SELECT, 0, REPLICA, "t"),
+    S("SELECT JSON_EXTRACT(j, '$.a'), ROUND(x, 2), IFNULL(a, 0) FROM t",
+      SELECT, 0, REPLICA, "t"),
+    S("SELECT ROW_NUMBER() OVER (PARTITION BY a ORDER BY b) FROM t",
+      SELECT, 0, REPLICA, "t"),
+    S("SELECT a FROM t WHERE b IN (1, 2) AND (c OR NOT (d)) AND EXISTS "
+      "(SELECT 1 FROM u)", SELECT, 0, REPLICA, "t,u"),
+    S("SELECT * FROM t JOIN u USING (id) FORCE INDEX (k)", SELECT, 0,
+      REPLICA, "t,u"),
+    S("SELECT * FROM (SELECT a FROM t) x WHERE a = ANY (SELECT 1)",
+      SELECT, 0, REPLICA, "t"),
+    S("SELECT * FROM db.t PARTITION (p0)", SELECT, 0, REPLICA, "db.t"),
+    S("WITH RECURSIVE c (n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c) "
+      "SELECT n FROM c", SELECT, 0, REPLICA, "c,c"),
+    S("SELECT MATCH (a) AGAINST ('x' IN BOOLEAN MODE) FROM t", SELECT, 0,
+      REPLICA, "t"),
+    S("SELECT * FROM JSON_TABLE('[1]', '$[*]' COLUMNS (a INT PATH '$')) "
+      "AS j", SELECT, 0, REPLICA, "JSON_TABLE"),
+    S("SELECT CAST(a AS DECIMAL(10, 2)), CONVERT(b, CHAR(3)) FROM t",
+      SELECT, 0, REPLICA, "t"),
+    S("INSERT INTO t (a) VALUES (1)", INSERT, WR, PRIMARY, "t"),
+    S("INSERT INTO db.t (a) SELECT audit(1)", INSERT, WR | SF, PRIMARY,
+      "db.t"),
     /* non-reserved words that are table names after FROM */
     S("SELECT * FROM tables", SELECT, 0, REPLICA, "tables"),
     S("SELECT * FROM temporary JOIN tables", SELECT, 0, REPLICA,
@@ -263,7 +299,7 @@ static const slc_test_stmt_t  slc_test_stmts[] = {
     S("SELECT USER()", SELECT, ND, REPLICA, ""),
     S("SELECT DATABASE()", SELECT, ND, REPLICA, ""),
     S("SELECT now FROM t", SELECT, 0, REPLICA, "t"),
-    S("SELECT a.now() FROM a", SELECT, 0, REPLICA, "a"),
+    S("SELECT a.now() FROM a", SELECT, SF, REPLICA, "a"),
 
     /* SHOW */
     S("SHOW TABLES", SHOW, 0, REPLICA, ""),
@@ -827,6 +863,31 @@ START_TEST(test_classify_big)
 }
 END_TEST
 
+/* The built-in names: in order, found in any case; others are not. */
+START_TEST(test_classify_builtins)
+{
+    static const char  *yes[] = {
+        "CONCAT", "count", "Date_Format", "JSON_EXTRACT", "ROUND", "IFNULL",
+        "ROW_NUMBER", "ST_DISTANCE_SPHERE", "OVER", "PARTITION", "AND",
+        "GROUP_CONCAT", "JSON_ARRAYAGG", "LAG", "CAST", "COALESCE",
+    };
+    static const char  *no[] = {
+        "AUDIT", "my_fn", "STATUS", "CONCA", "CONCATX", "", "COLUMNS",
+        "JSON_TABLE", "SOURCE_POS_WAIT",
+    };
+
+    ck_assert(slc_sql_builtins_check());
+    for (size_t i = 0; i < slc_nelems(yes); i++) {
+        ck_assert_msg(slc_sql_builtin_find((const uint8_t *) yes[i],
+                                           strlen(yes[i])), "%s", yes[i]);
+    }
+    for (size_t i = 0; i < slc_nelems(no); i++) {
+        ck_assert_msg(!slc_sql_builtin_find((const uint8_t *) no[i],
+                                            strlen(no[i])), "%s", no[i]);
+    }
+}
+END_TEST
+
 START_TEST(test_classify_words_sorted)
 {
     ck_assert(slc_sql_words_check());
@@ -852,6 +913,7 @@ slc_classify_suite(void)
     tcase_add_test(tc, test_classify_many_tables);
     tcase_add_test(tc, test_classify_big);
     tcase_add_test(tc, test_classify_words_sorted);
+    tcase_add_test(tc, test_classify_builtins);
     suite_add_tcase(s, tc);
     return s;
 }
