@@ -50,7 +50,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(36);
+$t->plan(38);
 
 my $pid = $t->primary_dbh->selectrow_array('SELECT @@server_id');
 my $rid = $t->replica_dbh->selectrow_array('SELECT @@server_id');
@@ -72,6 +72,17 @@ is(where($d, '/* sluice: route=primary */ SELECT @@server_id'), 'primary',
    'a hint sends a read to the primary');
 is(where($d, 'SELECT @@server_id, LAST_INSERT_ID()'), 'primary',
    'LAST_INSERT_ID() to the primary');
+# a stored function may write: the primary (once the replica has it too)
+$t->primary_dbh->do('CREATE OR REPLACE FUNCTION test.rws_fn() RETURNS INT '
+                    . 'DETERMINISTIC NO SQL RETURN 1');
+wait_for(sub { $t->replica_dbh->selectrow_array(
+    "SELECT COUNT(*) FROM information_schema.routines "
+    . "WHERE routine_schema = 'test' AND routine_name = 'rws_fn'") },
+    what => 'the function on the replica');
+is(where($d, 'SELECT @@server_id, test.rws_fn()'), 'primary',
+   'a SELECT calling a stored function to the primary');
+is(where($d, 'SELECT @@server_id, CONCAT("a", "b")'), 'replica',
+   'one calling built-ins only to a replica');
 
 # session state on both backends
 ok($d->do('SET @who = 42'), 'SET of a user variable');

@@ -340,7 +340,9 @@ slc_rws_may_write(const slc_sql_info_t *si)
     case SLC_SQL_PREPARE:
     case SLC_SQL_DEALLOCATE:
     case SLC_SQL_HANDLER:
-        return (si->flags & (SLC_SQL_F_WRITE | SLC_SQL_F_MULTI)) != 0;
+        /* a stored function may write */
+        return (si->flags & (SLC_SQL_F_WRITE | SLC_SQL_F_MULTI
+                             | SLC_SQL_F_STORED_FUNC)) != 0;
     default:
         return 1;
     }

@@ -1387,7 +1387,7 @@ slc_sql_finish(slc_sql_state_t *st, int seen)
     case SLC_SQL_SET:
         if (si->ntables > 0
             || (si->flags & (SLC_SQL_F_PRIMARY | SLC_SQL_F_SAME_AS_LAST)
-                & ~SLC_SQL_F_USER_VAR_ASSIGN))
+                & ~(SLC_SQL_F_USER_VAR_ASSIGN | SLC_SQL_F_STORED_FUNC)))
         {
             break;                      /* a read, or not a session's */
         }

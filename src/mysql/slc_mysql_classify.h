@@ -135,12 +135,14 @@ typedef enum {
                                                   stored function or UDF
                                                   may be called */
 
-/* Flags that send a statement to the primary whatever its kind. */
+/* Flags that send a statement to the primary whatever its kind (a stored
+   function may write: MaxScale sends such reads to the primary too). */
 #define SLC_SQL_F_PRIMARY                                                    \
     (SLC_SQL_F_WRITE | SLC_SQL_F_LOCKING_READ | SLC_SQL_F_SELECT_INTO        \
      | SLC_SQL_F_USER_VAR_ASSIGN | SLC_SQL_F_MULTI | SLC_SQL_F_LAST_ID       \
      | SLC_SQL_F_LOCK_FUNC | SLC_SQL_F_SEQUENCE | SLC_SQL_F_CONN_ID          \
-     | SLC_SQL_F_BINLOG | SLC_SQL_F_GLOBAL | SLC_SQL_F_UNTERMINATED)
+     | SLC_SQL_F_BINLOG | SLC_SQL_F_GLOBAL | SLC_SQL_F_UNTERMINATED        \
+     | SLC_SQL_F_STORED_FUNC)
 
 /* A routing hint in a comment before the first word:
    / * sluice: route=primary|replica|last * / (also in -- and # comments). */
