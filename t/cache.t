@@ -153,17 +153,10 @@ sub worker_of {
     }
 }
 
-sub com_select {
-    return ($p->selectrow_array("SHOW GLOBAL STATUS LIKE 'Com_select'"))[1];
-}
+sub com_select { Sluice::Test::server_status($p, 'Com_select') }
 
 # Queries reaching the server while $code runs.
-sub served {
-    my ($code) = @_;
-    my $before = com_select();
-    $code->();
-    return com_select() - $before;
-}
+sub served { Sluice::Test::status_delta($p, 'Com_select', $_[0]) }
 
 # --- raw protocol: a response's bytes ---------------------------------------
 

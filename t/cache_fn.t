@@ -65,17 +65,10 @@ EOF
 $t->run;
 $t->plan(16);
 
-sub com_select {
-    return ($p->selectrow_array("SHOW GLOBAL STATUS LIKE 'Com_select'"))[1];
-}
+sub com_select { Sluice::Test::server_status($p, 'Com_select') }
 
 # Queries reaching the server while $code runs.
-sub served {
-    my ($code) = @_;
-    my $before = com_select();
-    $code->();
-    return com_select() - $before;
-}
+sub served { Sluice::Test::status_delta($p, 'Com_select', $_[0]) }
 
 sub logged {
     return ($p->selectrow_array('SELECT COUNT(*) FROM test.cfn_log '

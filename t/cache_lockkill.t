@@ -124,9 +124,7 @@ sub answer {
 sub query { my ($s, $sql) = @_; syswrite($s, packet(0, "\x03$sql")) }
 sub ask   { my ($s, $sql) = @_; query($s, $sql); return answer($s) }
 
-sub com_select {
-    return ($p->selectrow_array("SHOW GLOBAL STATUS LIKE 'Com_select'"))[1];
-}
+sub com_select { Sluice::Test::server_status($p, 'Com_select') }
 
 # [queries that reached the server, the answer] of one query.
 sub served {

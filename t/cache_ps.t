@@ -60,18 +60,10 @@ EOF
 $t->run;
 $t->plan(58);
 
-sub executed {
-    return ($p->selectrow_array(
-        "SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'"))[1];
-}
+sub executed { Sluice::Test::server_status($p, 'Com_stmt_execute') }
 
 # EXECUTEs reaching the server while $code runs.
-sub served {
-    my ($code) = @_;
-    my $before = executed();
-    $code->();
-    return executed() - $before;
-}
+sub served { Sluice::Test::status_delta($p, 'Com_stmt_execute', $_[0]) }
 
 use constant {
     T_DOUBLE => 5, T_LONG => 3, T_LONGLONG => 8, T_VAR_STRING => 253,

@@ -92,10 +92,7 @@ EOF
 $t->run;
 $t->plan(24);
 
-sub com_select {
-    my ($dbh) = @_;
-    return ($dbh->selectrow_array("SHOW GLOBAL STATUS LIKE 'Com_select'"))[1];
-}
+sub com_select { Sluice::Test::server_status($_[0], 'Com_select') }
 
 # [value read, reads the replica served, reads the primary served]
 sub read_v {
@@ -151,11 +148,7 @@ is($got->[0], 2, 'and what the cache serves is the new row, never the old');
 
 # --- prepared statements through readwritesplit ---------------------------
 
-sub execs {
-    my ($dbh) = @_;
-    return ($dbh->selectrow_array(
-        "SHOW GLOBAL STATUS LIKE 'Com_stmt_execute'"))[1];
-}
+sub execs { Sluice::Test::server_status($_[0], 'Com_stmt_execute') }
 # [value read, EXECUTEs the replica ran, EXECUTEs the primary ran]
 sub exec_v {
     my ($sth, $id) = @_;

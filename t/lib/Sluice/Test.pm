@@ -424,6 +424,23 @@ sub signal {
     return $self;
 }
 
+# Sluice::Test::server_status($dbh, NAME): a global status counter of the
+# server $dbh is on (Com_select, Com_stmt_execute...).
+sub server_status {
+    my ($dbh, $name) = @_;
+    return ($dbh->selectrow_array('SHOW GLOBAL STATUS LIKE ?', undef,
+                                  $name))[1];
+}
+
+# Sluice::Test::status_delta($dbh, NAME, CODE): how much that counter moved
+# while CODE ran (how many queries reached the server: cache tests).
+sub status_delta {
+    my ($dbh, $name, $code) = @_;
+    my $before = server_status($dbh, $name);
+    $code->();
+    return server_status($dbh, $name) - $before;
+}
+
 # $t->cache_stats(ZONE): the counters of a cache zone, as `sluice -s
 # stats` (SIGUSR2) logs them: { lookups => N, hits => N, replica => N, ... }
 sub cache_stats {
