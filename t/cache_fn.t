@@ -7,8 +7,10 @@
 # write); built-ins around it (COUNT, CONCAT, DATE_FORMAT, a window
 # function) are still cached; a cache_rule with cache_stored_functions
 # caches a deterministic one, a rule with a ttl alone does not; the
-# counters log stored_function.  Whether the server answered is told by
-# its Com_select and by the rows the function wrote.
+# counters log stored_function; a call invalidates every entry (the
+# function may have written anything) unless the rule says it is pure.
+# Whether the server answered is told by its Com_select and by the rows
+# the function wrote.
 
 use strict;
 use warnings;
@@ -63,7 +65,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(16);
+$t->plan(19);
 
 sub com_select { Sluice::Test::server_status($p, 'Com_select') }
 
@@ -120,6 +122,22 @@ is(served(sub { push @r, $d->selectrow_array('SELECT test.cfn_double(21)')
                     for 1 .. 3 }), 1,
    'a rule with cache_stored_functions caches the deterministic function');
 is("@r", '42 42 42', 'with its answer');
+
+# --- a call invalidates: the function may have written anything -------------
+
+my $cq = 'SELECT COUNT(*) FROM cfn_log';
+my ($c0) = $d->selectrow_array($cq);
+is(served(sub { $d->selectrow_array($cq) }), 0, 'a read of the log table '
+   . 'is kept');
+$d->selectrow_array('SELECT cfn_audit(7)');
+my $c1;
+is(served(sub { ($c1) = $d->selectrow_array($cq) }) . " $c1",
+   '1 ' . ($c0 + 1), 'after a call of a stored function it reaches the '
+   . 'server again, with the row the function wrote');
+$d->selectrow_array($cq);
+$d->selectrow_array('SELECT test.cfn_double(4)');
+is(served(sub { $d->selectrow_array($cq) }), 0, 'a function a rule says '
+   . 'is pure (cache_stored_functions) invalidates nothing');
 
 # --- the counter --------------------------------------------------------------
 

@@ -369,14 +369,49 @@ slc_cache_unanswered(slc_cache_ctx_t *cc)
     }
 }
 
+/*
+ * Whether a rule that matches the statement says its stored functions are
+ * pure (cache_stored_functions): then calling them writes nothing.  The
+ * rule's counters are the SELECT path's to bump.
+ */
+static int
+slc_cache_fn_pure(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
+    const slc_sql_info_t *si)
+{
+    slc_cache_keys_t   *keys = &slc_cache_keys;
+    slc_cache_subject_t sub = {
+        .q = q, .len = n, .keys = keys,
+        .user = cc->s->user, .user_len = strlen(cc->s->user),
+    };
+    const slc_cache_rule_t *r;
+    int                 i;
+
+    if (cc->conf->rules.n == 0) {
+        return 0;
+    }
+    if (slc_cache_table_keys(q, si, cc->db, strlen(cc->db), keys) != SLC_OK) {
+        keys->n = 0;
+    }
+    i = slc_cache_rules_match(&cc->conf->rules, &sub);
+    r = i >= 0 ? &cc->conf->rules.rule[i] : NULL;
+    return r != NULL && r->stored_functions && !r->no_cache;
+}
+
 /* What a statement invalidates once the server accepted it. */
 void
-slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q,
+slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     const slc_sql_info_t *si, slc_cache_inv_set_t *out)
 {
     slc_cache_keys_t *keys = &slc_cache_keys;
+    slc_sql_info_t    pure;
 
     memset(out, 0, sizeof(*out));
+    if ((si->flags & SLC_SQL_F_STORED_FUNC) && slc_cache_fn_pure(cc, q, n, si))
+    {
+        pure = *si;
+        pure.flags &= ~SLC_SQL_F_STORED_FUNC;
+        si = &pure;
+    }
     switch (slc_cache_invalidates(si)) {
     case SLC_CACHE_INV_NONE:
         return;
@@ -667,7 +702,7 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
         return SLC_FILTER_PASS;
     }
     (void) slc_sql_classify(q, n, slc_cmd_status(cc->s), &si);
-    slc_cache_inv_of(cc, q, &si, &cc->inv);
+    slc_cache_inv_of(cc, q, n, &si, &cc->inv);
     if (si.flags & SLC_SQL_F_MULTI) {
         cc->then_unknown = 1;   /* any of them may SET or USE */
         return SLC_FILTER_PASS;

@@ -279,6 +279,9 @@ slc_cache_invalidates(const slc_sql_info_t *si)
     default:
         break;
     }
+    if (f & SLC_SQL_F_STORED_FUNC) {
+        return SLC_CACHE_INV_ALL;   /* a stored function may write anything */
+    }
     if (!(f & SLC_SQL_F_WRITE)) {
         return SLC_CACHE_INV_NONE;
     }

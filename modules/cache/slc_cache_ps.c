@@ -171,7 +171,7 @@ slc_cache_ps_prepare(slc_cache_ctx_t *cc, const slc_cmd_t *c)
         return;
     }
     (void) slc_sql_classify(q, n, slc_cmd_status(cc->s), &si);
-    slc_cache_inv_of(cc, q, &si, &cc->prep.inv);
+    slc_cache_inv_of(cc, q, n, &si, &cc->prep.inv);
     cc->prep.state = si.kind == SLC_SQL_SET || si.kind == SLC_SQL_CALL
                      || si.kind == SLC_SQL_UNKNOWN || si.kind == SLC_SQL_USE;
     cc->prep.read = si.kind == SLC_SQL_SELECT

@@ -147,8 +147,9 @@ typedef struct {
 
 /* slc_cache_filter.c */
 
-/* What statement q (classified into *si) invalidates once accepted. */
-void slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q,
+/* What statement q[0..n) (classified into *si) invalidates once
+   accepted. */
+void slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     const slc_sql_info_t *si, slc_cache_inv_set_t *out);
 /*
  * A statement that may read: answer it from the cache, or keep its

@@ -560,6 +560,12 @@ static const struct {
     { "RENAME TABLE a TO b", SLC_CACHE_INV_TABLES },
     { "EXPLAIN UPDATE t SET a = 1", SLC_CACHE_INV_TABLES },
     { "CALL p()", SLC_CACHE_INV_ALL },
+    /* a stored function may write anything; built-ins write nothing */
+    { "SELECT audit(1)", SLC_CACHE_INV_ALL },
+    { "SELECT a FROM t WHERE b = shop.f(a)", SLC_CACHE_INV_ALL },
+    { "DO audit(1)", SLC_CACHE_INV_ALL },
+    { "INSERT INTO t SELECT audit(1)", SLC_CACHE_INV_ALL },
+    { "SELECT CONCAT(a, 'x'), COUNT(*) FROM t", SLC_CACHE_INV_NONE },
     { "EXECUTE s", SLC_CACHE_INV_ALL },
     { "DROP DATABASE shop", SLC_CACHE_INV_ALL },
     { "DROP VIEW v", SLC_CACHE_INV_ALL },
