@@ -13,7 +13,8 @@
 # cache_max_entry_size streams intact and is not stored; a client that
 # hangs up mid-store leaves no entry; rules (no_cache, ttl); reload keeps
 # the cache and its counters, a new zone size starts empty; `sluice -s
-# stats` logs the counters; configuration errors come with file:line.
+# stats` logs the counters; configuration errors come with file:line;
+# SHOW WARNINGS after a hit never shows an older statement's warning.
 # Whether the server answered is told by its Com_select.
 
 use strict;
@@ -133,7 +134,7 @@ EOF
 }
 $t->write_file_expand('sluice.conf', conf('64m'));
 $t->run;
-$t->plan(99);
+$t->plan(104);
 
 # Each worker learns the server's greeting (its MariaDB capabilities,
 # which Connector/C then asks for) from its first backend connection: let
@@ -469,6 +470,23 @@ ok($w2->do("UPDATE cache_t SET v = 'rws' WHERE id = 1"), 'a write through '
    . 'readwritesplit');
 my ($fresh) = ($w2->selectrow_array($rsp))[1];
 is($fresh, 'rws', 'invalidates: the next read sees it');
+
+# --- SHOW WARNINGS after a hit ---------------------------------------------------
+
+# the server's warnings are its last statement's; a hit must not leave
+# another statement's there for the client's SHOW WARNINGS
+my $wq = 'SELECT v FROM cache_t WHERE id = 2 AND 9 = 9';
+my $wd = $t->dbh;
+served(sub { $wd->selectrow_array($wq) });
+is(served(sub { $wd->selectrow_array($wq) }), 0, 'a read kept');
+$wd->selectrow_array('SELECT 1/0');                 # a warning
+is(served(sub { $wd->selectrow_array($wq) }), 1, 'after a statement with a '
+   . 'warning the read goes to the server (which clears the warning)');
+is(scalar @{ $wd->selectall_arrayref('SHOW WARNINGS') }, 0,
+   'SHOW WARNINGS: none, as for the read');
+is(served(sub { $wd->selectrow_array($wq) }), 0, 'then hits again');
+is(scalar @{ $wd->selectall_arrayref('SHOW WARNINGS') }, 0,
+   'and SHOW WARNINGS after the hit: none');
 
 # --- a write through another zone's server -----------------------------------
 

@@ -99,6 +99,7 @@ slc_cache_open(slc_session_t *s, void *ctx)
     /* what it set and prepared stayed with the worker it came from */
     cc->unknown = s->adopted;
     cc->ps_unknown = s->adopted;
+    cc->diag = s->adopted;              /* its warnings: not known */
     cc->user_gen = s->user_gen;
     return SLC_OK;
 }
@@ -137,7 +138,8 @@ slc_cache_close(slc_session_t *s, void *ctx)
  * default database and SETs, whether its variables are known, whether it
  * created a temporary table); its prepared statements' records do not, so
  * an EXECUTE the next worker cannot place invalidates everything there.
- * Version 1: flags (1 unknown, 2 temp, 4 statements), the database's
+ * Version 1: flags (1 unknown, 2 temp, 4 statements, 8 the server's
+ * warnings are another statement's: slc_cache_diag), the database's
  * length (1) and bytes, the SETs' length (4) and bytes.
  */
 #define SLC_CACHE_SAVE_V1  1
@@ -155,7 +157,8 @@ slc_cache_save(slc_session_t *s, void *ctx, uint8_t *buf, size_t cap)
     }
     buf[0] = SLC_CACHE_SAVE_V1;
     buf[1] = (uint8_t) (cc->unknown | cc->temp << 1
-                        | (cc->ps_unknown || slc_cache_ps_writes(cc)) << 2);
+                        | (cc->ps_unknown || slc_cache_ps_writes(cc)) << 2
+                        | cc->diag << 3);
     buf[2] = (uint8_t) dl;
     memcpy(buf + 3, cc->db, dl);
     slc_mysql_le_put(buf + 3 + dl, cc->state_len, 4);
@@ -196,6 +199,7 @@ slc_cache_restore(slc_session_t *s, void *ctx, const uint8_t *p,
     cc->unknown = p[1] & 1;
     cc->temp = (p[1] >> 1) & 1;
     cc->ps_unknown = (p[1] >> 2) & 1;
+    cc->diag = (p[1] >> 3) & 1;
 }
 
 /*
@@ -672,7 +676,8 @@ slc_cache_select(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
         return SLC_FILTER_PASS;
     }
     hash = slc_cache_hash(key, klen);
-    if (x != NULL && x->no_serve) {
+    if ((x != NULL && x->no_serve) || cc->diag) {
+        /* (diag: the server answers, and so clears its warnings) */
         slc_cache_store(cc, key, klen, hash, keys, ttl, x);
         return SLC_FILTER_PASS;
     }
@@ -702,6 +707,7 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
         return SLC_FILTER_PASS;
     }
     (void) slc_sql_classify(q, n, slc_cmd_status(cc->s), &si);
+    cc->clears = si.ntables > 0 && si.kind != SLC_SQL_SHOW;
     slc_cache_inv_of(cc, q, n, &si, &cc->inv);
     if (si.flags & SLC_SQL_F_MULTI) {
         cc->then_unknown = 1;   /* any of them may SET or USE */
@@ -790,6 +796,7 @@ slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
     cc->op = SLC_CACHE_OP_NONE;
     cc->rule = -1;
     cc->inflight = 1;
+    cc->clears = 0;
     memset(&cc->inv, 0, sizeof(cc->inv));
     cc->then_unknown = cc->then_temp = cc->then_reset = 0;
     cc->then_db = cc->then_set = cc->then_prepare = cc->then_unbind = 0;
@@ -861,8 +868,6 @@ slc_cache_packet_start(slc_cache_ctx_t *cc, const slc_cmd_packet_t *p)
         return;
     }
     cc->last_off = (uint32_t) cc->stored;
-    cc->last_len = (uint32_t) slc_min(have, sizeof(cc->last));
-    memcpy(cc->last, pl, cc->last_len);
     if (k == 0) {
         size_t n = 0;
 
@@ -905,6 +910,11 @@ slc_cache_packet(slc_session_t *s, void *ctx, const slc_cmd_packet_t *p)
     (void) s;
     if (cc->mw.on) {
         slc_cache_ps_packet(cc, p);
+    }
+    if (p->first) {
+        /* the packet that ends the response: its flags and warnings */
+        cc->last_len = (uint32_t) slc_min(p->len, sizeof(cc->last));
+        memcpy(cc->last, p->data, cc->last_len);
     }
     if (cc->op != SLC_CACHE_OP_STORE) {
         return;
@@ -958,6 +968,47 @@ slc_cache_in_step(const slc_cache_ctx_t *cc, const slc_backend_t *b)
 }
 
 /*
+ * The status flags and warnings of the packet that ended the response
+ * (cc->last: an OK, or an EOF, which DEPRECATE_EOF makes an OK), and
+ * where the flags are in it.  SLC_ERROR: no such packet, or cut short.
+ */
+static int
+slc_cache_end_of(const slc_cache_ctx_t *cc, uint16_t *status,
+    uint16_t *warnings, size_t *at)
+{
+    const uint8_t *pl = cc->last;
+    uint64_t       v;
+    size_t         k;
+
+    *at = 1;
+    if (cc->last_len < 5
+        || (pl[0] != SLC_MYSQL_OK && pl[0] != SLC_MYSQL_EOF))
+    {
+        return SLC_ERROR;
+    }
+    if (pl[0] == SLC_MYSQL_EOF && !(cc->s->caps & SLC_CLIENT_DEPRECATE_EOF)) {
+        *warnings = (uint16_t) slc_mysql_le_get(pl + 1, 2);
+        *status = (uint16_t) slc_mysql_le_get(pl + 3, 2);
+        *at = 3;
+        return SLC_OK;
+    }
+    /* an OK: affected rows, insert id, then status and warnings */
+    for (int i = 0; i < 2; i++) {
+        k = slc_mysql_lenenc_int_get(pl + *at, cc->last_len - *at, &v);
+        if (k == 0) {
+            return SLC_ERROR;
+        }
+        *at += k;
+    }
+    if (*at + 4 > cc->last_len) {
+        return SLC_ERROR;
+    }
+    *status = (uint16_t) slc_mysql_le_get(pl + *at, 2);
+    *warnings = (uint16_t) slc_mysql_le_get(pl + *at + 2, 2);
+    return SLC_OK;
+}
+
+/*
  * The response is complete: keep it if it is one whole result set,
  * without error, warnings (unless cache_warnings) or session state, with
  * where the status flags of its last packet are.
@@ -967,8 +1018,7 @@ slc_cache_commit(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
 {
     const uint8_t       *pl = cc->last;
     const slc_backend_t *b = slc_cmd_answered_by(cc->s);
-    uint64_t             v;
-    size_t               at = 1, k;
+    size_t               at;
     uint16_t             status, warnings;
 
     if (b == NULL || !slc_cache_in_step(cc, b)) {
@@ -976,31 +1026,11 @@ slc_cache_commit(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
         return;
     }
     if (r->first == SLC_MYSQL_ERR || cc->npkt < 3 || cc->last_len < 5
-        || pl[0] != SLC_MYSQL_EOF)
+        || pl[0] != SLC_MYSQL_EOF
+        || slc_cache_end_of(cc, &status, &warnings, &at) != SLC_OK)
     {
         slc_cache_store_fail(cc, SLC_CACHE_NS_ERROR);
         return;
-    }
-    if (cc->s->caps & SLC_CLIENT_DEPRECATE_EOF) {
-        /* an OK: affected rows, insert id, then status and warnings */
-        for (int i = 0; i < 2; i++) {
-            k = slc_mysql_lenenc_int_get(pl + at, cc->last_len - at, &v);
-            if (k == 0) {
-                slc_cache_store_fail(cc, SLC_CACHE_NS_ERROR);
-                return;
-            }
-            at += k;
-        }
-        if (at + 4 > cc->last_len) {
-            slc_cache_store_fail(cc, SLC_CACHE_NS_ERROR);
-            return;
-        }
-        status = (uint16_t) slc_mysql_le_get(pl + at, 2);
-        warnings = (uint16_t) slc_mysql_le_get(pl + at + 2, 2);
-    } else {
-        warnings = (uint16_t) slc_mysql_le_get(pl + 1, 2);
-        status = (uint16_t) slc_mysql_le_get(pl + 3, 2);
-        at = 3;
     }
     if (status & (SLC_SERVER_MORE_RESULTS_EXISTS
                   | SLC_SERVER_SESSION_STATE_CHANGED))
@@ -1028,6 +1058,28 @@ slc_cache_commit(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
 
 
 /* --- after the response ------------------------------------------------- */
+
+/*
+ * What the server's diagnostics area (SHOW WARNINGS, SHOW ERRORS,
+ * @@warning_count) holds after a response: a statement that uses a table
+ * clears it, an error or warnings fill it, other statements leave it.
+ * The session's last backend is the one its SHOW WARNINGS goes to.
+ */
+static void
+slc_cache_diag(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
+{
+    uint16_t status, warnings;
+    size_t   at;
+
+    if (r->first == SLC_MYSQL_ERR
+        || slc_cache_end_of(cc, &status, &warnings, &at) != SLC_OK
+        || warnings > 0)
+    {
+        cc->diag = 1;
+    } else if (cc->clears) {
+        cc->diag = 0;
+    }
+}
 
 static void
 slc_cache_reset(slc_cache_ctx_t *cc)
@@ -1083,6 +1135,7 @@ slc_cache_done(slc_session_t *s, void *ctx, const slc_mysql_reply_t *r,
         cc->op = SLC_CACHE_OP_NONE;     /* the serve released its hit */
         return;
     }
+    slc_cache_diag(cc, r);
     /* a statement that failed changed nothing, unless several ran (an
        earlier one may have written) */
     if (ok || cc->inv.all) {

@@ -91,6 +91,11 @@ typedef struct {
     unsigned                temp:1;     /* created a temporary table */
     unsigned                ps_unknown:1;   /* statements of before a
                                                handover, or too many */
+    unsigned                diag:1;     /* the server's warnings or error
+                                           are another statement's: SHOW
+                                           WARNINGS after a hit would show
+                                           them, so no hit until a
+                                           statement clears them */
     unsigned                user_gen;   /* s->user_gen it knew */
 
     /* the command in flight */
@@ -102,7 +107,8 @@ typedef struct {
     uint64_t                ncols;
     uint64_t                stored;
     uint32_t                last_off;   /* the last packet's start */
-    uint32_t                last_len;   /* bytes kept of its payload */
+    uint32_t                last_len;   /* bytes kept of its payload (of
+                                           every response, stored or not) */
     uint8_t                 last[32];
     slc_cache_meta_t        meta;
     unsigned                bad:1;      /* a response not to keep */
@@ -111,6 +117,8 @@ typedef struct {
     uint64_t                ndefs;      /* column definitions in it */
     /* its effects once the server accepted it */
     unsigned                inflight:1; /* no end of its response yet */
+    unsigned                clears:1;   /* it clears the server's warnings
+                                           (it names a table, no SHOW) */
     slc_cache_inv_set_t     inv;
     unsigned                then_unknown:1;
     unsigned                then_temp:1;
