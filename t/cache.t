@@ -11,7 +11,8 @@
 # single flight (concurrent misses make one query: the server's
 # Com_select); a zone of 1 MB evicts and never holds more; an entry over
 # cache_max_entry_size streams intact and is not stored; a client that
-# hangs up mid-store leaves no entry; rules (no_cache, ttl); reload keeps
+# hangs up mid-store, or whose backend is killed mid-store, leaves no
+# entry; rules (no_cache, ttl); reload keeps
 # the cache and its counters, a new zone size starts empty; `sluice -s
 # stats` logs the counters; configuration errors come with file:line;
 # SHOW WARNINGS after a hit never shows an older statement's warning.
@@ -134,7 +135,7 @@ EOF
 }
 $t->write_file_expand('sluice.conf', conf('64m'));
 $t->run;
-$t->plan(104);
+$t->plan(108);
 
 # Each worker learns the server's greeting (its MariaDB capabilities,
 # which Connector/C then asks for) from its first backend connection: let
@@ -572,6 +573,36 @@ my $again;
 is(served(sub { $again = raw_query(raw($t->port(5)), $hugeq) }), 0,
    'the other workers go on serving that entry');
 is(length($again // ''), length($whole), 'whole');
+
+# --- a backend killed mid-store ----------------------------------------------
+
+# the server's connection is killed while the answer streams to a slow
+# client: that session ends, and nothing of the answer is kept
+my $hugeq2 = "$hugeq AND 2 = 2";
+my ($slow2) = slow_login();
+syswrite($slow2, packet(0, "\x03$hugeq2"));
+IO::Select->new($slow2)->can_read(10);
+my $victim_conn;
+ok(wait_for(sub {
+    ($victim_conn) = $p->selectrow_array('SELECT id FROM '
+        . 'information_schema.processlist WHERE info LIKE ? AND id <> '
+        . 'CONNECTION_ID()', undef, '%AND 2 = 2%');
+    $victim_conn }, what => 'the server streaming the answer'),
+   'the server streams the answer to a slow client');
+$p->do("KILL $victim_conn");
+# (what was on its way drains first: read it as it comes)
+ok(wait_for(sub {
+    while (IO::Select->new($slow2)->can_read(0.5)) {
+        return 1 if !sysread($slow2, my $junk, 1 << 20);  # EOF or reset
+    }
+    return 0;
+}, what => 'the session to end', timeout => 60), 'the client\'s session '
+   . 'ends with its backend');
+close $slow2;
+my $after;
+is(served(sub { $after = raw_query(raw($t->port(5)), $hugeq2) }), 1,
+   'no half entry: the next read reaches the server');
+is(length($after // ''), length($whole), 'and gets the whole answer');
 
 # --- reload ----------------------------------------------------------------
 

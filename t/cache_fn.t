@@ -44,28 +44,11 @@ $p->do('CREATE OR REPLACE FUNCTION test.cfn_audit(x INT) RETURNS INT '
 $p->do('CREATE OR REPLACE FUNCTION test.cfn_double(x INT) RETURNS INT '
        . 'DETERMINISTIC NO SQL RETURN x * 2');
 
-$t->write_file_expand('sluice.conf', <<'EOF');
-worker_processes 1;
-events { worker_connections 50; }
-mysql {
-    user app { password "secret"; }
-    cache_zone qc size=8m;
-    upstream cluster { server %%PRIMARY%% role=primary; }
-    server {
-        listen 127.0.0.1:%%PORT_0%%;
-        router readconn;
-        upstream cluster;
-        filters cache;
-        cache qc;
-        cache_ttl 60s;
+$t->run_cache(plan => 19, server => <<'EOF');
         cache_rule plain match=text "cfn_plain" ttl=60s;
         cache_rule fn_ok match=text "cfn_double\(" ttl=60s
                    cache_stored_functions;
-    }
-}
 EOF
-$t->run;
-$t->plan(19);
 
 sub com_select { Sluice::Test::server_status($p, 'Com_select') }
 

@@ -34,25 +34,8 @@ $p->do('CREATE OR REPLACE TABLE test.lockkill_t (id INT PRIMARY KEY, '
        . 'v VARCHAR(32))');
 $p->do("INSERT INTO test.lockkill_t VALUES (1, 'one'), (2, 'two')");
 
-$t->write_file_expand('sluice.conf', <<"EOF");
-worker_processes 2;
-events { worker_connections 100; }
-mysql {
-    user app { password "secret"; }
-    cache_zone qc size=8m;
-    upstream cluster { server %%PRIMARY%% role=primary; }
-    server {
-        listen 127.0.0.1:%%PORT_0%%;
-        router readconn;
-        upstream cluster;
-        filters testfilter cache;
-        cache qc;
-        cache_ttl 60s;
-    }
-}
-EOF
-$t->run;
-$t->plan(22);
+$t->run_cache(plan => 22, workers => 2,
+             filters => 'testfilter cache');
 
 # --- helpers -----------------------------------------------------------------
 

@@ -40,25 +40,7 @@ $p->do("INSERT INTO test.cps_t VALUES "
        . "'\x{1F42C} dolphin', REPEAT('x', 3000)), "
        . "(3, 7, 0, 1e300, 0.001, NULL, NULL, 'b')");
 
-$t->write_file_expand('sluice.conf', <<'EOF');
-worker_processes 1;
-events { worker_connections 100; }
-mysql {
-    user app { password "secret"; }
-    cache_zone qc size=8m;
-    upstream cluster { server %%PRIMARY%% role=primary; }
-    server {
-        listen 127.0.0.1:%%PORT_0%%;
-        router readconn;
-        upstream cluster;
-        filters cache;
-        cache qc;
-        cache_ttl 60s;
-    }
-}
-EOF
-$t->run;
-$t->plan(58);
+$t->run_cache(plan => 63);
 
 sub executed { Sluice::Test::server_status($p, 'Com_stmt_execute') }
 
@@ -144,6 +126,25 @@ ok($one ne $want && length $one < length $want, 'with its own rows');
 is(served(sub { $hit = execute($a, id => $id, params => \@other,
                                bound => 0) }), 0, 'then a hit');
 is($hit, $one, 'of its bytes');
+
+# a malformed EXECUTE (values cut short, or no statement id): the server's
+# error, nothing kept, and the session goes on
+my $cut = stmt_execute(id => $id, params => \@other, bound => 0);
+for my $bad (substr($cut, 0, length($cut) - 3), "\x17\x01\x00") {
+    send_packet($a, 0, $bad);
+    my $r = read_response($a);
+    ok(defined $r && ord(substr($r, 4)) == 0xff,
+       'a malformed EXECUTE gets the server\'s error ('
+       . length($bad) . ' bytes)');
+}
+# the server's error is the session's last: the next read goes to the
+# server (SHOW WARNINGS would show the error after a hit), then hits
+is(served(sub { $hit = execute($a, id => $id, params => \@other,
+                               bound => 0) }), 1,
+   'then the same EXECUTE whole goes to the server, which clears its error');
+is($hit, $one, 'with the same bytes');
+is(served(sub { $hit = execute($a, id => $id, params => \@other,
+                               bound => 0) }), 0, 'and is a hit again');
 my @null = @args;
 $null[4] = int_p(undef);
 is(served(sub { execute($a, id => $id, params => \@null) for 1 .. 2 }), 1,

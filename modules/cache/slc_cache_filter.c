@@ -352,7 +352,7 @@ slc_cache_inv_apply(slc_cache_ctx_t *cc, slc_cache_inv_set_t *set)
 
 /*
  * A command whose response never ended (its backend failed, the client
- * left) or that has none: a write in it may have committed all the same,
+ * left): a write in it may have committed all the same,
  * and so may the open transaction (a COMMIT cut short).  Invalidate both
  * now rather than never, and keep them for the transaction's end too.
  * (A server that commits later than this is covered by the ttl.)
@@ -795,8 +795,9 @@ slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
     slc_cache_unanswered(cc);
     cc->op = SLC_CACHE_OP_NONE;
     cc->rule = -1;
-    cc->inflight = 1;
+    cc->inflight = slc_mysql_track_answered(c->command);
     cc->clears = 0;
+    cc->last_len = 0;
     memset(&cc->inv, 0, sizeof(cc->inv));
     cc->then_unknown = cc->then_temp = cc->then_reset = 0;
     cc->then_db = cc->then_set = cc->then_prepare = cc->then_unbind = 0;
@@ -911,8 +912,12 @@ slc_cache_packet(slc_session_t *s, void *ctx, const slc_cmd_packet_t *p)
     if (cc->mw.on) {
         slc_cache_ps_packet(cc, p);
     }
-    if (p->first) {
-        /* the packet that ends the response: its flags and warnings */
+    if (p->first && p->len > 0
+        && (p->data[0] == SLC_MYSQL_OK || p->data[0] == SLC_MYSQL_EOF
+            || p->data[0] == SLC_MYSQL_ERR))
+    {
+        /* what may end the response (an OK, EOF or ERR; not a text row,
+           which is no copy per row): its flags and warnings */
         cc->last_len = (uint32_t) slc_min(p->len, sizeof(cc->last));
         memcpy(cc->last, p->data, cc->last_len);
     }
@@ -1123,10 +1128,11 @@ slc_cache_done(slc_session_t *s, void *ctx, const slc_mysql_reply_t *r,
     int              ok = r->first != SLC_MYSQL_ERR;
 
     cc->inflight = 0;
-    if (cc->mw.on && cc->op != SLC_CACHE_OP_SERVE
-        && !slc_cache_ps_watched(cc) && cc->op == SLC_CACHE_OP_STORE)
+    /* CACHE_METADATA: record the definitions the client holds now; if
+       this response changed them, a hit would not, so it is not kept */
+    if (cc->mw.on && cc->op != SLC_CACHE_OP_SERVE && !slc_cache_ps_watched(cc)
+        && cc->op == SLC_CACHE_OP_STORE)
     {
-        /* the client's definitions changed: a hit would not change them */
         slc_cache_store_fail(cc, SLC_CACHE_NS_STATE);
     }
     if (cc->op == SLC_CACHE_OP_STORE) {

@@ -55,9 +55,11 @@ void
 slc_cache_ps_free(slc_cache_ps_t *p)
 {
     free(p->text);
+    free(p->si);
     free(p->db);
     free(p->types);
     p->text = NULL;
+    p->si = NULL;
     p->db = NULL;
     p->types = NULL;
 }
@@ -139,11 +141,12 @@ slc_cache_ps_add(slc_cache_ctx_t *cc, slc_cache_ps_t *p)
 /* What a SELECT's record keeps: SLC_ERROR without memory. */
 static int
 slc_cache_ps_keep(slc_cache_ctx_t *cc, slc_cache_ps_t *p, const uint8_t *q,
-    size_t n)
+    size_t n, const slc_sql_info_t *si)
 {
     size_t dl = strlen(cc->db) + 1;
 
     if (n > UINT32_MAX || (p->text = malloc(n)) == NULL
+        || (p->si = malloc(sizeof(*si))) == NULL
         || (p->db = malloc(dl)) == NULL)
     {
         slc_cache_ps_free(p);
@@ -151,6 +154,7 @@ slc_cache_ps_keep(slc_cache_ctx_t *cc, slc_cache_ps_t *p, const uint8_t *q,
     }
     memcpy(p->db, cc->db, dl);
     memcpy(p->text, q, n);
+    *p->si = *si;                       /* its names point into text */
     p->len = (uint32_t) n;
     p->state_len = cc->state_len;
     return SLC_OK;
@@ -177,7 +181,7 @@ slc_cache_ps_prepare(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     cc->prep.read = si.kind == SLC_SQL_SELECT
                     && !(si.flags & SLC_SQL_F_MULTI) && !cc->prep.state
                     && !cc->prep.inv.all && cc->prep.inv.n == 0
-                    && slc_cache_ps_keep(cc, &cc->prep, q, n) == SLC_OK;
+                    && slc_cache_ps_keep(cc, &cc->prep, q, n, &si) == SLC_OK;
     if (cc->prep.read && slc_cache_ps_cm(cc)) {
         cc->mw = (slc_cache_meta_watch_t) { .on = 1, .prepare = 1 };
     }
@@ -277,7 +281,6 @@ slc_cache_ps_read(slc_cache_ctx_t *cc, slc_cache_ps_t *p, const slc_cmd_t *c)
     size_t            fpos = slc_mysql_exec_flag_pos(p->params), vpos;
     int               long_data = p->long_data, fresh;
     slc_cache_exec_t  x = { .ps = p };
-    slc_sql_info_t    si;
 
     p->long_data = 0;                   /* this EXECUTE uses it up */
     x.types = slc_cache_ps_bind(cc, p, c, fpos, &fresh);
@@ -296,11 +299,7 @@ slc_cache_ps_read(slc_cache_ctx_t *cc, slc_cache_ps_t *p, const slc_cmd_t *c)
     x.values = pl + vpos;
     x.values_len = c->len - vpos;
     x.no_serve = fresh;
-    (void) slc_sql_classify(p->text, p->len, slc_cmd_status(cc->s), &si);
-    if (si.flags & SLC_SQL_F_MULTI) {
-        return SLC_FILTER_PASS;
-    }
-    return slc_cache_read(cc, p->text, p->len, &si, &x);
+    return slc_cache_read(cc, p->text, p->len, p->si, &x);
 }
 
 int
@@ -320,6 +319,7 @@ slc_cache_ps_execute(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     if (!p->read) {
         return SLC_FILTER_PASS;
     }
+    cc->clears = p->si->ntables > 0;    /* a SELECT naming a table */
     if (c->command != SLC_COM_STMT_EXECUTE) {
         p->long_data = 0;               /* a batch: it sends its own */
         slc_cache_ps_unbind(cc, p->id); /* types, which then stay */

@@ -42,6 +42,9 @@ typedef struct {
                                        which forgets the statements) */
     slc_cache_inv_set_t inv;
     uint8_t            *text;       /* malloc'ed: the statement */
+    slc_sql_info_t     *si;         /* malloc'ed: how it classified at
+                                       PREPARE (its meaning is fixed then:
+                                       no parse per EXECUTE) */
     char               *db;         /* malloc'ed: the default database
                                        it was prepared in */
     uint8_t            *types;      /* malloc'ed, 2 * params: the types

@@ -8,6 +8,8 @@
 
 #include <string.h>
 
+#include "slc_hash.h"
+
 
 static const char *const  slc_sql_builtins[] = {
 #include "slc_mysql_builtins.inc"
@@ -20,15 +22,13 @@ static const char *const  slc_sql_builtins[] = {
 static uint16_t  slc_sql_bhash[SLC_SQL_BHASH];  /* index + 1, 0: empty */
 static int       slc_sql_bhash_built;
 
-static uint32_t
-slc_sql_builtin_hash(const char *s, size_t len)
+uint32_t
+slc_sql_upcase(const uint8_t *q, size_t len, char *up)
 {
-    uint32_t  h = 2166136261u;
-
     for (size_t i = 0; i < len; i++) {
-        h = (h ^ (uint8_t) s[i]) * 16777619u;       /* FNV-1a */
+        up[i] = (char) ((q[i] >= 'a' && q[i] <= 'z') ? q[i] - 32 : q[i]);
     }
-    return h & (SLC_SQL_BHASH - 1);
+    return slc_hash_key(up, len);
 }
 
 /* Built on first use; every process builds the same. */
@@ -37,7 +37,7 @@ slc_sql_bhash_build(void)
 {
     for (size_t i = 0; i < slc_nelems(slc_sql_builtins); i++) {
         const char *s = slc_sql_builtins[i];
-        uint32_t    h = slc_sql_builtin_hash(s, strlen(s));
+        uint32_t    h = slc_hash_key(s, strlen(s)) & (SLC_SQL_BHASH - 1);
 
         while (slc_sql_bhash[h] != 0) {
             h = (h + 1) & (SLC_SQL_BHASH - 1);
@@ -59,10 +59,8 @@ slc_sql_builtin_find(const uint8_t *q, size_t len)
     if (!slc_sql_bhash_built) {
         slc_sql_bhash_build();
     }
-    for (size_t i = 0; i < len; i++) {
-        up[i] = (char) ((q[i] >= 'a' && q[i] <= 'z') ? q[i] - 32 : q[i]);
-    }
-    for (h = slc_sql_builtin_hash(up, len); slc_sql_bhash[h] != 0;
+    for (h = slc_sql_upcase(q, len, up) & (SLC_SQL_BHASH - 1);
+         slc_sql_bhash[h] != 0;
          h = (h + 1) & (SLC_SQL_BHASH - 1))
     {
         const char *s = slc_sql_builtins[slc_sql_bhash[h] - 1];

@@ -13,6 +13,13 @@
  * function: the cache then keeps the statement out, which is only slower.
  */
 
+/*
+ * q[0..len) upper-cased (ASCII letters) into up, and the hash of that
+ * (slc_hash_key), by which this list and the classifier's keywords are
+ * found.
+ */
+uint32_t slc_sql_upcase(const uint8_t *q, size_t len, char *up);
+
 /* 1 when q[0..len) (any case) is such a name, else 0. */
 int  slc_sql_builtin_find(const uint8_t *q, size_t len);
 

@@ -11,6 +11,7 @@
 
 #include <string.h>
 
+#include "slc_hash.h"
 #include "slc_mysql_builtins.h"
 
 
@@ -256,21 +257,12 @@ slc_sql_is_blank(uint8_t c)
 static uint8_t  slc_sql_whash[SLC_SQL_WHASH];   /* word ids, 0: empty */
 static int      slc_sql_whash_built;
 
-static uint32_t
-slc_sql_word_hash_step(uint32_t h, uint8_t c)
-{
-    return (h ^ c) * 16777619u;             /* FNV-1a */
-}
-
 static void
 slc_sql_whash_build(void)
 {
     for (size_t w = 1; w < SLC_SQL_W_N; w++) {
-        uint32_t h = 2166136261u;
+        uint32_t h = slc_hash_key(slc_sql_words[w].name, slc_sql_words[w].len);
 
-        for (size_t i = 0; i < slc_sql_words[w].len; i++) {
-            h = slc_sql_word_hash_step(h, (uint8_t) slc_sql_words[w].name[i]);
-        }
         for (h &= SLC_SQL_WHASH - 1; slc_sql_whash[h] != 0;
              h = (h + 1) & (SLC_SQL_WHASH - 1))
         {
@@ -286,7 +278,7 @@ static slc_sql_word_t
 slc_sql_word_find(const uint8_t *q, size_t len)
 {
     char     up[SLC_SQL_WORD_MAX];
-    uint32_t h = 2166136261u;
+    uint32_t h;
 
     if (len >= SLC_SQL_WORD_MAX) {
         return SLC_SQL_W_NONE;
@@ -294,11 +286,8 @@ slc_sql_word_find(const uint8_t *q, size_t len)
     if (!slc_sql_whash_built) {
         slc_sql_whash_build();
     }
-    for (size_t i = 0; i < len; i++) {
-        up[i] = (char) ((q[i] >= 'a' && q[i] <= 'z') ? q[i] - 32 : q[i]);
-        h = slc_sql_word_hash_step(h, (uint8_t) up[i]);
-    }
-    for (h &= SLC_SQL_WHASH - 1; slc_sql_whash[h] != 0;
+    for (h = slc_sql_upcase(q, len, up) & (SLC_SQL_WHASH - 1);
+         slc_sql_whash[h] != 0;
          h = (h + 1) & (SLC_SQL_WHASH - 1))
     {
         const slc_sql_wdef_t *d = &slc_sql_words[slc_sql_whash[h]];

@@ -251,14 +251,20 @@ slc_mysql_track_end_result(slc_mysql_track_t *t, int status)
 #define SLC_COM_MYSQL_GR_STREAM         0x21
 #define SLC_COM_MULTI                   0xfe    /* MariaDB 10.2 to 10.5 */
 
+int
+slc_mysql_track_answered(uint8_t cmd)
+{
+    return cmd != SLC_COM_QUIT && cmd != SLC_COM_STMT_CLOSE
+           && cmd != SLC_COM_STMT_SEND_LONG_DATA;
+}
+
 static unsigned
 slc_mysql_track_cmd_kind(const slc_mysql_track_t *t, uint8_t cmd)
 {
-    switch (cmd) {
-    case SLC_COM_QUIT:
-    case SLC_COM_STMT_CLOSE:
-    case SLC_COM_STMT_SEND_LONG_DATA:
+    if (!slc_mysql_track_answered(cmd)) {
         return SLC_TRACK_NONE;
+    }
+    switch (cmd) {
     case SLC_COM_QUERY:
     case SLC_COM_PROCESS_INFO:
         return SLC_TRACK_QUERY;

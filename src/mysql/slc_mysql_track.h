@@ -168,6 +168,9 @@ void slc_mysql_track_init(slc_mysql_track_t *t, uint32_t caps,
 /* Releases what the tracker allocated; never idle after, until initialised
    again.  Safe to call twice. */
 void slc_mysql_track_free(slc_mysql_track_t *t);
+/* Whether the server answers command byte cmd (all but COM_QUIT,
+   COM_STMT_CLOSE and COM_STMT_SEND_LONG_DATA). */
+int  slc_mysql_track_answered(uint8_t cmd);
 /* The upper 32 bits of MariaDB's capabilities, as negotiated (0 with MySQL:
    only CACHE_METADATA changes what the tracker expects). */
 void slc_mysql_track_set_mariadb_caps(slc_mysql_track_t *t, uint32_t caps);

@@ -618,6 +618,38 @@ sub have {
     return 0;
 }
 
+# $t->run_cache(plan => N, workers => W, filters => LIST, server => TEXT):
+# sluice with one server on PORT_0, readconn to the sandbox's primary
+# behind the query cache (zone qc of 8 MB, cache_ttl 60s; `filters` is
+# `cache` unless LIST is given, TEXT goes into its server {}), started,
+# N tests planned.
+sub run_cache {
+    my ($self, %o) = @_;
+    my $workers = $o{workers} // 1;
+    my $filters = $o{filters} // 'cache';
+    my $more = $o{server} // '';
+    $self->write_file_expand('sluice.conf', <<"EOF");
+worker_processes $workers;
+events { worker_connections 100; }
+mysql {
+    user app { password "secret"; }
+    cache_zone qc size=8m;
+    upstream cluster { server %%PRIMARY%% role=primary; }
+    server {
+        listen 127.0.0.1:%%PORT_0%%;
+        router readconn;
+        upstream cluster;
+        filters $filters;
+        cache qc;
+        cache_ttl 60s;
+$more    }
+}
+EOF
+    $self->run;
+    $self->plan($o{plan});
+    return $self;
+}
+
 # $t->run_rwsplit(plan => N, users => { name => password }): sluice with
 # one readwritesplit server on PORT_0 in front of the sandbox's primary
 # and replica, user app and these, started; N tests planned.  Returns the
