@@ -438,29 +438,6 @@ slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
 
 /* --- looking up --------------------------------------------------------- */
 
-/*
- * The key's hash picks the bucket and skips unequal keys quickly; the
- * whole key is compared.  Eight bytes a step (a multiply and a shift):
- * byte-wise FNV-1a over a key of ~100 bytes was 1.5 % of a hit's CPU.
- * Only this host's processes share the zone, so byte order is moot.
- */
-static uint64_t
-slc_cache_hash(const uint8_t *p, size_t n)
-{
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ n, w;
-    size_t   i;
-
-    for (i = 0; i + 8 <= n; i += 8) {
-        memcpy(&w, p + i, 8);
-        h = (h ^ w) * 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    w = 0;
-    memcpy(&w, p + i, n - i);
-    h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
-    return h ^ (h >> 29);
-}
-
 static size_t
 slc_cache_put_str(uint8_t *k, const void *p, size_t n)
 {
@@ -675,7 +652,7 @@ slc_cache_select(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     if (ttl <= 0 || (key = slc_cache_key(cc, q, n, x, &klen)) == NULL) {
         return SLC_FILTER_PASS;
     }
-    hash = slc_cache_hash(key, klen);
+    hash = slc_cache_key_hash(key, klen);
     if ((x != NULL && x->no_serve) || cc->diag) {
         /* (diag: the server answers, and so clears its warnings) */
         slc_cache_store(cc, key, klen, hash, keys, ttl, x);

@@ -360,7 +360,7 @@ slc_cache_ps_command(slc_cache_ctx_t *cc, const slc_cmd_t *c)
 /* --- CACHE_METADATA: the definitions the client holds ------------------- */
 
 /* FNV-1a, 64 bits, of n more bytes after h: the definitions come in
-   pieces (the key's hash, slc_cache_hash, takes a whole buffer). */
+   pieces (the key's hash, slc_cache_key_hash, takes a whole buffer). */
 static uint64_t
 slc_cache_ps_fnv(uint64_t h, const uint8_t *p, size_t n)
 {

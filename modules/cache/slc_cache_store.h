@@ -155,6 +155,10 @@ slc_slab_pool_t *slc_cache_pool(slc_cache_t *cache);
 /* New max_entry_size and wait_ms (a reload's attach; npins stays). */
 void slc_cache_tune(slc_cache_t *cache, const slc_cache_params_t *conf);
 
+/* The hash lookups and stores take with a key (its low bits pick the
+   bucket). */
+uint64_t slc_cache_key_hash(const void *key, size_t len);
+
 /*
  * Look a key up.  HIT fills `hit` (release it when done); the others
  * leave it empty.  An expired or stale entry is unlinked and counts as a

@@ -9,6 +9,7 @@
 
 #include "slc_mysql_classify.h"
 
+#include <ctype.h>
 #include <string.h>
 
 #include "slc_hash.h"
@@ -230,18 +231,29 @@ static const slc_sql_wdef_t  slc_sql_words[] = {
 
 #define SLC_SQL_WORD_MAX  40
 
+/* Character classes, one load per character on the lexer's hot path. */
+#define SLC_SQL_C_WORD   0x01       /* may be in an identifier */
+#define SLC_SQL_C_BLANK  0x02
+
+static const uint8_t  slc_sql_cclass[256] = {
+    [' '] = SLC_SQL_C_BLANK, ['\t'] = SLC_SQL_C_BLANK,
+    ['\n'] = SLC_SQL_C_BLANK, ['\r'] = SLC_SQL_C_BLANK,
+    ['\f'] = SLC_SQL_C_BLANK, ['\v'] = SLC_SQL_C_BLANK,
+    ['a' ... 'z'] = SLC_SQL_C_WORD, ['A' ... 'Z'] = SLC_SQL_C_WORD,
+    ['0' ... '9'] = SLC_SQL_C_WORD, ['_'] = SLC_SQL_C_WORD,
+    ['$'] = SLC_SQL_C_WORD, [0x80 ... 0xff] = SLC_SQL_C_WORD,
+};
+
 static int
 slc_sql_is_word_char(uint8_t c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-           || (c >= '0' && c <= '9') || c == '_' || c == '$' || c >= 0x80;
+    return slc_sql_cclass[c] & SLC_SQL_C_WORD;
 }
 
 static int
 slc_sql_is_blank(uint8_t c)
 {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
-           || c == '\v';
+    return slc_sql_cclass[c] & SLC_SQL_C_BLANK;
 }
 
 /*
@@ -254,14 +266,26 @@ slc_sql_is_blank(uint8_t c)
 #define SLC_SQL_WHASH  512
 
 
-static uint8_t  slc_sql_whash[SLC_SQL_WHASH];   /* word ids, 0: empty */
-static int      slc_sql_whash_built;
+static uint8_t   slc_sql_whash[SLC_SQL_WHASH];  /* word ids, 0: empty */
+static uint64_t  slc_sql_wlens[256];    /* by first byte: bit L, a keyword
+                                           of length L starts so */
+static uint8_t   slc_sql_wchar[256];    /* 1: in some keyword */
+static int       slc_sql_whash_built;
 
 static void
 slc_sql_whash_build(void)
 {
     for (size_t w = 1; w < SLC_SQL_W_N; w++) {
-        uint32_t h = slc_hash_key(slc_sql_words[w].name, slc_sql_words[w].len);
+        const slc_sql_wdef_t *d = &slc_sql_words[w];
+        uint32_t h = slc_hash_key(d->name, d->len);
+        uint8_t  first = (uint8_t) d->name[0];
+
+        slc_sql_wlens[first] |= (uint64_t) 1 << d->len;
+        slc_sql_wlens[tolower(first)] |= (uint64_t) 1 << d->len;
+        for (size_t i = 0; i < d->len; i++) {
+            slc_sql_wchar[(uint8_t) d->name[i]] = 1;
+            slc_sql_wchar[tolower((uint8_t) d->name[i])] = 1;
+        }
 
         for (h &= SLC_SQL_WHASH - 1; slc_sql_whash[h] != 0;
              h = (h + 1) & (SLC_SQL_WHASH - 1))
@@ -285,6 +309,16 @@ slc_sql_word_find(const uint8_t *q, size_t len)
     }
     if (!slc_sql_whash_built) {
         slc_sql_whash_build();
+    }
+    /* most identifiers are no keyword: tell by their first byte and
+       length, or by a byte no keyword has (a digit), before hashing */
+    if (!(slc_sql_wlens[q[0]] & ((uint64_t) 1 << len))) {
+        return SLC_SQL_W_NONE;
+    }
+    for (size_t i = 1; i < len; i++) {
+        if (!slc_sql_wchar[q[i]]) {
+            return SLC_SQL_W_NONE;
+        }
     }
     for (h = slc_sql_upcase(q, len, up) & (SLC_SQL_WHASH - 1);
          slc_sql_whash[h] != 0;

@@ -163,6 +163,29 @@ slc_test_expect_miss(const char *key, uint64_t hash, uint64_t now)
  * their bytes, the same entries in the LRU both ways, no DEAD entry left
  * in a chain.
  */
+/* Its chunks hold exactly its bytes; an inlined one is a single chunk
+   inside the entry's own block. */
+static void
+slc_test_check_chunks(const slc_cache_entry_t *e)
+{
+    size_t n = 0;
+
+    for (const slc_cache_chunk_t *ch = e->first; ch != NULL; ch = ch->next) {
+        ck_assert_uint_le(ch->len, ch->cap);
+        n += ch->len;
+    }
+    ck_assert_uint_eq(n, e->size);
+    if (e->inlined) {
+        ck_assert_ptr_nonnull(e->first);
+        ck_assert_ptr_null(e->first->next);
+        ck_assert_ptr_eq(e->first, e->last);
+        ck_assert((const uint8_t *) e->first
+                  >= slc_cache_ekey(e) + e->klen);
+        ck_assert((const uint8_t *) e->first->data + e->size
+                  <= (const uint8_t *) e + SLC_CACHE_INLINE_MAX);
+    }
+}
+
 static void
 slc_test_invariants(void)
 {
@@ -179,6 +202,7 @@ slc_test_invariants(void)
             if (e->state == SLC_CACHE_COMPLETE_E) {
                 entries++;
                 bytes += e->klen + e->size;
+                slc_test_check_chunks(e);
             }
         }
     }
@@ -519,6 +543,123 @@ START_TEST(test_pinned_evicted)
         before.classes[SLC_SLAB_NCLASSES - 1].used);
     slc_test_invariants();
     slc_test_teardown_check();
+}
+END_TEST
+
+/*
+ * A small result streamed in many appends (so over several chunks) is
+ * committed as one block, entry, key and bytes together; a large one
+ * keeps its chunks.  Both read back intact, and an inlined entry evicted
+ * while pinned is readable until released, then its block is free.
+ */
+START_TEST(test_inline)
+{
+    slc_cache_store_t  st;
+    slc_cache_hit_t    hit;
+    slc_slab_stats_t   before, after;
+    uint8_t            buf[8192];
+    char               small[601], big[3001], key[64], filler[1001];
+    size_t             n;
+
+    slc_test_setup(SLC_TEST_SMALL, 1 << 20);
+    for (size_t i = 0; i < sizeof(big) - 1; i++) {
+        big[i] = (char) ('a' + i % 26);
+    }
+    big[sizeof(big) - 1] = '\0';
+    memcpy(small, big + 7, sizeof(small) - 1);
+    small[sizeof(small) - 1] = '\0';
+    memset(filler, 'f', sizeof(filler) - 1);
+    filler[sizeof(filler) - 1] = '\0';
+
+    ck_assert_int_eq(slc_cache_store_begin(slc_test_cache, &st, "small", 5,
+        slc_test_hash("small"), NULL, 0, 10000, 0, 0), SLC_CACHE_OK);
+    for (n = 0; n < strlen(small); n += 9) {        /* 67 appends */
+        ck_assert_int_eq(slc_cache_store_append(&st, small + n,
+            slc_min((size_t) 9, strlen(small) - n)), SLC_CACHE_OK);
+    }
+    ck_assert_ptr_nonnull(st.entry->first->next);   /* several chunks */
+    ck_assert_int_eq(slc_cache_store_commit(&st), SLC_CACHE_OK);
+    ck_assert_int_eq(slc_test_store("big", slc_test_hash("big"), big, 0),
+        SLC_CACHE_OK);
+    slc_test_invariants();
+
+    ck_assert_int_eq(slc_test_lookup("small", slc_test_hash("small"), 1,
+        &hit), SLC_CACHE_HIT);
+    ck_assert_uint_eq(hit.entry->inlined, 1);
+    ck_assert_uint_eq(slc_test_read(&hit, buf, sizeof(buf), 5),
+        strlen(small));
+    ck_assert(memcmp(buf, small, strlen(small)) == 0);
+    slc_cache_release(&hit);
+    slc_test_expect("big", slc_test_hash("big"), 1, big);
+    ck_assert_int_eq(slc_test_lookup("big", slc_test_hash("big"), 1, &hit),
+        SLC_CACHE_HIT);
+    ck_assert_uint_eq(hit.entry->inlined, 0);
+    slc_cache_release(&hit);
+
+    /* evicted while pinned: still readable, freed at the release */
+    ck_assert_int_eq(slc_test_lookup("small", slc_test_hash("small"), 1,
+        &hit), SLC_CACHE_HIT);
+    for (unsigned i = 0; i < 1000; i++) {
+        slc_test_key(key, sizeof(key), i);
+        ck_assert_int_eq(slc_test_store(key, slc_test_hash(key), filler, 2),
+            SLC_CACHE_OK);
+    }
+    slc_test_expect_miss("small", slc_test_hash("small"), 3);
+    ck_assert_uint_eq(slc_test_read(&hit, buf, sizeof(buf), 100),
+        strlen(small));
+    ck_assert(memcmp(buf, small, strlen(small)) == 0);
+    slc_slab_stats(slc_test_pool, &before);
+    slc_cache_release(&hit);
+    slc_slab_stats(slc_test_pool, &after);
+    n = 0;
+    for (unsigned c = 0; c < SLC_SLAB_NCLASSES; c++) {
+        n += before.classes[c].used - after.classes[c].used;
+    }
+    ck_assert_uint_eq(n, 1);                        /* the one block */
+    slc_test_invariants();
+    slc_test_teardown_check();
+}
+END_TEST
+
+/*
+ * Keys that differ only in a literal near their end (point selects)
+ * spread over the buckets as random ones would: 4000 keys in 65536
+ * buckets, the chain a lookup walks ~1.06 long.  The hash before this
+ * test put them in 750 buckets, chains of 9 (a cache miss each).
+ */
+START_TEST(test_key_hash_spread)
+{
+    static const char *const fmts[] = {
+        "SELECT c FROM sbtest%u WHERE id=%u",
+        "select * from t%u where k = %u and x = 1 ",
+        "%u%u",
+    };
+    static uint16_t  count[65536];
+    uint8_t          key[128];
+
+    for (size_t f = 0; f < slc_nelems(fmts); f++) {
+        uint64_t  walked = 0;
+        unsigned  used = 0;
+
+        memset(count, 0, sizeof(count));
+        for (unsigned t = 1; t <= 4; t++) {
+            for (unsigned i = 1; i <= 1000; i++) {
+                /* a session's prefix, as the filter builds it */
+                int n = snprintf((char *) key + 19, sizeof(key) - 19,
+                                 fmts[f], t, i);
+
+                memcpy(key, "\x85\xa6\xff\x19\0\0\x21\x01\0\3app\0\4test\0", 19);
+                uint64_t h = slc_cache_key_hash(key, 19 + (size_t) n);
+
+                used += count[h & 65535]++ == 0;
+            }
+        }
+        for (size_t b = 0; b < 65536; b++) {
+            walked += (uint64_t) count[b] * count[b];
+        }
+        ck_assert_uint_ge(used, 3800);
+        ck_assert_uint_le(walked, 4000 * 12 / 10);  /* mean chain <= 1.2 */
+    }
 }
 END_TEST
 
@@ -871,6 +1012,8 @@ slc_test_cache_suite(void)
     tcase_add_test(tc, test_synced);
     tcase_add_test(tc, test_lru_eviction);
     tcase_add_test(tc, test_pinned_evicted);
+    tcase_add_test(tc, test_inline);
+    tcase_add_test(tc, test_key_hash_spread);
     tcase_add_test(tc, test_reap);
     tcase_add_test(tc, test_killed_holding_lock);
     tcase_add_test(tc, test_too_big);
