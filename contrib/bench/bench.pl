@@ -31,7 +31,8 @@ use Time::HiRes qw(time sleep);
 
 use Sluice::Sandbox qw(pid_alive wait_exit proc_starttime proc_cmdline
                        slurp poll_until find_bin);
-use SluiceBench::Build qw(build_sluice check_release build_idleconn);
+use SluiceBench::Build qw(build_sluice check_release build_idleconn
+                          build_nullserver);
 use SluiceBench::Proc qw(clk_tck cpu_ticks rss_bytes nofile_limit
                          machine_ticks nproc cpu_model mem_total);
 use SluiceBench::Report qw(aggregate write_markdown write_plots
@@ -258,6 +259,8 @@ sub prepare_binaries {
     $CTX->{sluice_rlimit_ok} = sluice_knows_rlimit();
     $CTX->{idleconn} = build_idleconn(top => $TOP, dir => $opt{build_dir})
         if $opt{idle_conns} > 0;
+    $CTX->{nullserver} = build_nullserver(top => $TOP,
+        dir => $opt{build_dir}) if grep { /^null-/ } @{ $opt{targets} };
     $CTX->{phases}{build} = time - $t0;
 }
 

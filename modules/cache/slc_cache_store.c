@@ -15,6 +15,7 @@
 #define SLC_CACHE_BUCKETS_MIN  64
 #define SLC_CACHE_INLINE_MAX   SLC_SLAB_MAX_SLOT   /* committed in one block */
 #define SLC_CACHE_PREFETCH     8            /* lines of an entry read ahead */
+#define SLC_CACHE_SECOND_CHANCES 64         /* LRU moves per eviction */
 
 typedef enum {
     SLC_CACHE_PENDING_E = 1,
@@ -40,7 +41,7 @@ struct slc_cache_entry_s {
     uint8_t             state;
     uint8_t             ntables;
     uint8_t             inlined;    /* first is in this block: not freed */
-    uint8_t             pad;
+    uint8_t             hit;        /* hit since it last moved in the LRU */
     uint32_t            refs;       /* hits' pins and the store's */
     uint32_t            klen;
     uint64_t            hash;
@@ -277,11 +278,31 @@ slc_cache_unlink_locked(slc_cache_t *c, slc_cache_entry_t *e)
     }
 }
 
+/*
+ * The LRU gives a second chance rather than moving an entry at every
+ * hit: a hit only marks it (no write at all once marked), and eviction
+ * moves a marked tail entry back to the head, unmarked, and looks at the
+ * next.  Relinking at every hit wrote into the two neighbours' lines,
+ * random ones, and the next atomic operation waited for them.  At most
+ * SLC_CACHE_SECOND_CHANCES moves per eviction keep the lock short; past
+ * them the tail goes, marked or not.
+ */
 static int
 slc_cache_evict_one_locked(slc_cache_t *c)
 {
     slc_cache_entry_t *e = c->lru_tail;
 
+    for (unsigned n = 0; e != NULL && e->hit && e != c->lru_head
+         && n < SLC_CACHE_SECOND_CHANCES; n++)
+    {
+        if (e->magic != SLC_CACHE_ENTRY_MAGIC) {
+            return 0;
+        }
+        e->hit = 0;
+        slc_cache_lru_remove_locked(c, e);
+        slc_cache_lru_push_locked(c, e);
+        e = c->lru_tail;
+    }
     if (e == NULL || e->magic != SLC_CACHE_ENTRY_MAGIC) {
         return 0;
     }
@@ -548,8 +569,9 @@ slc_cache_lookup_locked(slc_cache_t *c, const void *key, size_t klen,
     hit->entry = e;
     hit->size = e->size;
     memcpy(hit->meta, e->meta, sizeof(hit->meta));
-    slc_cache_lru_remove_locked(c, e);
-    slc_cache_lru_push_locked(c, e);
+    if (!e->hit) {
+        e->hit = 1;                 /* a second chance at eviction */
+    }
     return SLC_CACHE_HIT;
 }
 

@@ -95,13 +95,17 @@ slc_shmtx_lock(slc_shmtx_t *mtx)
 void
 slc_shmtx_unlock(slc_shmtx_t *mtx)
 {
-    int32_t self = (int32_t) slc_shmtx_self();
-    int     ok;
-
-    ok = __atomic_compare_exchange_n(&mtx->pid, &self, 0, 0,
-        __ATOMIC_RELEASE, __ATOMIC_RELAXED);
-    assert(ok);
-    (void) ok;
+    /*
+     * Only the holder unlocks (force_unlock takes the lock of a pid that
+     * has exited), so a release store is enough.  A compare-and-swap
+     * would be a full barrier: it would wait for every store of the
+     * critical section to reach the cache (a cache hit's LRU links into
+     * random entries), which the release store leaves to drain while
+     * the holder goes on.
+     */
+    assert(__atomic_load_n(&mtx->pid, __ATOMIC_RELAXED)
+           == (int32_t) slc_shmtx_self());
+    __atomic_store_n(&mtx->pid, 0, __ATOMIC_RELEASE);
 }
 
 int

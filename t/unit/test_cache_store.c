@@ -506,6 +506,54 @@ START_TEST(test_lru_eviction)
 }
 END_TEST
 
+/*
+ * Second chance: a hit only marks its entry; eviction moves marked tail
+ * entries to the head (unmarked) and takes the first unmarked one, but
+ * never more than SLC_CACHE_SECOND_CHANCES moves for one eviction.
+ */
+START_TEST(test_second_chance)
+{
+    char      key[64];
+    unsigned  i;
+
+    slc_test_setup(SLC_TEST_BIG, 1 << 20);
+    for (i = 0; i < 200; i++) {
+        slc_test_key(key, sizeof(key), i);
+        ck_assert_int_eq(slc_test_store(key, slc_test_hash(key), "row", 0),
+            SLC_CACHE_OK);
+    }
+    for (i = 0; i < 10; i++) {                      /* the 10 oldest */
+        slc_test_key(key, sizeof(key), i);
+        slc_test_expect(key, slc_test_hash(key), 1, "row");
+    }
+    slc_shmtx_lock(&slc_test_pool->mutex);
+    ck_assert_int_eq(slc_cache_evict_one_locked(slc_test_cache), 1);
+    slc_shmtx_unlock(&slc_test_pool->mutex);
+    slc_test_key(key, sizeof(key), 10);             /* first unmarked */
+    slc_test_expect_miss(key, slc_test_hash(key), 2);
+    for (i = 0; i < 10; i++) {                      /* moved, not gone */
+        slc_test_key(key, sizeof(key), i);
+        slc_test_expect(key, slc_test_hash(key), 2, "row");
+    }
+    slc_test_invariants();
+
+    /* every entry marked: the bound, then the tail goes */
+    for (i = 11; i < 200; i++) {
+        slc_test_key(key, sizeof(key), i);
+        slc_test_expect(key, slc_test_hash(key), 3, "row");
+    }
+    slc_shmtx_lock(&slc_test_pool->mutex);
+    ck_assert_int_eq(slc_cache_evict_one_locked(slc_test_cache), 1);
+    slc_shmtx_unlock(&slc_test_pool->mutex);
+    slc_test_key(key, sizeof(key), 11 + SLC_CACHE_SECOND_CHANCES);
+    slc_test_expect_miss(key, slc_test_hash(key), 4);
+    slc_test_key(key, sizeof(key), 11);
+    slc_test_expect(key, slc_test_hash(key), 4, "row");
+    slc_test_invariants();
+    slc_test_teardown_check();
+}
+END_TEST
+
 /* Evicted while pinned: readable until released, then freed. */
 START_TEST(test_pinned_evicted)
 {
@@ -1012,6 +1060,7 @@ slc_test_cache_suite(void)
     tcase_add_test(tc, test_synced);
     tcase_add_test(tc, test_lru_eviction);
     tcase_add_test(tc, test_pinned_evicted);
+    tcase_add_test(tc, test_second_chance);
     tcase_add_test(tc, test_inline);
     tcase_add_test(tc, test_key_hash_spread);
     tcase_add_test(tc, test_reap);

@@ -22,6 +22,7 @@ use Sluice::Sandbox qw(slurp);
 use SluiceBench::Util qw(run_capture note);
 
 our @EXPORT_OK = qw(build_sluice check_release build_idleconn
+                    build_nullserver
                     sluice_describe);
 
 # Top-level directories the build does not read: tests, docs, the
@@ -159,6 +160,21 @@ sub build_idleconn {
                  '-o', $out, $src, split(' ', $cflags), split(' ', $libs) ],
         timeout => 120);
     die "building idleconn failed:\n$msg" if $rc;
+    return $out;
+}
+
+# The reference server of the cache targets (Target/Null.pm).
+sub build_nullserver {
+    my (%o) = @_;
+    my $out = "$o{dir}/nullserver";
+    my $src = "$o{top}/contrib/bench/nullserver.c";
+    return $out if -x $out && -M $out < -M $src;
+    make_path($o{dir});
+    my ($rc, $msg) = run_capture(
+        cmd => [ 'cc', '-std=c99', '-D_GNU_SOURCE', '-O2', '-Wall', '-Wextra',
+                 '-pthread', '-o', $out, $src ],
+        timeout => 120);
+    die "building nullserver failed:\n$msg" if $rc;
     return $out;
 }
 

@@ -160,22 +160,35 @@ sub _rwsplit_checks {
 # The query cache at 32 threads, where the anchors were measured: CPU per
 # query (all hits once warm) and QPS against the server reached directly.
 # Only when the cache targets ran (--cache).
+#
+# Beside each, what nullserver with as many threads as the cache has
+# workers (a server that only reads the query and sends an answer from
+# memory) measured in the same run: the host's part, which no proxy goes
+# below.
 sub _cache_checks {
     my ($res, $wl) = @_;
     my @c;
     my $d = _point($res, $wl, 'direct/tcp', 32);
     for my $w (qw(1 auto)) {
         my $p = _point($res, $wl, "cache-$w/tcp", 32) or next;
+        my $n = _point($res, $wl, "null-$w/tcp", 32);
+        my $nus = $n ? $n->{cpu_us_per_query} : undef;
         my $us = $p->{cpu_us_per_query};
+        my $host = defined $us && defined $nus
+            ? sprintf(' (nullserver %.2f µs: sluice\'s own part %.2f µs)',
+                      $nus, $us - $nus) : '';
         push @c, _check("CPU/query cache-$w <= " . CACHE_MAX_US . " µs, $wl,"
             . ' 32 threads, tcp', defined $us ? ($us <= CACHE_MAX_US ? 1 : 0)
-            : undef, defined $us ? sprintf('%.2f µs', $us) : 'not measured');
+            : undef, defined $us ? sprintf('%.2f µs', $us) . $host
+            : 'not measured');
         my ($q, $dq) = ($p->{qps}, $d ? $d->{qps} : undef);
+        $host = $q && $dq && $n && $n->{qps}
+            ? sprintf('; nullserver x %.2f', $n->{qps} / $dq) : '';
         push @c, _check("QPS cache-$w >= " . CACHE_MIN_RATIO . " x direct, "
             . "$wl, 32 threads, tcp", $q && $dq
             ? ($q >= CACHE_MIN_RATIO * $dq ? 1 : 0) : undef, $q && $dq
             ? sprintf('%.0f QPS, direct %.0f (x %.2f)', $q, $dq, $q / $dq)
-            : 'not measured');
+              . $host : 'not measured');
     }
     return @c;
 }

@@ -24,7 +24,9 @@ use DBI;
 use Time::HiRes qw(time sleep);
 
 use File::Path qw(make_path);
-use Sluice::Sandbox qw(free_port poll_until);
+use Sluice::Sandbox qw(free_port poll_until spawn pid_alive wait_exit
+                       proc_starttime tail_file);
+use SluiceBench::Util qw(guard unguard);
 
 # The -other and -batch entries show what the scheduling policy alone is
 # worth: sluice's workers are SCHED_BATCH unless told otherwise
@@ -70,6 +72,12 @@ our @REGISTRY = (
           . "        filters cache;\n        cache bench;\n"
           . "        cache_ttl 1h;",
       label => 'sluice readconn + cache, auto workers' ],
+    # the host's floor under a hit: a server that only reads the query
+    # and sends an answer from memory (contrib/bench/nullserver.c)
+    [ 'null-1',             'Null',    threads => 1, preset => 'cache',
+      variant => 1 ],
+    [ 'null-auto',          'Null',    threads => 'auto', preset => 'cache',
+      variant => 1 ],
 );
 
 sub names { map { $_->[0] } @REGISTRY }
@@ -134,11 +142,45 @@ sub endpoint {
         : { tcp => [ '127.0.0.1', $self->{port} ] };
 }
 
-# [pid, starttime] of every process whose CPU time counts as the proxy's.
-sub cpu_pids { () }
+# [pid, starttime] of every process whose CPU time counts as the proxy's:
+# by default the one process spawn_one started, if any.
+sub cpu_pids {
+    my ($self) = @_;
+    return $self->{pid} ? ([ $self->{pid}, $self->{pid_start} ]) : ();
+}
 
 # pids whose RSS counts in the idle-connection measurement.
-sub rss_pids { () }
+sub rss_pids { $_[0]{pid} ? ($_[0]{pid}) : () }
+
+# For a kind that is one process: start CMD with its output in LOG, known
+# by pid and start time (guarded: killed even if the bench is), and wait
+# until it serves.
+sub spawn_one {
+    my ($self, $cmd, $log) = @_;
+    my $pid = $self->{pid} = spawn(cmd => $cmd, log => $log);
+    $self->{pid_start} = proc_starttime($pid) // 0;
+    guard("pid $pid $self->{pid_start}");
+    $self->wait_ready(alive => sub { pid_alive($pid) },
+                      why => sub { "--- $log:\n" . tail_file($log, 10) });
+    return $pid;
+}
+
+# Its stop: SIGTERM, then SIGKILL to its group if it lingers (a problem
+# named after WHAT).  0 if it was not running.
+sub stop_one {
+    my ($self, $what) = @_;
+    my $pid = delete $self->{pid} or return 0;
+    kill 'TERM', $pid;
+    if (!wait_exit($pid, 10)) {
+        push @{ $self->{problems} }, "$what did not exit on SIGTERM";
+        kill 'KILL', -$pid;
+        wait_exit($pid, 5);
+    }
+    Sluice::Sandbox::exit_status($pid);
+    kill 'KILL', -$pid;
+    unguard("pid $pid");
+    return 1;
+}
 
 # How many idle client sessions this target can hold within the open
 # files limit (the bench holds the sessions it opens to at most this).

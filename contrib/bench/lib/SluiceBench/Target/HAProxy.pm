@@ -14,9 +14,8 @@ use warnings;
 use parent -norequire, 'SluiceBench::Target';
 
 
-use Sluice::Sandbox qw(spawn pid_alive wait_exit proc_starttime
-                       tail_file find_bin);
-use SluiceBench::Util qw(run_capture guard unguard);
+use Sluice::Sandbox qw(find_bin);
+use SluiceBench::Util qw(run_capture);
 
 use constant FD_RESERVE => 200;   # listeners, pollers, per-thread pipes
 
@@ -88,35 +87,14 @@ sub start {
     # chrt execs haproxy: the pid stays the proxy's
     my @chrt = ($self->{sched} // '') eq 'batch'
         ? (find_bin('chrt'), '--batch', '0') : ();
-    my $pid = $self->{pid} = spawn(cmd => [ @chrt, bin(), '-db', '-f', $cfg ],
-                                   log => $log);
-    $self->{pid_start} = proc_starttime($pid) // 0;
-    guard("pid $pid $self->{pid_start}");
-    $self->wait_ready(alive => sub { pid_alive($pid) },
-                      why => sub { "--- $log:\n" . tail_file($log, 10) });
+    $self->spawn_one([ @chrt, bin(), '-db', '-f', $cfg ], $log);
     return $self;
 }
-
-sub cpu_pids {
-    my ($self) = @_;
-    return $self->{pid} ? ([ $self->{pid}, $self->{pid_start} ]) : ();
-}
-
-sub rss_pids { $_[0]{pid} ? ($_[0]{pid}) : () }
 
 # SIGTERM is HAProxy's immediate stop.
 sub stop {
     my ($self) = @_;
-    my $pid = delete $self->{pid} or return $self;
-    kill 'TERM', $pid;
-    if (!wait_exit($pid, 10)) {
-        push @{ $self->{problems} }, 'haproxy did not exit on SIGTERM';
-        kill 'KILL', -$pid;
-        wait_exit($pid, 5);
-    }
-    Sluice::Sandbox::exit_status($pid);
-    kill 'KILL', -$pid;
-    unguard("pid $pid");
+    $self->stop_one('haproxy') or return $self;
     my $log = "$self->{dir}/stderr.log";
     push @{ $self->{problems} }, map { "haproxy: $_" }
         SluiceBench::Target::log_lines_since($log, $self->{log_offset},
