@@ -2,7 +2,8 @@
  * Serving a cache hit: the stored response goes to the client as the
  * server sent it (its headers and sequence ids are those of an answer to
  * a command of sequence id 0, which every command is), straight from the
- * shared-memory chunks into the client's output buffer, one buffer at a
+ * shared-memory chunks (or, for a small result, from the copy the lookup
+ * made under the lock) into the client's output buffer, one buffer at a
  * time.  Only the status flags of its EOF (or OK) packets change: the
  * session's own (autocommit, in a transaction...) replace those of the
  * session that stored it; the flags that describe the result (no index
@@ -78,11 +79,21 @@ slc_cache_stream(slc_session_t *s, void *data)
 int
 slc_cache_serve(slc_session_t *s, slc_cache_serve_t *sv)
 {
-    int rc;
+    int      rc;
+    uint8_t *dst;
+    size_t   room;
 
     memcpy(&sv->meta, sv->hit.meta, sizeof(sv->meta));
     sv->status = slc_cmd_status(s);
     sv->off = 0;
+    /* a copied hit that will not go out at once must outlive the next
+       lookup: kept before anything is sent, so a failure sends nothing */
+    dst = slc_cmd_reply_space(s, &room);
+    if (dst != NULL && room < sv->hit.size
+        && slc_cache_hit_keep(&sv->hit) != SLC_OK)
+    {
+        return SLC_ERROR;
+    }
     slc_cache_cursor_init(&sv->cur, &sv->hit);
     rc = slc_cache_fill(s, sv);
     if (rc == SLC_ERROR) {

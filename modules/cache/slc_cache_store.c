@@ -510,6 +510,10 @@ slc_cache_key_hash(const void *key, size_t n)
     return h ^ (h >> 33);
 }
 
+/* Where a hit of an inlined entry is copied (slc_cache_hit_t.copy). */
+static uint64_t  slc_cache_scratch[(sizeof(slc_cache_chunk_t)
+                                    + SLC_CACHE_INLINE_MAX) / 8 + 1];
+
 /* Past the soft ttl: 1 if this caller is the one to refresh. */
 static int
 slc_cache_refresh_locked(slc_cache_t *c, slc_cache_entry_t *e,
@@ -561,12 +565,19 @@ slc_cache_lookup_locked(slc_cache_t *c, const void *key, size_t klen,
     if (slc_cache_refresh_locked(c, e, p, now)) {
         return SLC_CACHE_HIT_REFRESH;
     }
-    hit->pin = slc_cache_pin_locked(c, e);
-    if (hit->pin == SLC_CACHE_NIL) {
-        slc_cache_count(c, refused[SLC_CACHE_PINS], 1);
-        return SLC_CACHE_MISS;
+    if (e->inlined) {
+        /* small: copied now, under the lock, so that the hit writes
+           nothing into the zone (no pin to take and give back) */
+        hit->copy = (slc_cache_chunk_t *) (void *) slc_cache_scratch;
+        memcpy(hit->copy, e->first, sizeof(*e->first) + e->size);
+    } else {
+        hit->pin = slc_cache_pin_locked(c, e);
+        if (hit->pin == SLC_CACHE_NIL) {
+            slc_cache_count(c, refused[SLC_CACHE_PINS], 1);
+            return SLC_CACHE_MISS;
+        }
+        hit->entry = e;
     }
-    hit->entry = e;
     hit->size = e->size;
     memcpy(hit->meta, e->meta, sizeof(hit->meta));
     if (!e->hit) {
@@ -608,6 +619,11 @@ slc_cache_release(slc_cache_hit_t *hit)
 {
     slc_cache_t *c = hit->cache;
 
+    if (hit->owned) {
+        free(hit->copy);
+        hit->owned = 0;
+    }
+    hit->copy = NULL;
     if (hit->entry == NULL) {
         return;
     }
@@ -620,10 +636,29 @@ slc_cache_release(slc_cache_hit_t *hit)
     hit->entry = NULL;
 }
 
+int
+slc_cache_hit_keep(slc_cache_hit_t *hit)
+{
+    slc_cache_chunk_t *own;
+
+    if (hit->copy == NULL || hit->owned) {
+        return SLC_OK;
+    }
+    own = malloc(sizeof(*own) + hit->size);
+    if (own == NULL) {
+        slc_cache_release(hit);
+        return SLC_ERROR;
+    }
+    memcpy(own, hit->copy, sizeof(*own) + hit->size);
+    hit->copy = own;
+    hit->owned = 1;
+    return SLC_OK;
+}
+
 void
 slc_cache_cursor_init(slc_cache_cursor_t *cur, const slc_cache_hit_t *hit)
 {
-    cur->chunk = hit->entry != NULL ? hit->entry->first : NULL;
+    cur->chunk = hit->entry != NULL ? hit->entry->first : hit->copy;
     cur->off = 0;
 }
 

@@ -118,11 +118,17 @@ typedef struct slc_cache_s        slc_cache_t;
 typedef struct slc_cache_entry_s  slc_cache_entry_t;
 typedef struct slc_cache_chunk_s  slc_cache_chunk_t;
 
-/* A pinned hit, in the caller's memory. */
+/*
+ * A hit, in the caller's memory: pinned (entry), or, for a result
+ * inlined in its entry, copied out under the lock (copy: this process's
+ * scratch, valid until its next lookup, unless kept).
+ */
 typedef struct {
     slc_cache_t        *cache;
-    slc_cache_entry_t  *entry;      /* NULL: nothing held */
+    slc_cache_entry_t  *entry;      /* pinned; NULL: nothing held */
+    slc_cache_chunk_t  *copy;       /* or the bytes, copied */
     uint32_t            pin;
+    uint8_t             owned;      /* copy is malloc'ed (kept) */
     size_t              size;       /* result bytes */
     uint8_t             meta[SLC_CACHE_META];   /* store_meta's */
 } slc_cache_hit_t;
@@ -166,8 +172,12 @@ uint64_t slc_cache_key_hash(const void *key, size_t len);
  */
 slc_cache_result_e slc_cache_lookup(slc_cache_t *cache, const void *key,
     size_t klen, uint64_t hash, uint64_t now, slc_cache_hit_t *hit);
-/* Drop a hit's reference (an empty hit is ignored). */
+/* Drop a hit's reference or its kept copy (an empty hit is ignored). */
 void slc_cache_release(slc_cache_hit_t *hit);
+/* Make a copied hit outlive this process's next lookup (before reading it
+   across an event); SLC_ERROR without memory (the hit is then released).
+   A pinned hit needs nothing. */
+int slc_cache_hit_keep(slc_cache_hit_t *hit);
 
 void   slc_cache_cursor_init(slc_cache_cursor_t *cur,
     const slc_cache_hit_t *hit);
