@@ -370,7 +370,8 @@ sub _md_method {
         . 'over the direct QPS with the same transport.  Spread: (max − '
         . 'min) / median of the QPS over the rounds.',
         '- Proxy CPU per query: user + system time of all the proxy\'s '
-        . 'processes (sluice master and workers, the haproxy process), '
+        . 'processes (sluice master and workers, the haproxy process, '
+        . 'nullserver\'s process), '
         . 'from /proc/PID/stat before and after the run (connects and '
         . 'disconnects included), divided by the queries sysbench '
         . 'reports.  Processes are known by pid, never by name.',
