@@ -373,6 +373,22 @@ slc_cache_unanswered(slc_cache_ctx_t *cc)
     }
 }
 
+/* The first rule that matches the statement, -1 for none; no counter. */
+static int
+slc_cache_rule_find(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
+    const slc_cache_keys_t *keys)
+{
+    slc_cache_subject_t sub = {
+        .q = q, .len = n, .keys = keys,
+        .user = cc->s->user, .user_len = strlen(cc->s->user),
+    };
+
+    if (cc->conf->rules.n == 0) {
+        return -1;
+    }
+    return slc_cache_rules_match(&cc->conf->rules, &sub);
+}
+
 /*
  * Whether a rule that matches the statement says its stored functions are
  * pure (cache_stored_functions): then calling them writes nothing.  The
@@ -382,13 +398,9 @@ static int
 slc_cache_fn_pure(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     const slc_sql_info_t *si)
 {
-    slc_cache_keys_t   *keys = &slc_cache_keys;
-    slc_cache_subject_t sub = {
-        .q = q, .len = n, .keys = keys,
-        .user = cc->s->user, .user_len = strlen(cc->s->user),
-    };
+    slc_cache_keys_t       *keys = &slc_cache_keys;
     const slc_cache_rule_t *r;
-    int                 i;
+    int                     i;
 
     if (cc->conf->rules.n == 0) {
         return 0;
@@ -396,7 +408,7 @@ slc_cache_fn_pure(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     if (slc_cache_table_keys(q, si, cc->db, strlen(cc->db), keys) != SLC_OK) {
         keys->n = 0;
     }
-    i = slc_cache_rules_match(&cc->conf->rules, &sub);
+    i = slc_cache_rule_find(cc, q, n, keys);
     r = i >= 0 ? &cc->conf->rules.rule[i] : NULL;
     return r != NULL && r->stored_functions && !r->no_cache;
 }
@@ -609,16 +621,8 @@ static int
 slc_cache_rule(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     const slc_cache_keys_t *keys)
 {
-    slc_cache_subject_t sub = {
-        .q = q, .len = n, .keys = keys,
-        .user = cc->s->user, .user_len = strlen(cc->s->user),
-    };
-    int                 i;
+    int i = slc_cache_rule_find(cc, q, n, keys);
 
-    if (cc->conf->rules.n == 0) {
-        return -1;
-    }
-    i = slc_cache_rules_match(&cc->conf->rules, &sub);
     if (i >= 0 && cc->conf->rule_slot[i] < SLC_CACHE_RULES_MAX) {
         slc_cache_bump(cc->cnt->rules[cc->conf->rule_slot[i]].matches);
     }
@@ -747,7 +751,7 @@ slc_cache_read(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
         return SLC_FILTER_PASS;
     }
     keys = &slc_cache_keys;
-    if (slc_cache_table_keys(q, si, db, strlen(db), keys) != SLC_OK) {
+    if (slc_cache_table_keys(q, si, db, ss.db_len, keys) != SLC_OK) {
         return SLC_FILTER_PASS;
     }
     return slc_cache_select(cc, q, n, si, v, keys, x);
@@ -1007,8 +1011,7 @@ slc_cache_commit(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
         slc_cache_store_fail(cc, SLC_CACHE_NS_REPLICA);
         return;
     }
-    if (r->first == SLC_MYSQL_ERR || cc->npkt < 3 || cc->last_len < 5
-        || pl[0] != SLC_MYSQL_EOF
+    if (r->first == SLC_MYSQL_ERR || cc->npkt < 3 || pl[0] != SLC_MYSQL_EOF
         || slc_cache_end_of(cc, &status, &warnings, &at) != SLC_OK)
     {
         slc_cache_store_fail(cc, SLC_CACHE_NS_ERROR);
@@ -1105,12 +1108,15 @@ slc_cache_done(slc_session_t *s, void *ctx, const slc_mysql_reply_t *r,
     int              ok = r->first != SLC_MYSQL_ERR;
 
     cc->inflight = 0;
-    /* CACHE_METADATA: record the definitions the client holds now; if
-       this response changed them, a hit would not, so it is not kept */
-    if (cc->mw.on && cc->op != SLC_CACHE_OP_SERVE && !slc_cache_ps_watched(cc)
-        && cc->op == SLC_CACHE_OP_STORE)
-    {
-        slc_cache_store_fail(cc, SLC_CACHE_NS_STATE);
+    /* CACHE_METADATA: record the definitions the client holds now (after
+       any response but a hit's); if this one changed them, a hit would
+       not, so it is not kept */
+    if (cc->mw.on && cc->op != SLC_CACHE_OP_SERVE) {
+        int same = slc_cache_ps_watched(cc);
+
+        if (!same && cc->op == SLC_CACHE_OP_STORE) {
+            slc_cache_store_fail(cc, SLC_CACHE_NS_STATE);
+        }
     }
     if (cc->op == SLC_CACHE_OP_STORE) {
         slc_cache_commit(cc, r);
