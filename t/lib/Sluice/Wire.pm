@@ -21,7 +21,8 @@ our @EXPORT_OK = qw(read_n read_packet packet send_packet raw_connect
                     greeting_of parse_greeting build_greeting native_token
                     handshake_response raw_login read_err err_packet
                     serve_login accept_login hang_up wait_eof
-                    read_response stmt_prepare stmt_execute);
+                    read_response stmt_prepare stmt_execute
+                    raw_session query change_user reset_connection);
 
 use constant {
     CONNECT_TIMEOUT => 5,       # s for connect()
@@ -229,6 +230,132 @@ sub accept_login {
     return ($s, serve_login($s, $greeting));
 }
 
+# A logged-in raw session: { sock => S, scramble => the greeting's } or
+# undef when the login failed (then { err => ... } in list context's
+# second value).  Options as raw_login's, and db => D, charset => N.
+sub raw_session {
+    my ($port, %o) = @_;
+    my $s = raw_connect($port);
+    my (undef, $pl) = read_packet($s);
+    my $g = parse_greeting($pl) or return undef;
+    my $resp = handshake_response(user => $o{user} // 'app',
+        token => native_token($o{password} // 'secret', $g->{scramble}),
+        db => $o{db}, max_packet => $o{max_packet},
+        mariadb_caps => $o{mariadb_caps});
+    substr($resp, 8, 1) = chr($o{charset}) if defined $o{charset};
+    send_packet($s, 1, $resp);
+    my (undef, $ok) = read_packet($s);
+    return undef unless defined $ok && ord $ok == 0;
+    return { sock => $s, scramble => $g->{scramble} };
+}
+
+sub _lenenc {
+    my ($buf, $pos) = @_;
+    my $c = ord substr($$buf, $$pos++, 1);
+    return $c if $c < 0xfb;
+    return undef if $c == 0xfb;
+    my $n = $c == 0xfc ? 2 : $c == 0xfd ? 3 : 8;
+    my $v = unpack('Q<', substr($$buf, $$pos, $n) . "\0" x (8 - $n));
+    $$pos += $n;
+    return $v;
+}
+
+sub _ok_fields {
+    my ($pl) = @_;
+    my $pos = 1;
+    my $affected = _lenenc(\$pl, \$pos);
+    my $insert_id = _lenenc(\$pl, \$pos);
+    my ($status, $warnings) = unpack 'v v', substr($pl, $pos, 4);
+    return { affected => $affected, insert_id => $insert_id,
+             status => $status, warnings => $warnings };
+}
+
+# COM_QUERY on a session logged in here (no DEPRECATE_EOF, no multi
+# results): { ok => {affected, insert_id, status, warnings} },
+# { err => {code, state, msg} }, or { cols => N, rows => [[...]], status
+# => S, warnings => W } (NULL is undef); undef when the connection broke.
+sub query {
+    my ($s, $sql) = @_;
+    send_packet($s, 0, "\x03$sql") or return undef;
+    my ($seq, $pl) = read_packet($s);
+    return undef unless defined $pl;
+    if (ord $pl == 0xff) {
+        my ($code, $state, $msg) = unpack 'x v x a5 a*', $pl;
+        return { err => { code => $code, state => $state, msg => $msg } };
+    }
+    return { ok => _ok_fields($pl) } if ord $pl == 0;
+    my $pos = 0;
+    my $ncols = _lenenc(\$pl, \$pos);
+    for (0 .. $ncols) {                 # definitions and their EOF
+        ($seq, $pl) = read_packet($s);
+        return undef unless defined $pl;
+    }
+    my @rows;
+    for (;;) {
+        ($seq, $pl) = read_packet($s);
+        return undef unless defined $pl;
+        if (ord $pl == 0xfe && length $pl < 9) {
+            my ($warnings, $status) = unpack 'x v v', $pl;
+            return { cols => $ncols, rows => \@rows, status => $status,
+                     warnings => $warnings };
+        }
+        if (ord $pl == 0xff) {
+            my ($code, $state, $msg) = unpack 'x v x a5 a*', $pl;
+            return { err => { code => $code, state => $state,
+                              msg => $msg }, rows => \@rows };
+        }
+        my ($p, @row) = (0);
+        while ($p < length $pl) {
+            my $n = _lenenc(\$pl, \$p);
+            push @row, defined $n ? substr($pl, $p, $n) : undef;
+            $p += $n // 0;
+        }
+        push @rows, \@row;
+    }
+}
+
+# COM_CHANGE_USER on a raw_session: { ok => ... } or { err => ... }
+# (undef: the connection broke).  A server's auth switch to
+# mysql_native_password is answered.
+sub change_user {
+    my ($rs, %o) = @_;
+    my $s = $rs->{sock};
+    my $pw = $o{password} // '';
+    my $token = length $pw ? native_token($pw, $rs->{scramble}) : '';
+    send_packet($s, 0, "\x11" . ($o{user} // 'app') . "\0"
+        . chr(length $token) . $token . ($o{db} // '') . "\0"
+        . pack('v', $o{charset} // 45) . "mysql_native_password\0");
+    my ($seq, $pl) = read_packet($s);
+    return undef unless defined $pl;
+    if (ord $pl == 0xfe) {
+        my ($plugin, $data) = $pl =~ /\A\xfe([^\0]*)\0(.*)\z/s;
+        $data =~ s/\0\z//;
+        $rs->{scramble} = $data;
+        send_packet($s, $seq + 1, length $pw ? native_token($pw, $data) : '');
+        ($seq, $pl) = read_packet($s);
+        return undef unless defined $pl;
+    }
+    if (ord $pl == 0xff) {
+        my ($code, $state, $msg) = unpack 'x v x a5 a*', $pl;
+        return { err => { code => $code, state => $state, msg => $msg } };
+    }
+    return ord $pl == 0 ? { ok => _ok_fields($pl) } : undef;
+}
+
+# COM_RESET_CONNECTION: { ok => ... } or { err => ... }.
+sub reset_connection {
+    my ($rs) = @_;
+    my $s = ref $rs eq 'HASH' ? $rs->{sock} : $rs;
+    send_packet($s, 0, "\x1f") or return undef;
+    my (undef, $pl) = read_packet($s);
+    return undef unless defined $pl;
+    if (ord $pl == 0xff) {
+        my ($code, $state, $msg) = unpack 'x v x a5 a*', $pl;
+        return { err => { code => $code, state => $state, msg => $msg } };
+    }
+    return ord $pl == 0 ? { ok => _ok_fields($pl) } : undef;
+}
+
 1;
 
 __END__
@@ -351,6 +478,26 @@ unsigned), BYTES the value as the binary protocol encodes it, undef for a
 NULL (its bit in the NULL bitmap).  With bound => 0 (new-params-bound-flag
 0) no types are sent: the server uses the last bound.  Flags 0 (no
 cursor) and an iteration count of 1 unless given.
+
+=item raw_session($port, user => U, password => P, db => D, charset => N)
+
+Log in and read the server's OK: { sock => S, scramble => the greeting's
+scramble } or undef.
+
+=item query($sock, $sql)
+
+A COM_QUERY and its answer: { ok => {affected, insert_id, status,
+warnings} }, { err => {code, state, msg} }, or { cols => N, rows =>
+[[...]], status => S, warnings => W } with NULL as undef.
+
+=item change_user($session, user => U, password => P, db => D, charset => N)
+
+COM_CHANGE_USER on a raw_session (answering an auth switch): { ok => ... }
+or { err => ... }.
+
+=item reset_connection($session)
+
+COM_RESET_CONNECTION: { ok => ... } or { err => ... }.
 
 =item read_err($sock)
 
