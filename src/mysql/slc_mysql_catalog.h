@@ -1,0 +1,132 @@
+#ifndef SLC_MYSQL_CATALOG_H
+#define SLC_MYSQL_CATALOG_H
+
+#include "slc_core.h"
+#include "slc_mysql_conf.h"
+
+/*
+ * The schema catalog (docs/architecture.md, "Schema catalog"): what an
+ * upstream's primary says about names that a statement's text alone does
+ * not tell, for a query cache that must never serve a stale answer:
+ *
+ *   - which names are views, and which base tables each reads (through
+ *     views of views), with the classifier's flags of their definitions
+ *     (a view that calls NOW() or a stored function is as uncacheable as
+ *     a SELECT that does);
+ *   - which tables have triggers, and which tables those triggers write
+ *     (through triggers of the tables they write), or "everything" when a
+ *     trigger's writes cannot be named (a compound body, a CALL, a stored
+ *     function);
+ *   - the server's global sql_mode (ANSI_QUOTES: "x" is a name) and
+ *     transaction isolation (READ UNCOMMITTED: a read may see what is
+ *     never committed).
+ *
+ * The monitor process loads it from the primary it sees (Connector/C,
+ * blocking: information_schema.VIEWS and TRIGGERS, @@global.sql_mode and
+ * @@global.tx_isolation) every monitor_schema_interval, and within a
+ * monitor_interval of a worker saying that DDL went through the proxy
+ * (slc_catalog_ddl_seen).  It writes it into a zone of its own per
+ * upstream ("mysql_catalog:NAME", monitor_schema_size bytes); workers read
+ * it without a lock (a version they check around each read: a read that
+ * raced a load is retried, then answered UNKNOWN).  A zone of the same
+ * name and size is kept across a reload, catalog and all.
+ *
+ * Names are table keys as the cache makes them: "db.table", ASCII letters
+ * lowercased, quotes removed (a doubled backtick is one), NUL terminated.
+ *
+ * The account: the monitor's.  It must see every view's definition and
+ * every trigger: global SHOW VIEW and TRIGGER privileges (GRANT SHOW VIEW,
+ * TRIGGER ON *.* TO monitor).  Without them information_schema would show
+ * fewer views and triggers than there are, silently, so the catalog checks
+ * the account's global privileges at each load and, lacking one, is blind:
+ * every question gets UNKNOWN (logged once per change, at error).
+ *
+ * Known limits: DDL made elsewhere than through the proxy is learned at
+ * the next load (monitor_schema_interval), and the cache is told what it
+ * changed then (slc_catalog_on_change), not before; a load that does not
+ * fit the zone leaves the catalog blind until one fits.
+ */
+
+#define SLC_CATALOG_NAMES_MAX   16      /* names an answer carries */
+#define SLC_CATALOG_NAME_MAX    514     /* "db.table" with 4-byte UTF-8 */
+
+typedef struct slc_catalog_s  slc_catalog_t;
+
+/* Names given back to a worker, in its own memory. */
+typedef struct {
+    unsigned    n;
+    unsigned    all:1;          /* writes: everything may change */
+    uint32_t    flags;          /* reads: SLC_SQL_F_* of the views read */
+    slc_str_t   name[SLC_CATALOG_NAMES_MAX];    /* into buf */
+    char        buf[SLC_CATALOG_NAMES_MAX * (SLC_CATALOG_NAME_MAX + 1)];
+} slc_catalog_names_t;
+
+typedef enum {
+    SLC_CATALOG_TABLE = 0,      /* no view of that name: itself */
+    SLC_CATALOG_VIEW,           /* a view: its base tables appended */
+    SLC_CATALOG_UNKNOWN         /* cannot say: not loaded, stale (DDL
+                                   seen since the load began), blind, a
+                                   view whose tables cannot all be named,
+                                   more names than fit, a racing load */
+} slc_catalog_kind_t;
+
+/* What the server's globals say (all 0 when not known). */
+typedef struct {
+    unsigned    ready:1;        /* loaded, current, not blind */
+    unsigned    ansi_quotes:1;  /* @@global.sql_mode makes "x" a name */
+    unsigned    read_uncommitted:1;  /* @@global.tx_isolation */
+} slc_catalog_facts_t;
+
+/* --- configuration (master, before fork) -------------------------------- */
+
+/*
+ * A module needs the catalog of upstream `up` (the cache, for every
+ * upstream a server {} with its filter uses): from any module's
+ * init_conf, whatever the modules' order.  SLC_ERROR with the reason in
+ * err when `up` has no monitor_user (the catalog is the monitor's work).
+ */
+int  slc_catalog_want(slc_cycle_t *cycle, slc_upstream_t *up, char *err,
+    size_t errlen);
+
+/* The catalog of `up`, NULL when nobody wanted it. */
+slc_catalog_t *slc_catalog_of(const slc_upstream_t *up);
+
+/* --- workers ------------------------------------------------------------ */
+
+int  slc_catalog_facts(slc_catalog_t *c, slc_catalog_facts_t *f);
+
+/*
+ * A read of `key`: TABLE (out untouched), VIEW (its base tables' names
+ * appended to out, out->flags |= its definitions' flags), or UNKNOWN.
+ * Appending past SLC_CATALOG_NAMES_MAX is UNKNOWN.
+ */
+slc_catalog_kind_t slc_catalog_reads(slc_catalog_t *c, const char *key,
+    size_t len, slc_catalog_names_t *out);
+
+/*
+ * A write to `key`: what its triggers write too, appended to out, or
+ * out->all.  SLC_ERROR when the catalog cannot say (not ready): the
+ * caller takes it as everything.
+ */
+int  slc_catalog_writes(slc_catalog_t *c, const char *key, size_t len,
+    slc_catalog_names_t *out);
+
+/* DDL went through the proxy: not ready until a load that began after. */
+void slc_catalog_ddl_seen(slc_catalog_t *c);
+
+/* --- the monitor process ------------------------------------------------ */
+
+/*
+ * After a load, what it changed: names whose view definition or triggers
+ * appeared, changed or vanished, and the tables those triggers write (the
+ * writes that went by before the catalog knew the trigger invalidated
+ * nothing there); all when that cannot be said (a first load into a new
+ * zone, more changes than fit).  Called in the monitor process, which
+ * maps every zone: the cache invalidates them there.  One hook.
+ */
+typedef void (*slc_catalog_changed_pt)(slc_cycle_t *cycle,
+    const slc_upstream_t *up, const slc_str_t *names, unsigned n, int all);
+
+void slc_catalog_on_change(slc_catalog_changed_pt fn);
+
+#endif /* SLC_MYSQL_CATALOG_H */
