@@ -12,7 +12,9 @@
  * server's side of it is then undefined.
  *
  * Under auth passthrough the command goes to the server as it is: the
- * server checks it against its own scramble and accounts.
+ * server checks it against its own scramble and accounts, and the session
+ * takes the identity it named once the server's OK comes
+ * (slc_command_change_user_note/_noted).
  */
 
 #include "slc_core.h"
@@ -341,7 +343,7 @@ slc_cu_apply(slc_session_t *s, const uint8_t *ok, uint32_t len)
     s->has_db = s->db[0] != '\0';
     memcpy(s->stage1, cu->stage1, sizeof(s->stage1));
     if (cu->collation != 0) {
-        s->charset = (uint8_t) cu->collation;
+        s->charset = cu->collation;
     }
     free(s->attrs);
     s->attrs = cu->attrs;
@@ -432,4 +434,61 @@ slc_cu_backend_read(slc_conn_t *c)
     } else if (rc == SLC_ERROR && why != NULL) {
         slc_session_close(s, SLC_LOG_ERR, why);
     }
+}
+
+
+/* --- auth passthrough: following the server ---------------------------- */
+
+int
+slc_command_change_user_note(slc_session_t *s, const uint8_t *pl,
+    size_t avail, uint32_t len)
+{
+    slc_mysql_hsresp_t  r;
+    uint16_t            coll;
+    const char         *err = NULL;
+
+    slc_cu_free(s);
+    if (avail < len) {
+        slc_session_fail(s, SLC_ER_NET_PACKET_TOO_LARGE, "08S01",
+            "COM_CHANGE_USER larger than buffer_size");
+        return SLC_ERROR;
+    }
+    if (slc_mysql_change_user_parse(pl, len, s->caps, &r, &coll, &err)
+        != SLC_OK || r.user_len > SLC_MAX_USER || r.db_len > SLC_MAX_DB)
+    {
+        slc_session_fail(s, SLC_ER_HANDSHAKE_ERROR, "08S01",
+            "Bad COM_CHANGE_USER (%s)", err ? err : "field too long");
+        return SLC_ERROR;
+    }
+    if ((s->change_user = calloc(1, sizeof(*s->change_user))) == NULL) {
+        slc_session_close(s, SLC_LOG_ERR, "out of memory");
+        return SLC_ERROR;
+    }
+    memcpy(s->change_user->user, r.user, r.user_len);
+    if (r.db != NULL) {
+        memcpy(s->change_user->db, r.db, r.db_len);
+    }
+    s->change_user->collation = coll;
+    return SLC_OK;
+}
+
+void
+slc_command_change_user_noted(slc_session_t *s, int ok)
+{
+    struct slc_change_user_s *cu = s->change_user;
+
+    if (cu == NULL) {
+        return;
+    }
+    if (ok) {
+        slc_session_log(s, SLC_LOG_INFO, "server changed user to \"%s\"",
+            cu->user);
+        memcpy(s->user, cu->user, sizeof(s->user));
+        memcpy(s->db, cu->db, sizeof(s->db));
+        s->has_db = s->db[0] != '\0';
+        /* 0 (none sent, or 0): the server's default, whatever the old */
+        s->charset = cu->collation;
+        s->user_gen++;
+    }
+    slc_cu_free(s);
 }

@@ -608,6 +608,18 @@ slc_cmd_begin(slc_session_t *s)
     if (rc != SLC_DONE) {
         return rc;
     }
+    if (s->srv->auth == SLC_AUTH_PASSTHROUGH
+        && s->in->pos[SLC_MYSQL_HDR_LEN] == SLC_COM_CHANGE_USER)
+    {
+        slc_cmd_t cmd;
+
+        slc_cmd_head(s, &cmd);
+        if (slc_command_change_user_note(s, cmd.payload, cmd.avail, cmd.len)
+            != SLC_OK)
+        {
+            return SLC_ERROR;
+        }
+    }
     return slc_cmd_chain(s);
 }
 
@@ -697,6 +709,8 @@ slc_cmd_complete(slc_session_t *s)
         return;                         /* a command without a response */
     }
     c->answered = b;
+    /* the filters see the session as the server now has it */
+    slc_command_change_user_noted(s, r->first == SLC_MYSQL_OK);
     for (unsigned i = 0; i < c->nfilters && s->state == SLC_SS_READY; i++) {
         if (c->filters[i]->done != NULL) {
             c->filters[i]->done(s, c->ctx[i], r, b->track.status);
@@ -784,12 +798,14 @@ slc_cmd_client(slc_session_t *s)
 /* --- backend to client ---------------------------------------------------- */
 
 static void
-slc_cmd_piece(slc_session_t *s, const uint8_t *p, size_t n, int first)
+slc_cmd_piece(slc_session_t *s, const uint8_t *p, size_t n, int first,
+    const slc_mysql_reply_t *end)
 {
     struct slc_cmd_s *c = s->cmd;
     slc_cmd_packet_t  pk = {
         .data = p, .len = n, .plen = c->plen, .seq = c->hdr[3],
-        .first = first, .last = c->left == 0,
+        .first = first, .last = c->left == 0, .end = end != NULL,
+        .reply = end,
     };
 
     for (unsigned i = 0; i < c->nfilters && s->state == SLC_SS_READY; i++) {
@@ -799,11 +815,18 @@ slc_cmd_piece(slc_session_t *s, const uint8_t *p, size_t n, int first)
     }
 }
 
-/* Cut the bytes the backend sent into packets for the packet hooks. */
+/*
+ * Cut the bytes b sent into packets for the packet hooks.  When its
+ * tracker saw the response end within them, the last piece ends it (the
+ * hooks see that before the client is sent a byte of it).
+ */
 static void
-slc_cmd_packets(slc_session_t *s, const uint8_t *p, size_t len)
+slc_cmd_packets(slc_session_t *s, const uint8_t *p, size_t len,
+    const slc_backend_t *b)
 {
-    struct slc_cmd_s *c = s->cmd;
+    struct slc_cmd_s        *c = s->cmd;
+    const slc_mysql_reply_t *end = slc_mysql_track_idle(&b->track)
+                                   ? &b->track.reply : NULL;
 
     while (len > 0 && s->state == SLC_SS_READY) {
         if (c->hdr_len < SLC_MYSQL_HDR_LEN) {
@@ -818,7 +841,7 @@ slc_cmd_packets(slc_session_t *s, const uint8_t *p, size_t len)
             }
             c->plen = c->left = (uint32_t) slc_mysql_le_get(c->hdr, 3);
             if (c->plen == 0) {
-                slc_cmd_piece(s, p, 0, 1);
+                slc_cmd_piece(s, p, 0, 1, len == 0 ? end : NULL);
                 c->hdr_len = 0;
                 continue;
             }
@@ -831,7 +854,8 @@ slc_cmd_packets(slc_session_t *s, const uint8_t *p, size_t len)
         int    first = c->left == c->plen;
 
         c->left -= (uint32_t) k;
-        slc_cmd_piece(s, p, k, first);
+        slc_cmd_piece(s, p, k, first,
+            k == len && c->left == 0 ? end : NULL);
         p += k;
         len -= k;
         if (c->left == 0) {
@@ -894,7 +918,7 @@ slc_cmd_pump(slc_session_t *s, slc_backend_t *b)
         slc_mysql_track_server(&b->track, buf->pos, (size_t) n);
         slc_upstream_count_bytes(b->server, (size_t) n, 0);
         if (c->packets) {
-            slc_cmd_packets(s, buf->pos, (size_t) n);
+            slc_cmd_packets(s, buf->pos, (size_t) n, b);
             if (s->state != SLC_SS_READY) {
                 return;
             }

@@ -46,5 +46,20 @@ int  slc_command_kill(slc_session_t *s, const uint8_t *pl, uint32_t len);
 void slc_command_kill_cancel(slc_session_t *s);
 int  slc_command_change_user(slc_session_t *s, const uint8_t *pl,
     uint32_t len);
+/*
+ * Under auth passthrough a COM_CHANGE_USER goes to the server as it is,
+ * and the session follows what the server made of it, so that whoever
+ * keys by the session's identity (the query cache) keys by the real one:
+ * change_user_note, when the command starts (pl: its payload, avail of
+ * len bytes at hand), keeps the user, database and collation it names;
+ * change_user_noted, when its exchange ended, makes them the session's
+ * on the server's OK (s->user_gen moves, as under auth local), and on an
+ * ERR keeps the old ones (the server keeps them too).  A command that
+ * does not fit a buffer, or is malformed, fails the session (SLC_ERROR:
+ * closed), as under auth local.
+ */
+int  slc_command_change_user_note(slc_session_t *s, const uint8_t *pl,
+    size_t avail, uint32_t len);
+void slc_command_change_user_noted(slc_session_t *s, int ok);
 
 #endif /* SLC_MYSQL_COMMAND_H */

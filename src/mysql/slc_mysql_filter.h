@@ -40,6 +40,12 @@ typedef struct {
     uint8_t         seq;
     unsigned        first:1;    /* data starts the payload */
     unsigned        last:1;     /* data ends with its last byte */
+    unsigned        end:1;      /* and it ends the response: no byte of
+                                   this piece has gone to the client yet
+                                   (what must be true when the client
+                                   sees the end is made true here) */
+    const slc_mysql_reply_t *reply;     /* with end: the response's
+                                           summary, as `done` will get */
 } slc_cmd_packet_t;
 
 /* The `command` hook's verdicts. */

@@ -60,7 +60,7 @@ typedef struct {
     uint32_t   caps;
     uint32_t   mariadb_caps;
     uint32_t   max_packet;
-    uint8_t    charset;
+    uint16_t   charset;         /* a collation id */
     uint8_t    has_db;
     uint8_t    with_password;
     uint8_t    cu_failures;

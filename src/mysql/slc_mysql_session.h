@@ -58,7 +58,8 @@ struct slc_session_s {
     uint32_t               caps;      /* client's capabilities */
     uint32_t               mariadb_caps;
     uint32_t               max_packet;
-    uint8_t                charset;
+    uint16_t               charset;   /* collation id: the login's,
+                                         then COM_CHANGE_USER's */
     char                   user[SLC_MAX_USER + 1];
     char                   db[SLC_MAX_DB + 1];
     int                    has_db;
