@@ -5,7 +5,7 @@
 # the status flags are the session's; users and databases are isolated
 # (cache_users shared shares users); SET NAMES, time_zone and sql_mode
 # give other entries; the denylist is never cached, nor anything in a
-# read-write transaction, while READ ONLY transactions are served; a
+# read-write transaction, READ ONLY ones only under READ COMMITTED; a
 # write through one worker invalidates for the other; TTL and soft TTL
 # (one session refreshes while another is served the entry);
 # single flight (concurrent misses make one query: the server's
@@ -135,7 +135,7 @@ EOF
 }
 $t->write_file_expand('sluice.conf', conf('64m'));
 $t->run;
-$t->plan(108);
+$t->plan(109);
 
 # Each worker learns the server's greeting (its MariaDB capabilities,
 # which Connector/C then asks for) from its first backend connection: let
@@ -215,11 +215,19 @@ is(served(sub { $hit = raw_query($c2, $wide) }), 0, 'another session of '
    . 'the same user gets the hit');
 is(no_status($hit), no_status($want), 'the same bytes');
 
-# the status flags are the session's: in a READ ONLY transaction the hit
-# says so (SERVER_STATUS_IN_TRANS, 0x0001)
+# a READ ONLY transaction under REPEATABLE READ reads its snapshot: the
+# cache neither serves it nor keeps what it reads (t/cache_snapshot.t);
+# under READ COMMITTED each statement reads what is committed when it
+# starts, as in autocommit, and the hit's status flags are the session's
+# (SERVER_STATUS_IN_TRANS, 0x0001)
 raw_query($c2, 'START TRANSACTION READ ONLY');
-is(served(sub { $hit = raw_query($c2, $wide) }), 0, 'a READ ONLY '
-   . 'transaction is served from the cache');
+is(served(sub { $hit = raw_query($c2, $wide) }), 1, 'a READ ONLY '
+   . 'transaction under REPEATABLE READ goes to the server');
+raw_query($c2, 'COMMIT');
+raw_query($c2, 'SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
+raw_query($c2, 'START TRANSACTION READ ONLY');
+is(served(sub { $hit = raw_query($c2, $wide) }), 0, 'under READ '
+   . 'COMMITTED it is served from the cache');
 my $last_eof = substr($hit, -2);
 ok(unpack('v', $last_eof) & 1, 'with the session\'s status flags: in a '
    . 'transaction');

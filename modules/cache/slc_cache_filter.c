@@ -79,7 +79,7 @@ const slc_filter_t slc_cache_filter = {
 /* --- the session's state ------------------------------------------------ */
 
 static void slc_cache_wait_timer(slc_timer_t *t);
-static void slc_cache_reset(slc_cache_ctx_t *cc);
+static void slc_cache_reset(slc_cache_ctx_t *cc, int keep_db);
 static void slc_cache_store_fail(slc_cache_ctx_t *cc, unsigned why);
 static void slc_cache_unanswered(slc_cache_ctx_t *cc);
 
@@ -95,6 +95,7 @@ slc_cache_open(slc_session_t *s, void *ctx)
     cc->rule = -1;
     cc->timer.handler = slc_cache_wait_timer;
     cc->timer.data = cc;
+    slc_cache_vars_init(&cc->vars);
     strlcpy(cc->db, s->has_db ? s->db : "", sizeof(cc->db));
     /* what it set and prepared stayed with the worker it came from */
     cc->unknown = s->adopted;
@@ -107,9 +108,7 @@ slc_cache_open(slc_session_t *s, void *ctx)
 static void
 slc_cache_forget(slc_cache_ctx_t *cc)
 {
-    free(cc->state);
-    cc->state = NULL;
-    cc->state_len = 0;
+    slc_cache_vars_reset(&cc->vars);
     slc_cache_ps_forget(cc);
 }
 
@@ -138,34 +137,30 @@ slc_cache_close(slc_session_t *s, void *ctx)
  * default database and SETs, whether its variables are known, whether it
  * created a temporary table); its prepared statements' records do not, so
  * an EXECUTE the next worker cannot place invalidates everything there.
- * Version 1: flags (1 unknown, 2 temp, 4 statements, 8 the server's
+ * Version 2: flags (1 unknown, 2 temp, 4 statements, 8 the server's
  * warnings are another statement's: slc_cache_diag), the database's
- * length (1) and bytes, the SETs' length (4) and bytes.
+ * length (1) and bytes, then the SETs (slc_cache_vars_save).
  */
-#define SLC_CACHE_SAVE_V1  1
+#define SLC_CACHE_SAVE_V2  2
 
 static size_t
 slc_cache_save(slc_session_t *s, void *ctx, uint8_t *buf, size_t cap)
 {
     slc_cache_ctx_t *cc = ctx;
-    size_t           dl = strlen(cc->db);
-    size_t           n = 3 + dl + 4 + cc->state_len;
+    size_t           dl = strlen(cc->db), n;
 
     (void) s;
-    if (n > cap || dl > 255) {
+    if (3 + dl > cap || dl > 255) {
         return 0;                       /* the next worker: not known */
     }
-    buf[0] = SLC_CACHE_SAVE_V1;
+    buf[0] = SLC_CACHE_SAVE_V2;
     buf[1] = (uint8_t) (cc->unknown | cc->temp << 1
                         | (cc->ps_unknown || slc_cache_ps_writes(cc)) << 2
                         | cc->diag << 3);
     buf[2] = (uint8_t) dl;
     memcpy(buf + 3, cc->db, dl);
-    slc_mysql_le_put(buf + 3 + dl, cc->state_len, 4);
-    if (cc->state_len > 0) {
-        memcpy(buf + 3 + dl + 4, cc->state, cc->state_len);
-    }
-    return n;
+    n = slc_cache_vars_save(&cc->vars, buf + 3 + dl, cap - 3 - dl);
+    return n == 0 ? 0 : 3 + dl + n;
 }
 
 static void
@@ -173,95 +168,22 @@ slc_cache_restore(slc_session_t *s, void *ctx, const uint8_t *p,
     size_t len)
 {
     slc_cache_ctx_t *cc = ctx;
-    size_t           dl, sl;
+    size_t           dl;
 
     (void) s;
-    if (len < 3 || p[0] != SLC_CACHE_SAVE_V1 || (dl = p[2]) > SLC_MAX_DB
-        || len < 3 + dl + 4)
+    if (len < 3 || p[0] != SLC_CACHE_SAVE_V2 || (dl = p[2]) > SLC_MAX_DB
+        || len < 3 + dl
+        || slc_cache_vars_restore(&cc->vars, p + 3 + dl, len - 3 - dl)
+           != SLC_OK)
     {
-        return;
-    }
-    sl = (size_t) slc_mysql_le_get(p + 3 + dl, 4);
-    if (sl != len - 3 - dl - 4 || sl > SLC_CACHE_STATE_MAX
-        || (sl > 0 && p[3 + dl + 4 + sl - 1] != '\0'))
-    {
-        return;
-    }
-    if (sl > 0 && (cc->state = malloc(sl)) == NULL) {
-        return;
+        return;                         /* unknown, as open() left it */
     }
     memcpy(cc->db, p + 3, dl);
     cc->db[dl] = '\0';
-    if (sl > 0) {
-        memcpy(cc->state, p + 3 + dl + 4, sl);
-    }
-    cc->state_len = (uint32_t) sl;
-    cc->unknown = p[1] & 1;
+    cc->unknown = (p[1] & 1) || cc->vars.overflow;
     cc->temp = (p[1] >> 1) & 1;
     cc->ps_unknown = (p[1] >> 2) & 1;
     cc->diag = (p[1] >> 3) & 1;
-}
-
-/*
- * A SET of the session: its text joins the key's state, unless it only
- * assigns user variables (which no cacheable statement reads) or sets the
- * next transaction's characteristics.  A repeat of a SET the state has
- * already changes nothing.
- */
-static int
-slc_cache_set_matters(const uint8_t *q, size_t n)
-{
-    size_t i = 0;
-
-    while (i < n && (q[i] == ' ' || q[i] == '\t' || q[i] == '\n'
-                     || q[i] == '\r'))
-    {
-        i++;
-    }
-    if (i + 3 > n || strncasecmp((const char *) q + i, "SET", 3) != 0) {
-        return 1;                       /* behind a comment: keep it */
-    }
-    for (i += 3; i < n && (q[i] == ' ' || q[i] == '\t'); i++) {
-        /* blanks */
-    }
-    if (i + 11 <= n && strncasecmp((const char *) q + i, "TRANSACTION", 11)
-        == 0)
-    {
-        return 0;
-    }
-    if (i + 10 <= n && strncasecmp((const char *) q + i, "autocommit", 10)
-        == 0 && memchr(q + i, ',', n - i) == NULL)
-    {
-        return 0;                       /* the status flags tell it */
-    }
-    /* one user variable, no other assignment after a comma */
-    return !(i + 1 < n && q[i] == '@' && q[i + 1] != '@'
-             && memchr(q + i, ',', n - i) == NULL);
-}
-
-static void
-slc_cache_state_add(slc_cache_ctx_t *cc, const char *q, size_t n)
-{
-    char *p;
-
-    for (size_t off = 0; off < cc->state_len; ) {
-        size_t len = strlen(cc->state + off);
-
-        if (len == n && memcmp(cc->state + off, q, n) == 0) {
-            return;
-        }
-        off += len + 1;
-    }
-    if (cc->state_len + n + 1 > SLC_CACHE_STATE_MAX
-        || (p = realloc(cc->state, cc->state_len + n + 1)) == NULL)
-    {
-        cc->unknown = 1;
-        return;
-    }
-    memcpy(p + cc->state_len, q, n);
-    p[cc->state_len + n] = '\0';
-    cc->state = p;
-    cc->state_len += (uint32_t) n + 1;
 }
 
 /* USE db, USE `d``b`: the name as the server takes it, or SLC_ERROR. */
@@ -345,9 +267,46 @@ slc_cache_inv_merge(slc_cache_inv_set_t *to, const slc_cache_inv_set_t *from)
 static void
 slc_cache_inv_apply(slc_cache_ctx_t *cc, slc_cache_inv_set_t *set)
 {
-    slc_cache_zones_invalidate(cc->s->cycle, set->hash, set->n, set->all,
-        slc_loop->now);
-    memset(set, 0, sizeof(*set));
+    if (set->all || set->n > 0) {
+        slc_cache_zones_invalidate(cc->s->cycle, set->hash, set->n,
+            set->all, slc_loop->now);
+        memset(set, 0, sizeof(*set));
+    }
+}
+
+/*
+ * The response's last packet is about to go to the client: what the
+ * command wrote must be invalidated before the client can see that it
+ * was done (a read it sends on seeing the OK, through another worker,
+ * must not find the old entry).  A statement that failed changed nothing,
+ * unless several ran (an earlier one may have written); a transaction's
+ * writes wait for its end.  done() finds nothing more to do.
+ */
+static void
+slc_cache_settle(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
+{
+    if (r->first != SLC_MYSQL_ERR || cc->inv.all) {
+        slc_cache_inv_merge(&cc->trx, &cc->inv);
+    }
+    memset(&cc->inv, 0, sizeof(cc->inv));
+    if (!(slc_cmd_status(cc->s) & SLC_SERVER_STATUS_IN_TRANS)) {
+        slc_cache_inv_apply(cc, &cc->trx);
+    }
+}
+
+/*
+ * In a multi-statement, an OK or EOF may end one statement of several,
+ * whose write the client sees done before the response ends: invalidate
+ * everything it may have written already (early is safe: an entry stored
+ * meanwhile is invalidated again at the end), and keep the sets.
+ */
+static void
+slc_cache_inv_early(slc_cache_ctx_t *cc)
+{
+    slc_cache_inv_set_t now = cc->trx;
+
+    slc_cache_inv_merge(&now, &cc->inv);
+    slc_cache_inv_apply(cc, &now);
 }
 
 /*
@@ -463,8 +422,9 @@ slc_cache_put_str(uint8_t *k, const void *p, size_t n)
  * The key of statement q in this session, into a buffer of the worker's
  * (it is copied into the entry, or into the context while waiting).  A
  * binary EXECUTE's (x) has its own format byte and the statement's
- * database, then how many bytes of the session's SETs it was prepared
- * under, the hash of the column definitions its client holds (under
+ * database, then the hash of the session's SETs when it was prepared
+ * (they shaped its parse), the hash of the column definitions its client
+ * holds (under
  * CACHE_METADATA), the statement, the parameters' types, NULL bitmap and
  * values.
  */
@@ -476,13 +436,13 @@ slc_cache_key(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     static size_t   cap;
     slc_session_t  *s = cc->s;
     const char     *db = x != NULL ? x->ps->db : cc->db;
-    size_t          need = 8 + 2 + SLC_MAX_USER + 2 + SLC_MAX_DB
+    size_t          need = 9 + 2 + SLC_MAX_USER + 2 + SLC_MAX_DB
                            + 2 + SLC_CACHE_STATE_MAX + n;
     size_t          k = 0;
     uint32_t        caps = s->caps & SLC_CACHE_KEY_CAPS;
 
     if (x != NULL) {
-        need += 16 + 2 * (size_t) x->ps->params + x->nulls_len
+        need += 20 + 2 * (size_t) x->ps->params + x->nulls_len
                 + x->values_len;
     }
 
@@ -498,26 +458,26 @@ slc_cache_key(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     slc_mysql_le_put(buf, caps, 4);
     slc_mysql_le_put(buf + 4, s->mariadb_caps & SLC_CACHE_KEY_MARIADB_CAPS,
                      2);
-    buf[6] = s->charset;
-    buf[7] = x != NULL ? SLC_CACHE_KEY_BINARY : SLC_CACHE_KEY_TEXT;
-    k = 8;
+    slc_mysql_le_put(buf + 6, s->charset, 2);
+    buf[8] = x != NULL ? SLC_CACHE_KEY_BINARY : SLC_CACHE_KEY_TEXT;
+    k = 9;
     if (cc->conf->shared) {
         k += slc_cache_put_str(buf + k, "", 0);
     } else {
         k += slc_cache_put_str(buf + k, s->user, strlen(s->user));
     }
     k += slc_cache_put_str(buf + k, db, strlen(db));
-    k += slc_cache_put_str(buf + k, cc->state != NULL ? cc->state : "",
-                           cc->state_len);
+    k += slc_cache_put_str(buf + k, cc->vars.len > 0 ? cc->vars.buf : "",
+                           cc->vars.len);
     if (x == NULL) {
         memcpy(buf + k, q, n);
         *klen = k + n;
         return buf;
     }
-    slc_mysql_le_put(buf + k, x->ps->state_len, 4);
-    slc_mysql_le_put(buf + k + 4, x->ps->meta, 8);    /* CACHE_METADATA */
-    slc_mysql_le_put(buf + k + 12, n, 4);
-    k += 16;
+    slc_mysql_le_put(buf + k, x->ps->state_hash, 8);
+    slc_mysql_le_put(buf + k + 8, x->ps->meta, 8);    /* CACHE_METADATA */
+    slc_mysql_le_put(buf + k + 16, n, 4);
+    k += 20;
     memcpy(buf + k, q, n);
     k += n;
     memcpy(buf + k, x->types, 2 * (size_t) x->ps->params);
@@ -675,6 +635,29 @@ slc_cache_select(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     }
 }
 
+/* Whether a text statement takes SET TRANSACTION's level (iso_use). */
+static uint8_t
+slc_cache_iso_use(const slc_sql_info_t *si)
+{
+    if (si->flags & (SLC_SQL_F_MULTI | SLC_SQL_F_STORED_FUNC
+                     | SLC_SQL_F_UNTERMINATED))
+    {
+        return SLC_CACHE_ISO_USE_MAYBE;
+    }
+    switch (si->kind) {
+    case SLC_SQL_SET: case SLC_SQL_USE: case SLC_SQL_EMPTY:
+        return SLC_CACHE_ISO_USE_NOT;
+    case SLC_SQL_SELECT: case SLC_SQL_DO:
+        return si->ntables == 0 ? SLC_CACHE_ISO_USE_NOT
+                                : SLC_CACHE_ISO_USE_YES;
+    case SLC_SQL_INSERT: case SLC_SQL_UPDATE: case SLC_SQL_DELETE:
+    case SLC_SQL_REPLACE:
+        return SLC_CACHE_ISO_USE_YES;
+    default:
+        return SLC_CACHE_ISO_USE_MAYBE;
+    }
+}
+
 static int
 slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
 {
@@ -685,12 +668,15 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     if (c->avail < c->len) {
         cc->inv.all = 1;                /* larger than a buffer: a write */
         cc->then_unknown = 1;
+        cc->iso_use = SLC_CACHE_ISO_USE_MAYBE;
         return SLC_FILTER_PASS;
     }
     (void) slc_sql_classify(q, n, slc_cmd_status(cc->s), &si);
     cc->clears = si.ntables > 0 && si.kind != SLC_SQL_SHOW;
+    cc->iso_use = slc_cache_iso_use(&si);
     slc_cache_inv_of(cc, q, n, &si, &cc->inv);
     if (si.flags & SLC_SQL_F_MULTI) {
+        cc->multi = 1;
         cc->then_unknown = 1;   /* any of them may SET or USE */
         return SLC_FILTER_PASS;
     }
@@ -699,13 +685,13 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
         if (si.flags & SLC_SQL_F_GLOBAL) {
             cc->inv.all = 1;            /* new sessions' defaults */
         }
-        if (slc_cache_set_matters(q, n)
-            && (cc->set_text = malloc(n)) != NULL)
-        {
-            memcpy(cc->set_text, q, n);
-            cc->set_len = n;
-            cc->then_set = 1;
+        if ((cc->set_text = malloc(n)) == NULL) {
+            cc->then_unknown = 1;
+            return SLC_FILTER_PASS;
         }
+        memcpy(cc->set_text, q, n);
+        cc->set_len = n;
+        cc->then_set = 1;
         return SLC_FILTER_PASS;
     case SLC_SQL_USE:
         cc->then_db = slc_cache_use_name(q, n, cc->next_db,
@@ -717,6 +703,8 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     case SLC_SQL_COMPOUND:
     case SLC_SQL_UNKNOWN:
         cc->then_unknown = 1;           /* it may set variables */
+        cc->multi = 1;                  /* and return results between
+                                           writes */
         return SLC_FILTER_PASS;
     default:
         break;
@@ -727,6 +715,67 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     return slc_cache_read(cc, q, n, &si, NULL);
 }
 
+/* The server's default isolation is READ UNCOMMITTED. */
+static int
+slc_cache_global_ru(const slc_cache_ctx_t *cc)
+{
+    (void) cc;
+    return 0;
+}
+
+/*
+ * The isolation level a statement runs under, from the session's status
+ * when it was sent: the open transaction's, else the next transaction's
+ * (SET TRANSACTION) or the session's.  The server's default is READ
+ * UNCOMMITTED only when its @@global.tx_isolation says so.
+ */
+static uint8_t
+slc_cache_iso(const slc_cache_ctx_t *cc, unsigned status)
+{
+    uint8_t iso;
+
+    if (status & SLC_SERVER_STATUS_IN_TRANS) {
+        iso = cc->trx_iso != SLC_CACHE_ISO_NONE ? cc->trx_iso
+                                                : SLC_CACHE_ISO_UNKNOWN;
+    } else {
+        iso = cc->vars.iso_next != SLC_CACHE_ISO_NONE ? cc->vars.iso_next
+                                                      : cc->vars.iso;
+    }
+    if (iso == SLC_CACHE_ISO_GLOBAL) {
+        iso = slc_cache_global_ru(cc) ? SLC_CACHE_ISO_RU : SLC_CACHE_ISO_RR;
+    }
+    return iso;
+}
+
+/*
+ * After a response: a transaction that began runs at the level it began
+ * with (SET TRANSACTION's is then spent), and ends with it; outside one,
+ * a statement that read or wrote a table spent SET TRANSACTION's level,
+ * and one that may have (or failed doing so) leaves it not known until
+ * one surely did.
+ */
+static void
+slc_cache_iso_after(slc_cache_ctx_t *cc, int ok)
+{
+    slc_cache_vars_t *v = &cc->vars;
+    unsigned          was = cc->status_before & SLC_SERVER_STATUS_IN_TRANS;
+    unsigned          is = slc_cmd_status(cc->s) & SLC_SERVER_STATUS_IN_TRANS;
+
+    if (!was && is) {
+        cc->trx_iso = v->iso_next != SLC_CACHE_ISO_NONE ? v->iso_next
+                                                        : v->iso;
+        v->iso_next = SLC_CACHE_ISO_NONE;
+    } else if (was && !is) {
+        cc->trx_iso = SLC_CACHE_ISO_NONE;
+        v->iso_next = SLC_CACHE_ISO_NONE;
+    } else if (!is && v->iso_next != SLC_CACHE_ISO_NONE
+               && cc->iso_use != SLC_CACHE_ISO_USE_NOT)
+    {
+        v->iso_next = ok && cc->iso_use == SLC_CACHE_ISO_USE_YES
+                      ? SLC_CACHE_ISO_NONE : SLC_CACHE_ISO_UNKNOWN;
+    }
+}
+
 int
 slc_cache_read(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     const slc_sql_info_t *si, const slc_cache_exec_t *x)
@@ -735,13 +784,17 @@ slc_cache_read(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     slc_cache_session_t  ss;
     slc_cache_keys_t    *keys;
     slc_cache_verdict_t  v;
+    uint8_t              iso;
 
     if (si->kind != SLC_SQL_SELECT || cc->unknown) {
         return SLC_FILTER_PASS;
     }
+    iso = slc_cache_iso(cc, cc->status_before);
     ss = (slc_cache_session_t) {
         .db = db, .db_len = strlen(db),
-        .status = slc_cmd_status(cc->s), .temp_tables = cc->temp,
+        .status = cc->status_before, .temp_tables = cc->temp,
+        .read_committed = iso == SLC_CACHE_ISO_RC,
+        .dirty = iso == SLC_CACHE_ISO_RU || iso == SLC_CACHE_ISO_UNKNOWN,
     };
     v = slc_cache_cacheable(q, n, si, &ss);
     if (v != SLC_CACHE_CACHEABLE && v != SLC_CACHE_TABLES_UNKNOWN
@@ -766,7 +819,7 @@ slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
         /* a COM_CHANGE_USER the core applied: the server reset the
            session, temporary tables and statements included */
         cc->user_gen = s->user_gen;
-        slc_cache_reset(cc);
+        slc_cache_reset(cc, 0);
     }
     if (cc->op == SLC_CACHE_OP_STORE) {
         /* the last response never ended (its backend failed with part of
@@ -777,10 +830,14 @@ slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
     cc->op = SLC_CACHE_OP_NONE;
     cc->rule = -1;
     cc->inflight = slc_mysql_track_answered(c->command);
+    cc->status_before = slc_cmd_status(s);
+    cc->iso_use = c->command == SLC_COM_STMT_EXECUTE
+                  || c->command == SLC_COM_STMT_BULK_EXECUTE
+                  ? SLC_CACHE_ISO_USE_MAYBE : SLC_CACHE_ISO_USE_NOT;
     cc->clears = 0;
     cc->last_len = 0;
     memset(&cc->inv, 0, sizeof(cc->inv));
-    cc->then_unknown = cc->then_temp = cc->then_reset = 0;
+    cc->then_unknown = cc->then_temp = cc->then_reset = cc->multi = 0;
     cc->then_db = cc->then_set = cc->then_prepare = cc->then_unbind = 0;
     cc->mw.on = 0;
     free(cc->set_text);
@@ -799,8 +856,10 @@ slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
         cc->then_unknown = !cc->then_db;
         break;
     case SLC_COM_CHANGE_USER:           /* under auth passthrough */
+        cc->then_reset = SLC_CACHE_RESET_USER;
+        break;
     case SLC_COM_RESET_CONNECTION:
-        cc->then_reset = 1;
+        cc->then_reset = SLC_CACHE_RESET_CONNECTION;
         break;
     case SLC_COM_STMT_PREPARE:
         slc_cache_ps_prepare(cc, c);
@@ -901,6 +960,12 @@ slc_cache_packet(slc_session_t *s, void *ctx, const slc_cmd_packet_t *p)
            which is no copy per row): its flags and warnings */
         cc->last_len = (uint32_t) slc_min(p->len, sizeof(cc->last));
         memcpy(cc->last, p->data, cc->last_len);
+        if (cc->multi && p->data[0] != SLC_MYSQL_ERR && !p->end) {
+            slc_cache_inv_early(cc);
+        }
+    }
+    if (p->end) {
+        slc_cache_settle(cc, p->reply);
     }
     if (cc->op != SLC_CACHE_OP_STORE) {
         return;
@@ -1066,11 +1131,21 @@ slc_cache_diag(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
     }
 }
 
+/*
+ * The server reset the session (COM_RESET_CONNECTION, COM_CHANGE_USER):
+ * variables, temporary tables and prepared statements are gone.  The
+ * database is the new user's after a change of user the server accepted
+ * (the core made it the session's), and stays what it was otherwise: a
+ * reset keeps it, and so does a change the server refused (MariaDB
+ * restores the old user, database and character set, not the rest).
+ */
 static void
-slc_cache_reset(slc_cache_ctx_t *cc)
+slc_cache_reset(slc_cache_ctx_t *cc, int keep_db)
 {
     slc_cache_forget(cc);
-    strlcpy(cc->db, cc->s->has_db ? cc->s->db : "", sizeof(cc->db));
+    if (!keep_db) {
+        strlcpy(cc->db, cc->s->has_db ? cc->s->db : "", sizeof(cc->db));
+    }
     cc->unknown = 0;
     cc->temp = 0;
     cc->ps_unknown = 0;
@@ -1080,14 +1155,14 @@ slc_cache_reset(slc_cache_ctx_t *cc)
 static void
 slc_cache_accepted(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
 {
-    if (cc->then_reset) {
-        slc_cache_reset(cc);
-    }
+
     if (cc->then_db) {
         strlcpy(cc->db, cc->next_db, sizeof(cc->db));
     }
     if (cc->then_set) {
-        slc_cache_state_add(cc, cc->set_text, cc->set_len);
+        slc_cache_vars_set(&cc->vars, (const uint8_t *) cc->set_text,
+                           cc->set_len);
+        cc->unknown |= cc->vars.overflow;
     }
     if (cc->then_temp) {
         cc->temp = 1;
@@ -1125,6 +1200,16 @@ slc_cache_done(slc_session_t *s, void *ctx, const slc_mysql_reply_t *r,
         return;
     }
     slc_cache_diag(cc, r);
+    if (cc->then_reset == SLC_CACHE_RESET_USER
+        || (cc->then_reset == SLC_CACHE_RESET_CONNECTION && ok))
+    {
+        slc_cache_reset(cc, cc->then_reset == SLC_CACHE_RESET_CONNECTION
+                            || !ok);
+        cc->user_gen = s->user_gen;
+    } else if (cc->then_reset) {
+        cc->unknown = 1;                /* a refused reset: not known */
+    }
+    slc_cache_iso_after(cc, ok);
     /* a statement that failed changed nothing, unless several ran (an
        earlier one may have written) */
     if (ok || cc->inv.all) {

@@ -34,19 +34,21 @@ slc_cache_is_system_schema(const char *db, size_t len)
     return 0;
 }
 
-/* Autocommit on, or a READ ONLY transaction. */
-static int
+/* Autocommit on, or a READ ONLY transaction under READ COMMITTED: the
+   verdict, CACHEABLE when allowed. */
+static slc_cache_verdict_t
 slc_cache_trx_allows(const slc_cache_session_t *ss)
 {
     if (ss->read_only_trx
         || (ss->status & SLC_SERVER_STATUS_IN_TRANS_READONLY))
     {
-        return 1;
+        return ss->read_committed ? SLC_CACHE_CACHEABLE : SLC_CACHE_SNAPSHOT;
     }
     if (ss->status & SLC_SERVER_STATUS_IN_TRANS) {
-        return 0;
+        return SLC_CACHE_RW_TRX;
     }
-    return (ss->status & SLC_SERVER_STATUS_AUTOCOMMIT) != 0;
+    return (ss->status & SLC_SERVER_STATUS_AUTOCOMMIT)
+           ? SLC_CACHE_CACHEABLE : SLC_CACHE_RW_TRX;
 }
 
 /* A table of a system schema, named or by the default database; -1 when a
@@ -118,8 +120,11 @@ slc_cache_cacheable(const uint8_t *q, size_t len, const slc_sql_info_t *si,
     if (si->kind != SLC_SQL_SELECT || (f & SLC_SQL_F_WRITE)) {
         return SLC_CACHE_NOT_SELECT;
     }
-    if (!slc_cache_trx_allows(ss)) {
-        return SLC_CACHE_RW_TRX;
+    if (ss->dirty) {
+        return SLC_CACHE_ISOLATION;
+    }
+    if ((v = slc_cache_trx_allows(ss)) != SLC_CACHE_CACHEABLE) {
+        return v;
     }
     v = slc_cache_flags_verdict(f);
     if (v != SLC_CACHE_CACHEABLE) {
@@ -149,7 +154,9 @@ slc_cache_verdict_name(slc_cache_verdict_t v)
         [SLC_CACHE_UNTERMINATED] = "unterminated",
         [SLC_CACHE_MULTI] = "multi_statement",
         [SLC_CACHE_NOT_SELECT] = "not_select",
+        [SLC_CACHE_ISOLATION] = "isolation",
         [SLC_CACHE_RW_TRX] = "read_write_trx",
+        [SLC_CACHE_SNAPSHOT] = "snapshot",
         [SLC_CACHE_SQL_NO_CACHE] = "sql_no_cache",
         [SLC_CACHE_LOCKING_READ] = "locking_read",
         [SLC_CACHE_INTO] = "into",

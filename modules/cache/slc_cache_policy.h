@@ -27,8 +27,15 @@ typedef enum {
     SLC_CACHE_UNTERMINATED,     /* a quote or comment left open */
     SLC_CACHE_MULTI,            /* more than one statement */
     SLC_CACHE_NOT_SELECT,       /* not a SELECT (nor VALUES, TABLE t) */
+    SLC_CACHE_ISOLATION,        /* READ UNCOMMITTED, or a level not known:
+                                   it may read what is never committed */
     SLC_CACHE_RW_TRX,           /* in a read-write transaction, or
                                    autocommit off outside READ ONLY */
+    SLC_CACHE_SNAPSHOT,         /* in a READ ONLY transaction that reads a
+                                   snapshot (REPEATABLE READ, SERIALIZABLE,
+                                   WITH CONSISTENT SNAPSHOT): not the
+                                   current data, nor what another session
+                                   stored */
     SLC_CACHE_SQL_NO_CACHE,
     SLC_CACHE_LOCKING_READ,     /* FOR UPDATE, FOR SHARE, LOCK IN SHARE
                                    MODE */
@@ -54,6 +61,10 @@ typedef struct {
     size_t       db_len;
     unsigned     status;        /* the server's last status flags */
     unsigned     read_only_trx:1;   /* the open transaction is READ ONLY */
+    unsigned     read_committed:1;  /* and READ COMMITTED: each statement
+                                       reads the data committed when it
+                                       starts, as autocommit does */
+    unsigned     dirty:1;           /* READ UNCOMMITTED, or not known */
     unsigned     temp_tables:1;     /* the session created a temporary
                                        table (it would shadow a real one
                                        under the same name for this
@@ -62,9 +73,12 @@ typedef struct {
 
 /*
  * The verdict on q[0..len), classified into *si.  Autocommit on, or a READ
- * ONLY transaction (read_only_trx or SLC_SERVER_STATUS_IN_TRANS_READONLY),
- * is needed: with autocommit off every read opens or continues a
- * transaction whose snapshot a cached result would not belong to.
+ * ONLY transaction (read_only_trx or SLC_SERVER_STATUS_IN_TRANS_READONLY)
+ * under READ COMMITTED, is needed: with autocommit off every read opens or
+ * continues a transaction whose snapshot a cached result would not belong
+ * to, and a REPEATABLE READ transaction reads its snapshot (an entry
+ * stored from it is old data; an entry served to it may be newer than
+ * its snapshot).
  */
 slc_cache_verdict_t  slc_cache_cacheable(const uint8_t *q, size_t len,
                                          const slc_sql_info_t *si,

@@ -156,7 +156,7 @@ slc_cache_ps_keep(slc_cache_ctx_t *cc, slc_cache_ps_t *p, const uint8_t *q,
     memcpy(p->text, q, n);
     *p->si = *si;                       /* its names point into text */
     p->len = (uint32_t) n;
-    p->state_len = cc->state_len;
+    p->state_hash = cc->vars.hash;
     return SLC_OK;
 }
 

@@ -10,8 +10,20 @@
 #include "slc_event.h"
 #include "slc_mysql_filter.h"
 #include "slc_cache.h"
+#include "slc_cache_vars.h"
 
 #define SLC_CACHE_PS_MAX     256    /* statements followed per session */
+
+/* Whether a statement outside a transaction takes the level a SET
+   TRANSACTION left for the next one (MariaDB: one that reads or writes a
+   table does; SELECT 1, SET, DO, USE do not). */
+#define SLC_CACHE_ISO_USE_NOT    0
+#define SLC_CACHE_ISO_USE_YES    1
+#define SLC_CACHE_ISO_USE_MAYBE  2
+
+/* What resets the server's session (then_reset). */
+#define SLC_CACHE_RESET_CONNECTION  1
+#define SLC_CACHE_RESET_USER        2
 
 /* Tables to invalidate: their hashes, or all. */
 typedef struct {
@@ -36,10 +48,8 @@ typedef struct {
                                        the client last got for it */
     uint16_t            params;
     uint32_t            len;        /* of text */
-    uint32_t            state_len;  /* the session's SETs when it was
-                                       prepared (a prefix of them since:
-                                       they only grow until a reset,
-                                       which forgets the statements) */
+    uint64_t            state_hash; /* of the session's SETs when it was
+                                       prepared (they shaped its parse) */
     slc_cache_inv_set_t inv;
     uint8_t            *text;       /* malloc'ed: the statement */
     slc_sql_info_t     *si;         /* malloc'ed: how it classified at
@@ -87,8 +97,7 @@ typedef struct {
     slc_cache_counters_t   *cnt;
 
     /* what the session's results depend on */
-    char                   *state;      /* SETs, NUL separated, malloc'ed */
-    uint32_t                state_len;
+    slc_cache_vars_t        vars;       /* its SETs */
     char                    db[SLC_MAX_DB + 1];
     unsigned                unknown:1;  /* variables not known: no cache */
     unsigned                temp:1;     /* created a temporary table */
@@ -100,9 +109,15 @@ typedef struct {
                                            them, so no hit until a
                                            statement clears them */
     unsigned                user_gen;   /* s->user_gen it knew */
+    uint8_t                 trx_iso;    /* the open transaction's level
+                                           (SLC_CACHE_ISO_*, NONE: none
+                                           seen open) */
 
     /* the command in flight */
     unsigned                op;
+    uint16_t                status_before;  /* the session's, at it */
+    uint8_t                 iso_use;    /* it takes SET TRANSACTION's
+                                           level: SLC_CACHE_ISO_USE_* */
     int                     rule;       /* its rule, -1: none */
     slc_cache_store_t       st;
     uint64_t                sent_after; /* the loop's time when it passed */
@@ -122,10 +137,12 @@ typedef struct {
     unsigned                inflight:1; /* no end of its response yet */
     unsigned                clears:1;   /* it clears the server's warnings
                                            (it names a table, no SHOW) */
+    unsigned                multi:1;    /* several statements: a write may
+                                           be seen done before the end */
     slc_cache_inv_set_t     inv;
     unsigned                then_unknown:1;
     unsigned                then_temp:1;
-    unsigned                then_reset:1;   /* RESET_CONNECTION, CHANGE_USER */
+    unsigned                then_reset:2;   /* SLC_CACHE_RESET_* */
     unsigned                then_db:1;
     unsigned                then_set:1;
     unsigned                then_prepare:1;

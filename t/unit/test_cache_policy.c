@@ -19,7 +19,9 @@ typedef struct {
     const char           *q;
     const char           *db;       /* default database, NULL: none */
     unsigned              status;
-    int                   ro;       /* the caller says READ ONLY */
+    int                   ro;       /* 1: the caller says READ ONLY, 2:
+                                       READ COMMITTED, 4: READ
+                                       UNCOMMITTED */
     int                   temp;     /* the session has temporary tables */
     slc_cache_verdict_t   v;
 } slc_test_verdict_t;
@@ -67,10 +69,22 @@ static const slc_test_verdict_t  slc_test_verdicts[] = {
     V("SELECT JSON_EXTRACT(j, '$.a') FROM t", CACHEABLE),
     V("/* sluice: route=replica */ SELECT * FROM t", CACHEABLE),
     VS("SELECT * FROM t", NULL, AC, 0, CACHEABLE),
-    VS("SELECT * FROM t", "shop", TR, 1, CACHEABLE),
-    VS("SELECT * FROM t", "shop", TR | TRO, 0, CACHEABLE),
-    VS("SELECT * FROM t", "shop", TR | AC | TRO, 0, CACHEABLE),
-    VS("SELECT * FROM t", "shop", 0, 1, CACHEABLE),
+    /* READ ONLY transactions: under READ COMMITTED (ro 2) only */
+    VS("SELECT * FROM t", "shop", TR, 1 | 2, CACHEABLE),
+    VS("SELECT * FROM t", "shop", TR | TRO, 2, CACHEABLE),
+    VS("SELECT * FROM t", "shop", TR | AC | TRO, 2, CACHEABLE),
+    VS("SELECT * FROM t", "shop", 0, 1 | 2, CACHEABLE),
+    /* a snapshot: neither stored nor served */
+    VS("SELECT * FROM t", "shop", TR, 1, SNAPSHOT),
+    VS("SELECT * FROM t", "shop", TR | TRO, 0, SNAPSHOT),
+    VS("SELECT * FROM t", "shop", TR | AC | TRO, 0, SNAPSHOT),
+    VS("SELECT * FROM t", "shop", 0, 1, SNAPSHOT),
+    /* READ COMMITTED is no excuse in a read-write one */
+    VS("SELECT * FROM t", "shop", TR, 2, RW_TRX),
+    /* READ UNCOMMITTED, or a level not known (ro 4) */
+    VS("SELECT * FROM t", "shop", AC, 4, ISOLATION),
+    VS("SELECT * FROM t", "shop", TR | TRO, 2 | 4, ISOLATION),
+    VS("SELECT 1", "shop", AC, 4, ISOLATION),
     VS("SELECT 1", "mysql", AC, 0, CACHEABLE),
     VS("SELECT 1", "information_schema", AC, 0, CACHEABLE),
     VS("SELECT * FROM shop.t", "sys", AC, 0, CACHEABLE),
@@ -329,7 +343,8 @@ slc_test_verdict(const slc_test_verdict_t *tv)
     slc_sql_info_t       si;
     slc_cache_session_t  ss = {
         .db = tv->db, .db_len = tv->db ? strlen(tv->db) : 0,
-        .status = tv->status, .read_only_trx = tv->ro != 0,
+        .status = tv->status, .read_only_trx = (tv->ro & 1) != 0,
+        .read_committed = (tv->ro & 2) != 0, .dirty = (tv->ro & 4) != 0,
         .temp_tables = tv->temp != 0
     };
     slc_cache_verdict_t  v;
