@@ -703,6 +703,7 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     case SLC_SQL_COMPOUND:
     case SLC_SQL_UNKNOWN:
         cc->then_unknown = 1;           /* it may set variables */
+        cc->then_temp = 1;              /* create a temporary table */
         cc->multi = 1;                  /* and return results between
                                            writes */
         return SLC_FILTER_PASS;

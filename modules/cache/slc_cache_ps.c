@@ -178,6 +178,7 @@ slc_cache_ps_prepare(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     slc_cache_inv_of(cc, q, n, &si, &cc->prep.inv);
     cc->prep.state = si.kind == SLC_SQL_SET || si.kind == SLC_SQL_CALL
                      || si.kind == SLC_SQL_UNKNOWN || si.kind == SLC_SQL_USE;
+    cc->prep.temp = (si.flags & SLC_SQL_F_TEMPORARY) != 0;
     cc->prep.read = si.kind == SLC_SQL_SELECT
                     && !(si.flags & SLC_SQL_F_MULTI) && !cc->prep.state
                     && !cc->prep.inv.all && cc->prep.inv.n == 0
@@ -201,8 +202,8 @@ slc_cache_ps_prepared(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
     }
     cc->prep.id = r->stmt_id;
     cc->prep.params = r->params;
-    if (cc->prep.read || cc->prep.state || cc->prep.inv.all
-        || cc->prep.inv.n > 0)
+    if (cc->prep.read || cc->prep.state || cc->prep.temp
+        || cc->prep.inv.all || cc->prep.inv.n > 0)
     {
         slc_cache_ps_add(cc, &cc->prep);
     }
@@ -316,6 +317,7 @@ slc_cache_ps_execute(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     }
     cc->inv = p->inv;
     cc->then_unknown = p->state;
+    cc->then_temp = p->temp || p->state;    /* a CALL may create one */
     if (!p->read) {
         return SLC_FILTER_PASS;
     }

@@ -40,6 +40,7 @@ typedef struct {
 typedef struct {
     uint32_t            id;
     unsigned            state:1;    /* may change the session's variables */
+    unsigned            temp:1;     /* creates a temporary table */
     unsigned            read:1;     /* a SELECT: text, db, types kept */
     unsigned            long_data:1;    /* SEND_LONG_DATA since its last
                                            EXECUTE or RESET */
