@@ -83,7 +83,8 @@
     X(FOR, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
     X(FORCE, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
     X(FORMAT, 0, 0) \
-    X(FOUND_ROWS, 0, SLC_SQL_F_SAME_AS_LAST | SLC_SQL_ND) \
+    X(FOUND_ROWS, 0, SLC_SQL_F_SAME_AS_LAST | SLC_SQL_F_FOUND_ROWS       \
+      | SLC_SQL_ND) \
     X(FROM, SLC_SQL_RES, 0) \
     X(GET, SLC_SQL_RES, 0) \
     X(GET_LOCK, 0, SLC_SQL_F_LOCK_FUNC | SLC_SQL_ND) \
@@ -167,6 +168,7 @@
     X(SIGNAL, SLC_SQL_RES, 0) \
     X(SLEEP, 0, SLC_SQL_ND) \
     X(SOURCE_POS_WAIT, 0, SLC_SQL_ND) \
+    X(SQL_CALC_FOUND_ROWS, 0, 0) \
     X(SQL_NO_CACHE, 0, 0) \
     X(START, 0, 0) \
     X(STATEMENT, 0, 0) \
@@ -174,6 +176,7 @@
     X(STOP, 0, 0) \
     X(STRAIGHT_JOIN, SLC_SQL_RES, 0) \
     X(SYSDATE, 0, SLC_SQL_ND) \
+    X(SYSTEM_TIME, 0, 0) \
     X(SYSTEM_USER, 0, SLC_SQL_ND) \
     X(SYS_GUID, 0, SLC_SQL_ND) \
     X(TABLE, SLC_SQL_RES | SLC_SQL_SKIP, 0) \
@@ -372,7 +375,9 @@ typedef enum {
     SLC_SQL_T_END = 0,
     SLC_SQL_T_WORD,             /* unquoted word: keyword, name, number */
     SLC_SQL_T_QUOTED,           /* `name` (off/len inside the backticks) */
-    SLC_SQL_T_STRING,           /* 'x' or "x" */
+    SLC_SQL_T_STRING,           /* 'x' */
+    SLC_SQL_T_DQUOTED,          /* "x": a string, or under ANSI_QUOTES a
+                                   name (off/len inside the quotes) */
     SLC_SQL_T_USERVAR,          /* @x, @'x', @`x` */
     SLC_SQL_T_SYSVAR,           /* @@x, @@session.x (off/len after @@) */
     SLC_SQL_T_ASSIGN,           /* := */
@@ -578,9 +583,16 @@ slc_sql_lex_next(slc_sql_lex_t *lx, slc_sql_tok_t *t)
     t->off = (uint32_t) lx->i;
     switch (q[lx->i]) {
     case '\'': case '"': case '`':
-        t->type = q[lx->i] == '`' ? SLC_SQL_T_QUOTED : SLC_SQL_T_STRING;
+        t->type = q[lx->i] == '`' ? SLC_SQL_T_QUOTED
+                  : q[lx->i] == '"' ? SLC_SQL_T_DQUOTED : SLC_SQL_T_STRING;
         if (slc_sql_lex_quoted(lx, t) != 0) {
             t->type = SLC_SQL_T_BAD;
+        } else if (t->type == SLC_SQL_T_DQUOTED
+                   && memchr(q + t->off, '\\', t->len) != NULL)
+        {
+            /* "a\" reads as a name and a quote under ANSI_QUOTES, as an
+               escaped quote without: the rest may be other statements */
+            lx->out->flags |= SLC_SQL_F_AMBIGUOUS;
         }
         return;
     case '@':
@@ -718,6 +730,22 @@ slc_sql_clause(slc_sql_state_t *st, slc_sql_word_t w)
     slc_sql_list_close(st);
 }
 
+/*
+ * A double-quoted name with a quote inside ("a""b", "a`b") would not
+ * give the key its backticked spelling gives: say the tables are not all
+ * known rather than key it otherwise.
+ */
+static void
+slc_sql_name_check(slc_sql_state_t *st, const slc_sql_tok_t *t)
+{
+    if (t->type == SLC_SQL_T_DQUOTED
+        && (memchr(st->q + t->off, '"', t->len) != NULL
+            || memchr(st->q + t->off, '`', t->len) != NULL))
+    {
+        st->out->flags |= SLC_SQL_F_TABLES_PARTIAL;
+    }
+}
+
 /* A table name at t: record it, unless it cannot be one. */
 static void
 slc_sql_name(slc_sql_state_t *st, const slc_sql_tok_t *t)
@@ -733,6 +761,7 @@ slc_sql_name(slc_sql_state_t *st, const slc_sql_tok_t *t)
             return;                     /* a number */
         }
     }
+    slc_sql_name_check(st, t);
     if (si->ntables == SLC_SQL_MAX_TABLES) {
         si->flags |= SLC_SQL_F_TABLES_PARTIAL;
         return;
@@ -749,6 +778,7 @@ slc_sql_name_qualify(slc_sql_state_t *st, const slc_sql_tok_t *t)
 {
     slc_sql_name_t  *nm = &st->out->tables[st->out->ntables - 1];
 
+    slc_sql_name_check(st, t);
     nm->db_off = nm->off;
     nm->db_len = nm->len;
     nm->off = t->off;
@@ -912,7 +942,9 @@ slc_sql_explain(slc_sql_state_t *st, const slc_sql_tok_t *t)
         st->depth++;                    /* EXPLAIN (SELECT ...) */
     } else if (w == SLC_SQL_W_FOR || t->type == SLC_SQL_T_STRING) {
         st->out->flags |= SLC_SQL_F_WRITE;  /* FOR CONNECTION: primary */
-    } else if (t->type == SLC_SQL_T_WORD || t->type == SLC_SQL_T_QUOTED) {
+    } else if (t->type == SLC_SQL_T_WORD || t->type == SLC_SQL_T_QUOTED
+               || t->type == SLC_SQL_T_DQUOTED)
+    {
         slc_sql_name(st, t);            /* DESCRIBE t */
     }
 }
@@ -1124,6 +1156,19 @@ slc_sql_word(slc_sql_state_t *st, const slc_sql_tok_t *t)
     case SLC_SQL_W_SQL_NO_CACHE:
         *f |= SLC_SQL_F_SQL_NO_CACHE;
         break;
+    case SLC_SQL_W_SQL_CALC_FOUND_ROWS:
+        *f |= SLC_SQL_F_CALC_FOUND_ROWS;
+        break;
+    case SLC_SQL_W_SYSTEM_TIME:
+        if (st->w1 == SLC_SQL_W_FOR) {
+            /* t FOR SYSTEM_TIME AS OF x, u: the list goes on after the
+               period, as after a join condition */
+            slc_sql_list_open(st);
+            if (st->depth < 64) {
+                st->joins |= (uint64_t) 1 << st->depth;
+            }
+        }
+        break;
     default:
         break;
     }
@@ -1142,18 +1187,19 @@ slc_sql_is_call(const slc_sql_state_t *st)
 {
     const slc_sql_tok_t  *p = &st->p1;
 
-    if ((p->type != SLC_SQL_T_WORD && p->type != SLC_SQL_T_QUOTED)
+    if ((p->type != SLC_SQL_T_WORD && p->type != SLC_SQL_T_QUOTED
+         && p->type != SLC_SQL_T_DQUOTED)
         || st->kind == SLC_SQL_DDL || st->kind == SLC_SQL_CALL
         || st->p1_table || (st->with && st->depth == 0))
     {
         return 0;
     }
-    if (p->type == SLC_SQL_T_QUOTED
+    if (p->type == SLC_SQL_T_QUOTED || p->type == SLC_SQL_T_DQUOTED
         || (st->p2type == SLC_SQL_T_PUNCT && st->p2punct == '.'))
     {
         return 1;
     }
-    if (st->p2type == SLC_SQL_T_STRING
+    if (st->p2type == SLC_SQL_T_STRING || st->p2type == SLC_SQL_T_DQUOTED
         || (st->p2type == SLC_SQL_T_PUNCT && st->p2punct == ')')
         || (slc_sql_words[p->word].attr & SLC_SQL_RES)
         || (st->q[p->off] >= '0' && st->q[p->off] <= '9'))
@@ -1161,6 +1207,23 @@ slc_sql_is_call(const slc_sql_state_t *st)
         return 0;
     }
     return !slc_sql_builtin_find(st->q + p->off, p->len);
+}
+
+uint32_t
+slc_sql_call_flags(const uint8_t *w, size_t n)
+{
+    slc_sql_word_t id;
+
+    if (n == 0 || (w[0] >= '0' && w[0] <= '9')) {
+        return 0;
+    }
+    id = slc_sql_word_find(w, n);
+    if (id != SLC_SQL_W_NONE
+        && (slc_sql_words[id].fn || (slc_sql_words[id].attr & SLC_SQL_RES)))
+    {
+        return slc_sql_words[id].fn;
+    }
+    return slc_sql_builtin_find(w, n) ? 0 : SLC_SQL_F_STORED_FUNC;
 }
 
 static void
@@ -1177,6 +1240,12 @@ slc_sql_punct(slc_sql_state_t *st, const slc_sql_tok_t *t)
             st->out->flags |= SLC_SQL_F_STORED_FUNC;
         }
         st->depth++;
+        if (st->capture) {
+            /* FROM (t1, t2), UPDATE (r1, r2), JOIN (a, b): a list of
+               tables at this depth too (a derived table's SELECT closes
+               it: its select list names no table) */
+            slc_sql_list_open(st);
+        }
         return;                         /* capture: FROM (t1 JOIN t2) */
     case ')':
         slc_sql_list_close(st);
@@ -1234,7 +1303,9 @@ slc_sql_is_account(const slc_sql_state_t *st, const slc_sql_tok_t *t)
     const slc_sql_tok_t  *p = &st->p1;
     uint32_t              end = p->off + p->len;
 
-    if (p->type == SLC_SQL_T_STRING || p->type == SLC_SQL_T_QUOTED) {
+    if (p->type == SLC_SQL_T_STRING || p->type == SLC_SQL_T_QUOTED
+        || p->type == SLC_SQL_T_DQUOTED)
+    {
         end++;                          /* the closing quote */
     } else if (p->type != SLC_SQL_T_WORD) {
         return 0;
@@ -1346,7 +1417,8 @@ slc_sql_token(slc_sql_state_t *st, const slc_sql_tok_t *t)
     }
     st->var = 0;
     if (dot == 2 && (t->type == SLC_SQL_T_WORD
-                     || t->type == SLC_SQL_T_QUOTED))
+                     || t->type == SLC_SQL_T_QUOTED
+                     || t->type == SLC_SQL_T_DQUOTED))
     {
         slc_sql_name_qualify(st, t);
     } else if (dot == 1 && slc_sql_punct_is(t, st->q, '.')) {
@@ -1361,6 +1433,9 @@ slc_sql_token(slc_sql_state_t *st, const slc_sql_tok_t *t)
             slc_sql_word(st, t);
             break;
         case SLC_SQL_T_QUOTED:
+        case SLC_SQL_T_DQUOTED:         /* a name under ANSI_QUOTES; a
+                                           string where no name can be
+                                           is an error without it */
             if (st->capture) {
                 slc_sql_name(st, t);
             }

@@ -23,7 +23,12 @@
  * Known limits (all of them err towards the primary or towards listing a
  * name that is not a table):
  *   - executable comments are code whatever their version number;
- *   - ANSI_QUOTES: a double-quoted table name is a string here, not a name;
+ *   - ANSI_QUOTES is not known here: a double-quoted token where a table
+ *     name is read (FROM "t", "db"."t", INTO "t"...) is taken for a name,
+ *     since a string there is an error without ANSI_QUOTES, and for a
+ *     call before "(" ; one with a backslash inside reads otherwise in
+ *     the two modes (SLC_SQL_F_AMBIGUOUS), one with a quote inside is
+ *     not keyed (SLC_SQL_F_TABLES_PARTIAL);
  *   - in a multi-statement the kind is the first statement's; the others
  *     add their flags and tables (so tables[0] of a CREATE TEMPORARY TABLE
  *     that is not the first statement is not the table created);
@@ -33,10 +38,11 @@
  *   - tables are the names after FROM, JOIN, UPDATE, INTO (of INSERT and
  *     REPLACE), TABLE/TABLES, DELETE's and DESCRIBE's, HANDLER, RENAME
  *     TABLE's and ALTER TABLE ... RENAME's TO, and after commas of those
- *     lists (also after a join condition or an index hint); FROM inside
- *     EXTRACT/TRIM/SUBSTRING and SHOW ... FROM db list names that are not
- *     tables, and CTE names are listed too.  A comma after MariaDB's FOR
- *     SYSTEM_TIME is missed;
+ *     lists (also after a join condition, an index hint or MariaDB's FOR
+ *     SYSTEM_TIME, and inside parentheses opened where a name could come:
+ *     FROM (t1, t2), UPDATE (a, b)); FROM inside EXTRACT/TRIM/SUBSTRING
+ *     and SHOW ... FROM db list names that are not tables, and CTE names
+ *     are listed too;
  *   - a call (SLC_SQL_F_STORED_FUNC) is a word not in MariaDB 10.11's list
  *     of built-ins and grammar words (slc_mysql_builtins.h), a quoted
  *     name or a qualified one, followed by "(", except a table's name
@@ -131,9 +137,18 @@ typedef enum {
 #define SLC_SQL_F_SQL_NO_CACHE     0x00800000u /* SQL_NO_CACHE */
 #define SLC_SQL_F_STORED_FUNC      0x01000000u /* name( that is no MariaDB
                                                   built-in nor grammar,
-                                                  `name`(, db.name(: a
-                                                  stored function or UDF
-                                                  may be called */
+                                                  `name`(, "name"(,
+                                                  db.name(: a stored
+                                                  function or UDF may be
+                                                  called */
+#define SLC_SQL_F_AMBIGUOUS        0x02000000u /* a "..." with a backslash:
+                                                  the text tokenizes
+                                                  otherwise under
+                                                  ANSI_QUOTES (a consumer
+                                                  that cannot rule it out
+                                                  takes it as UNKNOWN) */
+#define SLC_SQL_F_CALC_FOUND_ROWS  0x04000000u /* SQL_CALC_FOUND_ROWS */
+#define SLC_SQL_F_FOUND_ROWS       0x08000000u /* FOUND_ROWS() */
 
 /* Flags that send a statement to the primary whatever its kind (a stored
    function may write: MaxScale sends such reads to the primary too). */
@@ -189,6 +204,15 @@ int          slc_sql_classify(const uint8_t *q, size_t len, unsigned status,
                               slc_sql_info_t *out);
 
 const char  *slc_sql_kind_name(slc_sql_kind_t kind);
+
+/*
+ * What a call w(...) of the unquoted, unqualified word w[0..n) sets, as
+ * the classifier reads it: its function's flags (NEXTVAL:
+ * SLC_SQL_F_SEQUENCE, NOW: SLC_SQL_F_NON_DETERMINISTIC...), nothing for
+ * a built-in or a reserved word, SLC_SQL_F_STORED_FUNC for any other
+ * name; 0 for a number.  For slc_mysql_sqltail.c.
+ */
+uint32_t     slc_sql_call_flags(const uint8_t *w, size_t n);
 /* For the unit test: the keyword table is in order, without repeats,
    and its hash finds every keyword in either case, and no prefix. */
 int          slc_sql_words_check(void);

@@ -40,6 +40,10 @@
 #define UT  SLC_SQL_F_UNTERMINATED
 #define NC  SLC_SQL_F_SQL_NO_CACHE
 #define SF  SLC_SQL_F_STORED_FUNC
+#define AM  SLC_SQL_F_AMBIGUOUS
+#define CF  SLC_SQL_F_CALC_FOUND_ROWS
+#define FR  SLC_SQL_F_FOUND_ROWS
+#define TP  SLC_SQL_F_TABLES_PARTIAL
 
 #define S(q, k, f, r, t)  { q, SLC_SQL_##k, f, SLC_SQL_TO_##r, t }
 
@@ -104,8 +108,10 @@ static const slc_test_stmt_t  slc_test_stmts[] = {
     S("SELECT * FROM t WINDOW w AS (ORDER BY a)", SELECT, 0, REPLICA, "t"),
     S("SELECT * FROM t1 WHERE EXISTS (SELECT 1 FROM t2)", SELECT, 0,
       REPLICA, "t1,t2"),
-    S("SELECT SQL_CALC_FOUND_ROWS * FROM t LIMIT 10", SELECT, 0, REPLICA,
+    S("SELECT SQL_CALC_FOUND_ROWS * FROM t LIMIT 10", SELECT, CF, REPLICA,
       "t"),
+    S("(SELECT a FROM t) UNION (SELECT sql_calc_found_rows b FROM u)",
+      SELECT, CF, REPLICA, "t,u"),
     S("SELECT * FROM t WHERE a = ?", SELECT, 0, REPLICA, "t"),
     S("SELECT 0x41, X'41', b'01', _utf8'x', N'y'", SELECT, 0, REPLICA, ""),
     S("SELECT 1.5e-3 - 2", SELECT, 0, REPLICA, ""),
@@ -199,7 +205,7 @@ static const slc_test_stmt_t  slc_test_stmts[] = {
 
     /* same backend as the statement before */
     S("SELECT ROW_COUNT()", SELECT, SL | ND, LAST, ""),
-    S("SELECT FOUND_ROWS()", SELECT, SL | ND, LAST, ""),
+    S("SELECT FOUND_ROWS()", SELECT, SL | ND | FR, LAST, ""),
     S("SELECT @@warning_count", SELECT, SV | SL, LAST, ""),
     S("SELECT @@error_count", SELECT, SV | SL, LAST, ""),
     S("SELECT @@session.error_count", SELECT, SV | SL, LAST, ""),
@@ -550,7 +556,7 @@ static const slc_test_stmt_t  slc_test_stmts[] = {
 
     /* backslash escapes (NO_BACKSLASH_ESCAPES: below) */
     S("SELECT 'a\\'; DROP TABLE t; -- '", SELECT, 0, REPLICA, ""),
-    S("SELECT * FROM t WHERE a = \"\\\";DELETE\"", SELECT, 0, REPLICA,
+    S("SELECT * FROM t WHERE a = \"\\\";DELETE\"", SELECT, AM, REPLICA,
       "t"),
     S("SELECT * FROM t WHERE a = 'don\\'t'", SELECT, 0, REPLICA, "t"),
     S("SELECT 'a\\\\'", SELECT, 0, REPLICA, ""),
@@ -585,6 +591,44 @@ static const slc_test_stmt_t  slc_test_stmts[] = {
     S("/* x */ /* sluice: route=primary */ SELECT 1", SELECT, 0, PRIMARY,
       ""),
     S("/*! sluice: route=primary */ SELECT 1", UNKNOWN, 0, PRIMARY, ""),
+
+    /* a comma inside parentheses of a list of tables (the cache's
+       entries of r2 were never invalidated) */
+    S("SELECT r2.b FROM (r1, r2) WHERE r1.a = r2.a", SELECT, 0, REPLICA,
+      "r1,r2"),
+    S("UPDATE (r1, r2) SET r2.b = 1 WHERE r1.a = r2.a", UPDATE, WR, PRIMARY,
+      "r1,r2"),
+    S("UPDATE r1 JOIN (r1 AS x, r2) SET r2.b = 1", UPDATE, WR, PRIMARY,
+      "r1,r1,r2"),
+    S("DELETE r2 FROM (r1, r2) WHERE r1.a = r2.a", DELETE, WR, PRIMARY,
+      "r1,r2"),
+    S("SELECT * FROM ((a, b), c)", SELECT, 0, REPLICA, "a,b,c"),
+    S("SELECT * FROM (a JOIN b ON a.x = b.x, c) JOIN (d, e) ON 1", SELECT,
+      0, REPLICA, "a,b,c,d,e"),
+    S("SELECT * FROM (SELECT a, b FROM t) AS d, e", SELECT, 0, REPLICA,
+      "t,e"),
+    S("SELECT * FROM (db.t1 AS x, `db`.t2) WHERE x IN (1, 2)", SELECT, 0,
+      REPLICA, "db.t1,db.t2"),
+    S("INSERT INTO t (a, b) VALUES (1, 2), (3, 4)", INSERT, WR, PRIMARY,
+      "t"),
+    S("SELECT * FROM t USE INDEX (i1, i2) WHERE a IN (1, 2)", SELECT, 0,
+      REPLICA, "t"),
+    S("SELECT * FROM t1 FOR SYSTEM_TIME AS OF TIMESTAMP '2020-01-01', t2",
+      SELECT, 0, REPLICA, "t1,t2"),
+    S("SELECT * FROM t1 FOR SYSTEM_TIME ALL WHERE a = 1", SELECT, 0,
+      REPLICA, "t1"),
+
+    /* double quotes where a name is read: names under ANSI_QUOTES */
+    S("SELECT v FROM \"t1\" WHERE id = 1", SELECT, 0, REPLICA, "t1"),
+    S("SELECT v FROM \"db\".\"t1\", db.\"t2\", \"db\".t3", SELECT, 0,
+      REPLICA, "db.t1,db.t2,db.t3"),
+    S("UPDATE \"t1\" SET v = \"x\"", UPDATE, WR, PRIMARY, "t1"),
+    S("INSERT INTO \"t1\" VALUES (\"a\")", INSERT, WR, PRIMARY, "t1"),
+    S("SELECT \"f\"(1)", SELECT, SF, PRIMARY, ""),
+    S("SELECT * FROM t WHERE a = \"x\" AND b IN (\"y\", \"z\")", SELECT,
+      0, REPLICA, "t"),
+    S("SELECT * FROM \"a\"\"b\"", SELECT, TP, REPLICA, "a\"\"b"),
+    S("SELECT * FROM 'x'", SELECT, 0, REPLICA, ""),
 
     /* what cannot be told goes to the primary */
     S("", EMPTY, 0, PRIMARY, ""),
