@@ -527,13 +527,14 @@ slc_cache_report_zone(const slc_cache_zone_t *z)
             (unsigned long long) cnt->uncacheable[i]);
     }
     slc_log(SLC_LOG_NOTICE, "cache zone \"%s\": lookups=%llu hits=%llu "
-        "misses=%llu waits=%llu wait_timeouts=%llu stores=%llu "
-        "evictions=%llu expired=%llu stale=%llu invalidations=%llu "
-        "entries=%llu bytes=%llu size=%zu", z->name,
+        "misses=%llu waits=%llu wait_timeouts=%llu replays=%llu "
+        "stores=%llu evictions=%llu expired=%llu stale=%llu "
+        "invalidations=%llu entries=%llu bytes=%llu size=%zu", z->name,
         (unsigned long long) st.lookups, (unsigned long long) st.hits,
         (unsigned long long) st.misses, (unsigned long long) cnt->waits,
         (unsigned long long) cnt->wait_timeouts,
-        (unsigned long long) st.stores, (unsigned long long) st.evictions,
+        (unsigned long long) cnt->replays, (unsigned long long) st.stores,
+        (unsigned long long) st.evictions,
         (unsigned long long) st.expired, (unsigned long long) st.stale,
         (unsigned long long) st.invalidations,
         (unsigned long long) st.entries, (unsigned long long) st.bytes,

@@ -50,6 +50,8 @@ typedef struct {
     uint64_t                not_stored[8];      /* SLC_CACHE_NS_* */
     uint64_t                waits;              /* single flight */
     uint64_t                wait_timeouts;
+    uint64_t                replays;    /* a hit's statement run at the
+                                           server for FOUND_ROWS() & co */
     slc_cache_rule_stats_t  rules[SLC_CACHE_RULES_MAX];
 } slc_cache_counters_t;
 

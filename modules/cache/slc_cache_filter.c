@@ -55,6 +55,8 @@ static int  slc_cache_open(slc_session_t *s, void *ctx);
 static void slc_cache_close(slc_session_t *s, void *ctx);
 static int  slc_cache_command(slc_session_t *s, void *ctx,
     const slc_cmd_t *c);
+static void slc_cache_rest(slc_session_t *s, void *ctx, const uint8_t *p,
+    size_t n);
 static void slc_cache_packet(slc_session_t *s, void *ctx,
     const slc_cmd_packet_t *p);
 static void slc_cache_done(slc_session_t *s, void *ctx,
@@ -69,6 +71,7 @@ const slc_filter_t slc_cache_filter = {
     .open = slc_cache_open,
     .close = slc_cache_close,
     .command = slc_cache_command,
+    .rest = slc_cache_rest,
     .packet = slc_cache_packet,
     .done = slc_cache_done,
     .save = slc_cache_save,
@@ -127,6 +130,8 @@ slc_cache_close(slc_session_t *s, void *ctx)
     slc_cache_unanswered(cc);
     slc_timer_del(slc_loop, &cc->timer);
     free(cc->key);
+    free(cc->wait_cmd);
+    free(cc->hit_cmd);
     free(cc->set_text);
     slc_cache_ps_free(&cc->prep);
     slc_cache_forget(cc);
@@ -516,6 +521,50 @@ slc_cache_store(slc_cache_ctx_t *cc, const uint8_t *key, size_t klen,
     memset(&cc->meta, 0, sizeof(cc->meta));
 }
 
+/* The payload of the command a hit answers, for a replay (hit_cmd). */
+static void
+slc_cache_hit_note(slc_cache_ctx_t *cc, const uint8_t *p, size_t n)
+{
+    uint8_t *b = cc->hit_cmd;
+
+    cc->hit_last = cc->hit_select = 0;
+    if (n > cc->hit_cap) {
+        if (n > UINT32_MAX || (b = realloc(cc->hit_cmd, n)) == NULL) {
+            return;                     /* no replay: the server's answer */
+        }
+        cc->hit_cmd = b;
+        cc->hit_cap = (uint32_t) n;
+    }
+    memcpy(b, p, n);
+    cc->hit_len = (uint32_t) n;
+    cc->hit_last = cc->hit_select = 1;
+}
+
+/*
+ * A statement that asks what the statement before it did (SAME_AS_LAST:
+ * ROW_COUNT(), SHOW WARNINGS, @@warning_count...) right after a hit, or
+ * FOUND_ROWS() with no SELECT at the server since a hit: the server would
+ * answer for an older statement, so the hit's statement runs there first
+ * (slc_cmd_prelude), unseen, and the client's goes on after.  1 when the
+ * replay is queued (the hook returns PASS).
+ */
+int
+slc_cache_replay(slc_cache_ctx_t *cc, uint32_t flags)
+{
+    if (!((flags & SLC_SQL_F_SAME_AS_LAST) && cc->hit_before)
+        && !((flags & SLC_SQL_F_FOUND_ROWS) && cc->hit_select))
+    {
+        return 0;
+    }
+    cc->hit_before = cc->hit_select = 0;
+    if (slc_cmd_prelude(cc->s, cc->hit_cmd, cc->hit_len) != SLC_OK) {
+        return 0;                       /* no room: as the server says */
+    }
+    cc->inflight = 0;                   /* this one comes back */
+    slc_cache_bump(cc->cnt->replays);
+    return 1;
+}
+
 static int
 slc_cache_answer(slc_cache_ctx_t *cc)
 {
@@ -527,6 +576,11 @@ slc_cache_answer(slc_cache_ctx_t *cc)
         slc_cache_bump(cc->cnt->rules[cc->conf->rule_slot[cc->rule]].hits);
     }
     cc->op = SLC_CACHE_OP_SERVE;
+    if (cc->cur != NULL) {
+        slc_cache_hit_note(cc, cc->cur->payload, cc->cur->len);
+    } else {
+        slc_cache_hit_note(cc, cc->wait_cmd, cc->wait_len);
+    }
     return SLC_FILTER_ANSWER;
 }
 
@@ -537,9 +591,16 @@ slc_cache_wait(slc_cache_ctx_t *cc, const uint8_t *key, size_t klen,
     uint64_t hash)
 {
     cc->key = malloc(klen);
-    if (cc->key == NULL) {
+    cc->wait_cmd = malloc(cc->cur->len);
+    if (cc->key == NULL || cc->wait_cmd == NULL) {
+        free(cc->key);
+        free(cc->wait_cmd);
+        cc->key = NULL;
+        cc->wait_cmd = NULL;
         return SLC_FILTER_PASS;
     }
+    memcpy(cc->wait_cmd, cc->cur->payload, cc->cur->len);
+    cc->wait_len = cc->cur->len;
     memcpy(cc->key, key, klen);
     cc->klen = klen;
     cc->hash = hash;
@@ -555,6 +616,7 @@ slc_cache_wait_timer(slc_timer_t *t)
     slc_cache_ctx_t *cc = t->data;
     int              verdict = SLC_FILTER_PASS;
 
+    cc->cur = NULL;
     switch (slc_cache_lookup(cc->cache, cc->key, cc->klen, cc->hash,
                              slc_loop->now, &cc->serve.hit))
     {
@@ -572,7 +634,9 @@ slc_cache_wait_timer(slc_timer_t *t)
         break;          /* the store failed or expired: the server, once */
     }
     free(cc->key);
+    free(cc->wait_cmd);
     cc->key = NULL;
+    cc->wait_cmd = NULL;
     slc_filter_resume(cc->s, verdict);
 }
 
@@ -635,6 +699,107 @@ slc_cache_select(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     }
 }
 
+/*
+ * A statement larger than a buffer: the filter sees its head now and the
+ * rest as it goes (slc_cache_rest).  A write (or what the head cannot
+ * place) invalidates everything and may have set anything.  A SELECT is
+ * not cached (its tables are not all seen) and writes nothing, unless
+ * its whole text, scanned from its first byte as it goes (slc_sqltail),
+ * holds another statement, a call of a stored function or of a sequence
+ * (NEXTVAL writes): then it is a write of everything too.  A text that
+ * never came whole is one.
+ */
+/* The server's default isolation is READ UNCOMMITTED. */
+static int
+slc_cache_global_ru(const slc_cache_ctx_t *cc)
+{
+    (void) cc;
+    return 0;
+}
+
+/* The session's sql_mode may make "x" a name (ANSI_QUOTES). */
+static int
+slc_cache_ansi_maybe(const slc_cache_ctx_t *cc)
+{
+    return cc->vars.ansi == SLC_CACHE_ANSI_ON;
+}
+
+/* The text's first word is SELECT (after blanks, plain comments and
+   opening parentheses); an executable comment is no answer. */
+static int
+slc_cache_starts_select(const uint8_t *q, size_t n)
+{
+    size_t i = 0;
+
+    while (i < n) {
+        if (q[i] == ' ' || q[i] == '\t' || q[i] == '\n' || q[i] == '\r'
+            || q[i] == '(')
+        {
+            i++;
+        } else if (q[i] == '/' && i + 2 < n && q[i + 1] == '*'
+                   && q[i + 2] != '!' && q[i + 2] != 'M')
+        {
+            const uint8_t *e = memmem(q + i + 2, n - i - 2, "*/", 2);
+
+            if (e == NULL) {
+                return 0;
+            }
+            i = (size_t) (e - q) + 2;
+        } else {
+            break;
+        }
+    }
+    return n - i > 6 && strncasecmp((const char *) q + i, "SELECT", 6) == 0
+           && (q[i + 6] == ' ' || q[i + 6] == '\t' || q[i + 6] == '\n'
+               || q[i + 6] == '\r' || q[i + 6] == '(' || q[i + 6] == '/'
+               || q[i + 6] == '*' || q[i + 6] == '`' || q[i + 6] == '\''
+               || q[i + 6] == '"' || q[i + 6] == '@');
+}
+
+static void
+slc_cache_long(slc_cache_ctx_t *cc, const slc_cmd_t *c)
+{
+    cc->inv.all = 1;
+    cc->then_unknown = 1;
+    cc->iso_use = SLC_CACHE_ISO_USE_MAYBE;
+    if (!slc_cache_starts_select(c->payload + 1, c->avail - 1)) {
+        return;                     /* a write, or one we cannot say */
+    }
+    cc->long_read = 1;
+    cc->tail_left = c->len - (uint32_t) c->avail;
+    slc_sqltail_init(&cc->tail, slc_cmd_status(cc->s));
+    slc_sqltail_feed(&cc->tail, c->payload + 1, c->avail - 1);
+    slc_cache_bump(cc->cnt->uncacheable[SLC_CACHE_TABLES_UNKNOWN]);
+}
+
+static void
+slc_cache_rest(slc_session_t *s, void *ctx, const uint8_t *p, size_t n)
+{
+    slc_cache_ctx_t *cc = ctx;
+    uint32_t         f;
+
+    (void) s;
+    if (!cc->long_read || n > cc->tail_left) {
+        return;                     /* not ours to scan: stays a write */
+    }
+    slc_sqltail_feed(&cc->tail, p, n);
+    cc->tail_left -= (uint32_t) n;
+    if (cc->tail_left > 0) {
+        return;
+    }
+    f = slc_sqltail_flags(&cc->tail);
+    if ((f & (SLC_SQL_F_MULTI | SLC_SQL_F_STORED_FUNC
+              | SLC_SQL_F_SEQUENCE | SLC_SQL_F_UNTERMINATED))
+        || ((f & SLC_SQL_F_AMBIGUOUS) && slc_cache_ansi_maybe(cc)))
+    {
+        return;
+    }
+    /* a read, whole: it wrote nothing, set nothing */
+    cc->inv.all = 0;
+    cc->then_unknown = 0;
+    cc->iso_use = SLC_CACHE_ISO_USE_YES;
+}
+
 /* Whether a text statement takes SET TRANSACTION's level (iso_use). */
 static uint8_t
 slc_cache_iso_use(const slc_sql_info_t *si)
@@ -666,12 +831,18 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     slc_sql_info_t       si;
 
     if (c->avail < c->len) {
-        cc->inv.all = 1;                /* larger than a buffer: a write */
-        cc->then_unknown = 1;
-        cc->iso_use = SLC_CACHE_ISO_USE_MAYBE;
+        slc_cache_long(cc, c);
         return SLC_FILTER_PASS;
     }
     (void) slc_sql_classify(q, n, slc_cmd_status(cc->s), &si);
+    if ((si.flags & SLC_SQL_F_AMBIGUOUS) && slc_cache_ansi_maybe(cc)) {
+        /* under ANSI_QUOTES the text may read otherwise */
+        si = (slc_sql_info_t) { .kind = SLC_SQL_UNKNOWN,
+                                .flags = SLC_SQL_F_UNTERMINATED };
+    }
+    if (slc_cache_replay(cc, si.flags)) {
+        return SLC_FILTER_PASS;
+    }
     cc->clears = si.ntables > 0 && si.kind != SLC_SQL_SHOW;
     cc->iso_use = slc_cache_iso_use(&si);
     slc_cache_inv_of(cc, q, n, &si, &cc->inv);
@@ -714,14 +885,6 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
         cc->then_temp = 1;
     }
     return slc_cache_read(cc, q, n, &si, NULL);
-}
-
-/* The server's default isolation is READ UNCOMMITTED. */
-static int
-slc_cache_global_ru(const slc_cache_ctx_t *cc)
-{
-    (void) cc;
-    return 0;
 }
 
 /*
@@ -787,6 +950,7 @@ slc_cache_read(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     slc_cache_verdict_t  v;
     uint8_t              iso;
 
+    cc->select = si->kind == SLC_SQL_SELECT;
     if (si->kind != SLC_SQL_SELECT || cc->unknown) {
         return SLC_FILTER_PASS;
     }
@@ -830,6 +994,10 @@ slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
     slc_cache_unanswered(cc);
     cc->op = SLC_CACHE_OP_NONE;
     cc->rule = -1;
+    cc->cur = c;
+    cc->hit_before = cc->hit_last;
+    cc->hit_last = 0;
+    cc->select = 0;
     cc->inflight = slc_mysql_track_answered(c->command);
     cc->status_before = slc_cmd_status(s);
     cc->iso_use = c->command == SLC_COM_STMT_EXECUTE
@@ -839,6 +1007,7 @@ slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
     cc->last_len = 0;
     memset(&cc->inv, 0, sizeof(cc->inv));
     cc->then_unknown = cc->then_temp = cc->then_reset = cc->multi = 0;
+    cc->long_read = 0;
     cc->then_db = cc->then_set = cc->then_prepare = cc->then_unbind = 0;
     cc->mw.on = 0;
     free(cc->set_text);
@@ -1201,6 +1370,9 @@ slc_cache_done(slc_session_t *s, void *ctx, const slc_mysql_reply_t *r,
         return;
     }
     slc_cache_diag(cc, r);
+    if (cc->select) {
+        cc->hit_select = 0;             /* FOUND_ROWS() is the server's */
+    }
     if (cc->then_reset == SLC_CACHE_RESET_USER
         || (cc->then_reset == SLC_CACHE_RESET_CONNECTION && ok))
     {

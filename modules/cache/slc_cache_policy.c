@@ -14,10 +14,12 @@
 /* --- the verdict -------------------------------------------------------- */
 
 /* Functions whose result is not the tables' alone: the classifier's
-   non-deterministic words and the flags that come with some of them. */
+   non-deterministic words and the flags that come with some of them; and
+   SQL_CALC_FOUND_ROWS, whose FOUND_ROWS() a hit would not set. */
 #define SLC_CACHE_F_FUNCTION                                                 \
     (SLC_SQL_F_NON_DETERMINISTIC | SLC_SQL_F_LAST_ID | SLC_SQL_F_LOCK_FUNC  \
-     | SLC_SQL_F_SEQUENCE | SLC_SQL_F_CONN_ID | SLC_SQL_F_SAME_AS_LAST)
+     | SLC_SQL_F_SEQUENCE | SLC_SQL_F_CONN_ID | SLC_SQL_F_SAME_AS_LAST \
+     | SLC_SQL_F_CALC_FOUND_ROWS)
 
 int
 slc_cache_is_system_schema(const char *db, size_t len)

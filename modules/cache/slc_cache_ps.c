@@ -315,6 +315,9 @@ slc_cache_ps_execute(slc_cache_ctx_t *cc, const slc_cmd_t *c)
         }
         return SLC_FILTER_PASS;
     }
+    if (p->read && slc_cache_replay(cc, p->si->flags)) {
+        return SLC_FILTER_PASS;
+    }
     cc->inv = p->inv;
     cc->then_unknown = p->state;
     cc->then_temp = p->temp || p->state;    /* a CALL may create one */

@@ -11,6 +11,7 @@
 #include "slc_mysql_filter.h"
 #include "slc_cache.h"
 #include "slc_cache_vars.h"
+#include "slc_mysql_sqltail.h"
 
 #define SLC_CACHE_PS_MAX     256    /* statements followed per session */
 
@@ -140,6 +141,11 @@ typedef struct {
                                            (it names a table, no SHOW) */
     unsigned                multi:1;    /* several statements: a write may
                                            be seen done before the end */
+    unsigned                long_read:1;    /* a SELECT larger than a
+                                               buffer: its tail is scanned
+                                               for what could write */
+    uint32_t                tail_left;  /* its bytes still to come */
+    slc_sqltail_t           tail;
     slc_cache_inv_set_t     inv;
     unsigned                then_unknown:1;
     unsigned                then_temp:1;
@@ -169,6 +175,23 @@ typedef struct {
 
     slc_cache_serve_t       serve;
 
+    /* the statement of the last hit, which the server did not run: run
+       before a statement that asks what the last one did (FOUND_ROWS(),
+       ROW_COUNT(), SHOW WARNINGS...), so that the server answers for it */
+    const slc_cmd_t        *cur;        /* the command hook's command */
+    uint8_t                *hit_cmd;    /* malloc'ed: its payload */
+    uint32_t                hit_len;
+    uint32_t                hit_cap;
+    unsigned                hit_last:1;     /* the last command was it */
+    unsigned                hit_before:1;   /* hit_last, as the command
+                                               in flight found it */
+    unsigned                select:1;   /* the command is a SELECT */
+    unsigned                hit_select:1;   /* no SELECT reached the
+                                               server since it */
+    uint8_t                *wait_cmd;   /* malloc'ed while it waits: the
+                                           command's payload */
+    uint32_t                wait_len;
+
     slc_cache_ps_t         *ps;         /* prepared statements followed */
     uint32_t                ps_last;    /* the id of the last PREPARE */
     unsigned                nps;
@@ -189,6 +212,11 @@ void slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
  */
 int  slc_cache_read(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     const slc_sql_info_t *si, const slc_cache_exec_t *x);
+
+/* A statement of these flags needs the last hit's statement run at the
+   server first: 1 when that is queued (the command hook returns PASS and
+   sees the command again). */
+int  slc_cache_replay(slc_cache_ctx_t *cc, uint32_t flags);
 
 /* slc_cache_ps.c */
 

@@ -48,6 +48,14 @@ struct slc_cmd_s {
                                            client */
     unsigned             elsewhere:1;   /* the registry names the target
                                            as where the command runs */
+    unsigned             prelude:1;     /* a filter put a command of its
+                                           own before the held one */
+    unsigned             silent:1;      /* the command in flight is such a
+                                           prelude: its response is
+                                           dropped */
+    uint32_t             rest;          /* bytes of its packet beyond the
+                                           head the filters saw, not yet
+                                           released (slc_cmd_released) */
     slc_cmd_stream_pt    stream;
     void                *stream_data;
     slc_backend_t       *answered;      /* during the done hooks */
@@ -89,6 +97,23 @@ slc_backend_t *
 slc_cmd_target(const slc_session_t *s)
 {
     return s->cmd->discard ? NULL : s->cmd->target;
+}
+
+void
+slc_cmd_released(slc_session_t *s, const uint8_t *p, size_t n)
+{
+    struct slc_cmd_s *c = s->cmd;
+    size_t            k = slc_min(n, (size_t) c->rest);
+
+    if (k == 0 || c->discard) {
+        return;
+    }
+    c->rest -= (uint32_t) k;
+    for (unsigned i = 0; i < c->nfilters && s->state == SLC_SS_READY; i++) {
+        if (c->filters[i]->rest != NULL) {
+            c->filters[i]->rest(s, c->ctx[i], p, k);
+        }
+    }
 }
 
 int
@@ -457,6 +482,10 @@ slc_cmd_forward(slc_session_t *s)
         return SLC_ERROR;
     }
     slc_mysql_scan_pass(&s->scan, plen, taken);
+    /* the rest of a packet larger than a buffer is shown to the filters
+       as it goes (one under 16 MiB: continuations have headers inside) */
+    c->rest = !c->silent && plen < SLC_MYSQL_MAX_PAYLOAD
+              ? (uint32_t) (plen + SLC_MYSQL_HDR_LEN - taken) : 0;
     if (c->rw != NULL && slc_cmd_queue_rewrite(s, b, &skip) != SLC_OK) {
         return SLC_ERROR;
     }
@@ -532,8 +561,43 @@ slc_cmd_chain(slc_session_t *s)
             slc_cmd_drop(s);
             return SLC_OK;
         }
+        if (c->prelude) {
+            /* the filter's command is held now, before the client's:
+               it goes first, unseen; the client's starts over after */
+            c->prelude = 0;
+            c->silent = 1;
+            slc_cmd_head(s, &cmd);
+            break;
+        }
     }
     return slc_cmd_route(s, &cmd);
+}
+
+int
+slc_cmd_prelude(slc_session_t *s, const uint8_t *payload, size_t len)
+{
+    struct slc_cmd_s *c = s->cmd;
+    slc_buf_t        *in = s->in;
+    size_t            n = SLC_MYSQL_HDR_LEN + len;
+
+    if (c->prelude || c->state != SLC_CMD_CHAIN || s->in_ready != 0
+        || len >= SLC_MYSQL_MAX_PAYLOAD)
+    {
+        return SLC_ERROR;
+    }
+    if ((size_t) (in->pos - in->start) < n) {
+        if ((size_t) (in->end - in->last) < n) {
+            return SLC_ERROR;           /* a buffer holds no more */
+        }
+        memmove(in->pos + n, in->pos, slc_buf_len(in));
+        in->last += n;
+        in->pos += n;
+    }
+    in->pos -= n;
+    slc_mysql_hdr_write(in->pos, (uint32_t) len, 0);
+    memcpy(in->pos + SLC_MYSQL_HDR_LEN, payload, len);
+    c->prelude = 1;
+    return SLC_OK;
 }
 
 /* The core's own commands come first: the proxy's session ids and users
@@ -711,12 +775,15 @@ slc_cmd_complete(slc_session_t *s)
     c->answered = b;
     /* the filters see the session as the server now has it */
     slc_command_change_user_noted(s, r->first == SLC_MYSQL_OK);
-    for (unsigned i = 0; i < c->nfilters && s->state == SLC_SS_READY; i++) {
+    for (unsigned i = 0; i < c->nfilters && s->state == SLC_SS_READY
+                         && !c->silent; i++)
+    {
         if (c->filters[i]->done != NULL) {
             c->filters[i]->done(s, c->ctx[i], r, b->track.status);
         }
     }
     c->answered = NULL;
+    c->silent = 0;
     if (s->state == SLC_SS_READY && b->ops != NULL && b->ops->done != NULL) {
         b->ops->done(b, r);
     }
@@ -877,9 +944,13 @@ slc_cmd_pump(slc_session_t *s, slc_backend_t *b)
                 slc_cmd_backend_fail(b, "the server ended the connection");
                 return;
             }
-            if (!s->client.writable) {
+            if (!s->client.writable && !c->silent) {
                 return;                 /* resumes from the client's
                                            on_write */
+            }
+            if (c->silent) {
+                buf->pos = buf->last;   /* a prelude's: nobody's */
+                continue;
             }
             n = slc_conn_write(&s->client, buf->pos, slc_buf_len(buf));
             if (n < 0) {
@@ -917,7 +988,7 @@ slc_cmd_pump(slc_session_t *s, slc_backend_t *b)
         s->last_active = slc_loop->now;
         slc_mysql_track_server(&b->track, buf->pos, (size_t) n);
         slc_upstream_count_bytes(b->server, (size_t) n, 0);
-        if (c->packets) {
+        if (c->packets && !c->silent) {
             slc_cmd_packets(s, buf->pos, (size_t) n, b);
             if (s->state != SLC_SS_READY) {
                 return;
@@ -1076,6 +1147,22 @@ slc_cmd_abandon(slc_session_t *s)
     c->state = SLC_CMD_REPLY;
 }
 
+/*
+ * The backend of a prelude failed (it was abandoned): the client asked
+ * nothing of it, so nothing is answered; its own command, still held,
+ * goes on.  0 when what failed was no prelude.
+ */
+static int
+slc_cmd_prelude_lost(slc_session_t *s)
+{
+    if (!s->cmd->silent) {
+        return 0;
+    }
+    s->cmd->silent = 0;
+    slc_cmd_client(s);
+    return 1;
+}
+
 void
 slc_cmd_backend_fail(slc_backend_t *b, const char *why)
 {
@@ -1111,6 +1198,9 @@ slc_cmd_backend_fail(slc_backend_t *b, const char *why)
     if (!waiting || s->state != SLC_SS_READY
         || s->out != NULL || c->stream != NULL)
     {
+        return;
+    }
+    if (slc_cmd_prelude_lost(s)) {
         return;
     }
     if (replied) {
@@ -1175,7 +1265,7 @@ slc_cmd_own_lost(slc_session_t *s, const char *why)
     }
     (void) slc_cmd_set_own(s, nb);
     slc_backend_close(old);             /* freed after this event batch */
-    if (waiting) {
+    if (waiting && !slc_cmd_prelude_lost(s)) {
         slc_cmd_answer_lost(s, old, why, 0);
     }
 }

@@ -37,6 +37,9 @@ slc_session_scan(slc_session_t *s)
     if (to != NULL) {
         slc_mysql_track_client(&to->track, p, n);
     }
+    if (s->cmd != NULL && n > 0) {
+        slc_cmd_released(s, p, n);
+    }
     s->in_ready += n;
     s->held = stop == SLC_SCAN_CMD;
 }

@@ -65,6 +65,11 @@ typedef struct slc_filter_s {
     /* the session closes (also while paused: cancel what is pending) */
     void   (*close)(slc_session_t *s, void *ctx);
     int    (*command)(slc_session_t *s, void *ctx, const slc_cmd_t *cmd);
+    /* the rest of a command whose first packet is larger than a buffer
+       (slc_cmd_t.avail < len), in order, as it goes on to where its head
+       went: bytes avail..len of the payload (a packet of 16 MiB or more
+       is not shown: the command hook sees avail < len all the same) */
+    void   (*rest)(slc_session_t *s, void *ctx, const uint8_t *p, size_t n);
     void   (*packet)(slc_session_t *s, void *ctx, const slc_cmd_packet_t *p);
     /* the response is complete: the tracker's summary and status flags */
     void   (*done)(slc_session_t *s, void *ctx, const slc_mysql_reply_t *r,
@@ -139,6 +144,21 @@ int  slc_cmd_inject(slc_backend_t *b, const uint8_t *payload, size_t len);
  */
 int  slc_cmd_retarget(slc_session_t *s, slc_backend_t *from,
     slc_backend_t *to);
+
+/*
+ * From a filter's `command` hook, which then returns SLC_FILTER_PASS: a
+ * command of the filter's own (payload: the command byte first, copied)
+ * runs before the client's, as if the client had sent it first: the
+ * router's command hook places it (a statement id is translated as a
+ * client's), its response is dropped unseen (no byte to the client, no
+ * filter's packet or done hook; the router's done and ops->done hear it),
+ * and then the client's command starts over at the first filter.  If its
+ * backend fails, it is dropped and the client's command goes on.  The
+ * query cache puts the server where it would be had it run a statement
+ * the cache answered (FOUND_ROWS() after a hit).  SLC_ERROR when one is
+ * queued already or the input buffer has no room for it (nothing done).
+ */
+int  slc_cmd_prelude(slc_session_t *s, const uint8_t *payload, size_t len);
 
 /*
  * A paused command goes on: `verdict` as the `command` hook would have

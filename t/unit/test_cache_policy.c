@@ -131,6 +131,9 @@ static const slc_test_verdict_t  slc_test_verdicts[] = {
     VS("SELECT * FROM t", "shop", 0, 0, RW_TRX),
     VS("SELECT NOW()", "shop", TR, 0, RW_TRX),
 
+    /* FOUND_ROWS() after it would answer for an older statement */
+    V("SELECT SQL_CALC_FOUND_ROWS * FROM t LIMIT 1", FUNCTION),
+
     /* SQL_NO_CACHE */
     V("SELECT SQL_NO_CACHE * FROM t", SQL_NO_CACHE),
     V("select sql_no_cache a from t", SQL_NO_CACHE),
