@@ -1370,8 +1370,9 @@ slc_cache_done(slc_session_t *s, void *ctx, const slc_mysql_reply_t *r,
         return;
     }
     slc_cache_diag(cc, r);
-    if (cc->select) {
-        cc->hit_select = 0;             /* FOUND_ROWS() is the server's */
+    if (cc->select && ok) {
+        cc->hit_select = 0;             /* FOUND_ROWS() is the server's
+                                           (a SELECT that failed left it) */
     }
     if (cc->then_reset == SLC_CACHE_RESET_USER
         || (cc->then_reset == SLC_CACHE_RESET_CONNECTION && ok))
