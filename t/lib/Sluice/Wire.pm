@@ -101,15 +101,16 @@ sub parse_greeting {
     my ($pl) = @_;
     # up to the upper caps at least, so that unpack cannot run off the end
     return undef unless defined $pl && $pl =~ /\A\x0a[^\0]*\0.{20}/s;
-    my ($version, $s1, $lower, $upper, $rest) =
-        unpack 'x Z* x4 a8 x v x x2 v a*', $pl;
+    my ($version, $thread_id, $s1, $lower, $upper, $rest) =
+        unpack 'x Z* V a8 x v x x2 v a*', $pl;
     my $s2 = length $rest > 11 ? substr($rest, 11, 12) : '';
     # MariaDB's extended capabilities: the last 4 reserved bytes, when
     # CLIENT_MYSQL (bit 0) is not offered
     my $ext = !($lower & 1) && length $rest >= 11
         ? unpack('V', substr($rest, 7, 4)) : 0;
     return { version => $version, caps => $lower | $upper << 16,
-             mariadb_caps => $ext, scramble => $s1 . $s2 };
+             mariadb_caps => $ext, scramble => $s1 . $s2,
+             thread_id => $thread_id };
 }
 
 # What a MariaDB 10.11 offers, less TLS and compression: PROTOCOL_41,
@@ -136,7 +137,8 @@ sub native_token {
 
 sub handshake_response {
     my (%o) = @_;
-    my $caps = 0x1 | 0x200 | 0x8000 | 0x80000 | (defined $o{db} ? 0x8 : 0);
+    my $caps = 0x1 | 0x200 | 0x8000 | 0x80000 | (defined $o{db} ? 0x8 : 0)
+        | ($o{caps} // 0);
     # MariaDB's extended capabilities go without CLIENT_MYSQL
     $caps &= ~1 if $o{mariadb_caps};
     return pack('V V C x19 V', $caps, $o{max_packet} // 16 << 20, 45,
@@ -153,7 +155,8 @@ sub raw_login {
     my $g = parse_greeting($pl) or return undef;
     send_packet($s, 1, handshake_response(user => $o{user} // 'app',
         token => native_token($o{password} // 'secret', $g->{scramble}),
-        max_packet => $o{max_packet}, mariadb_caps => $o{mariadb_caps}));
+        max_packet => $o{max_packet}, mariadb_caps => $o{mariadb_caps},
+        caps => $o{caps}));
     return $s;
 }
 
@@ -230,9 +233,10 @@ sub accept_login {
     return ($s, serve_login($s, $greeting));
 }
 
-# A logged-in raw session: { sock => S, scramble => the greeting's } or
-# undef when the login failed (then { err => ... } in list context's
-# second value).  Options as raw_login's, and db => D, charset => N.
+# A logged-in raw session: { sock => S, scramble => the greeting's, id =>
+# its thread id (sluice's session id) } or undef when the login failed
+# (then { err => ... } in list context's second value).  Options as
+# raw_login's (caps => X among them), and db => D, charset => N.
 sub raw_session {
     my ($port, %o) = @_;
     my $s = raw_connect($port);
@@ -241,12 +245,13 @@ sub raw_session {
     my $resp = handshake_response(user => $o{user} // 'app',
         token => native_token($o{password} // 'secret', $g->{scramble}),
         db => $o{db}, max_packet => $o{max_packet},
-        mariadb_caps => $o{mariadb_caps});
+        mariadb_caps => $o{mariadb_caps}, caps => $o{caps});
     substr($resp, 8, 1) = chr($o{charset}) if defined $o{charset};
     send_packet($s, 1, $resp);
     my (undef, $ok) = read_packet($s);
     return undef unless defined $ok && ord $ok == 0;
-    return { sock => $s, scramble => $g->{scramble} };
+    return { sock => $s, scramble => $g->{scramble},
+             id => $g->{thread_id} };
 }
 
 sub _lenenc {
@@ -422,11 +427,12 @@ greeting), or undef.
 
 =item parse_greeting($payload)
 
-A protocol-10 greeting as C<< { version, caps, mariadb_caps, scramble } >>:
-caps with the upper 16 bits joined in, mariadb_caps MariaDB's extended
-ones (0 when CLIENT_MYSQL is offered), scramble the 20 bytes of both
-parts.  Undef
-if $payload is not a protocol-10 greeting (an ERR instead, say).
+A protocol-10 greeting as C<< { version, caps, mariadb_caps, scramble,
+thread_id } >>: caps with the upper 16 bits joined in, mariadb_caps
+MariaDB's extended ones (0 when CLIENT_MYSQL is offered), scramble the
+20 bytes of both parts, thread_id the connection id (sluice's session
+id, which its log lines carry as *ID).  Undef if $payload is not a
+protocol-10 greeting (an ERR instead, say).
 
 =item build_greeting(version => V, thread_id => N, scramble => S, caps => C, ...)
 
@@ -441,17 +447,19 @@ plugin => P too.
 The mysql_native_password auth response:
 SHA1(password) XOR SHA1(scramble . SHA1(SHA1(password))).
 
-=item handshake_response(user => U, token => T, db => D, plugin => P, max_packet => N, mariadb_caps => C)
+=item handshake_response(user => U, token => T, db => D, plugin => P, max_packet => N, mariadb_caps => C, caps => X)
 
 A HandshakeResponse41 payload with LONG_PASSWORD, PROTOCOL_41,
 SECURE_CONNECTION, PLUGIN_AUTH, and CONNECT_WITH_DB if db is given;
+with caps, those capability bits too (0x10000 | 0x20000: MULTI_STATEMENTS
+and MULTI_RESULTS, whose answers query does not read: read_packet them);
 charset 45 (utf8mb4), max_packet 16 MiB unless given, plugin
 mysql_native_password unless given.  With mariadb_caps, those MariaDB
 extended capabilities (CLIENT_MYSQL then unset), e.g. 0x10 for
 CACHE_METADATA.  No DEPRECATE_EOF, so a result set
 ends with an EOF packet.
 
-=item raw_login($port, user => 'app', password => 'secret', max_packet => N, mariadb_caps => C)
+=item raw_login($port, user => 'app', password => 'secret', max_packet => N, mariadb_caps => C, caps => X)
 
 Connects, reads the greeting and sends a mysql_native_password login
 (seq 1) for user and password (app/secret unless given).  Returns the
@@ -479,10 +487,11 @@ NULL (its bit in the NULL bitmap).  With bound => 0 (new-params-bound-flag
 0) no types are sent: the server uses the last bound.  Flags 0 (no
 cursor) and an iteration count of 1 unless given.
 
-=item raw_session($port, user => U, password => P, db => D, charset => N)
+=item raw_session($port, user => U, password => P, db => D, charset => N, caps => X)
 
 Log in and read the server's OK: { sock => S, scramble => the greeting's
-scramble } or undef.
+scramble, id => its thread id } or undef.  With caps, more capability
+bits (handshake_response).
 
 =item query($sock, $sql)
 
