@@ -855,7 +855,7 @@ slc_cat_image(slc_catalog_t *c, const slc_catalog_rows_t *rows, uint8_t *img,
         }
     }
     out->fits = rows->blind || rc == SLC_OK;
-    slc_cat_header(rows, (slc_catalog_image_t *) img, rc == SLC_OK);
+    slc_cat_header(rows, (slc_catalog_image_t *) img, out->fits);
     ((slc_catalog_image_t *) img)->hidden = out->hidden;
     return SLC_OK;
 }

@@ -33,6 +33,9 @@ struct slc_catalog_loader_s {
                                                load's start, 0: none */
     uint32_t                     ddl;       /* the zone's ddl then */
     int                          mysql8;    /* no @@tx_isolation */
+    /* the connection was made after the grants were seen: its session
+       has them (a session keeps the global privileges of its login) */
+    unsigned                     trusted:1;
     unsigned                     loaded:1;  /* a load was logged */
     unsigned                     failing:1; /* as logged */
     unsigned                     blind:1;
@@ -101,6 +104,7 @@ slc_catalog_connect(slc_catalog_t *c, slc_catalog_loader_t *l,
         return SLC_OK;
     }
     l->us = us;
+    l->trusted = 0;
     return slc_monitor_login(&l->mysql, us, slc_monitor_conf(c->up));
 }
 
@@ -248,14 +252,44 @@ slc_catalog_read_facts(MYSQL *m, slc_catalog_loader_t *l,
     return SLC_OK;
 }
 
+/*
+ * The grants, on a session that has them.  USER_PRIVILEGES says what the
+ * account has now, but a session keeps the global privileges it logged
+ * in with (MariaDB 10.11: a GRANT does not reach a session already open,
+ * a REVOKE neither): so the grants seen on a session that may have
+ * logged in before them are trusted only after logging in again.  A
+ * REVOKE seen makes the catalog blind at once (the next load logs in
+ * again, without them).
+ */
+static int
+slc_catalog_grants(slc_catalog_t *c, slc_catalog_loader_t *l,
+    const slc_upstream_server_t *us, slc_catalog_read_t *rd)
+{
+    if (slc_catalog_connect(c, l, us) != SLC_OK
+        || slc_catalog_read_grants(l->mysql, rd) != SLC_OK)
+    {
+        return SLC_ERROR;
+    }
+    if (rd->rows.blind || l->trusted) {
+        return SLC_OK;
+    }
+    slc_catalog_disconnect(l);
+    if (slc_catalog_connect(c, l, us) != SLC_OK
+        || slc_catalog_read_grants(l->mysql, rd) != SLC_OK)
+    {
+        return SLC_ERROR;
+    }
+    l->trusted = !rd->rows.blind;
+    return SLC_OK;
+}
+
 /* Everything a load reads, into rd (the views and triggers only when the
    account may see them all). */
 static int
 slc_catalog_read(slc_catalog_t *c, slc_catalog_loader_t *l,
     const slc_upstream_server_t *us, slc_catalog_read_t *rd)
 {
-    if (slc_catalog_connect(c, l, us) != SLC_OK
-        || slc_catalog_read_grants(l->mysql, rd) != SLC_OK
+    if (slc_catalog_grants(c, l, us, rd) != SLC_OK
         || (!rd->rows.blind
             && (slc_catalog_read_views(l->mysql, rd) != SLC_OK
                 || slc_catalog_read_triggers(l->mysql, rd) != SLC_OK))
@@ -400,6 +434,9 @@ slc_catalog_load(slc_catalog_t *c, slc_catalog_loader_t *l,
             "memory", c->up->name.data);
     } else {
         slc_catalog_log_load(c, l, &rd, &out);
+    }
+    if (rd.rows.blind) {
+        slc_catalog_disconnect(l);      /* a grant added reaches the next */
     }
     slc_catalog_read_free(&rd);
 }
