@@ -2,6 +2,7 @@
 #include "slc_conf_file.h"
 #include "slc_event.h"
 #include "slc_log.h"
+#include "slc_mysql_catalog.h"
 #include "slc_mysql_gtid.h"
 #include "slc_mysql_monitor.h"
 #include "slc_role.h"
@@ -729,6 +730,8 @@ slc_monitor_tick(slc_timer_t *t)
             }
         }
     }
+    /* the schema catalog, from the primary just seen, when due */
+    slc_catalog_step(mu->up);
     slc_timer_add(slc_loop, &mu->timer, (uint64_t) mu->conf->interval);
 }
 

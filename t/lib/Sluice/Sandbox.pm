@@ -638,9 +638,14 @@ sub _setup_primary {
         "GRANT REPLICATION SLAVE ON *.* TO 'repl'\@'%'",
         "CREATE USER 'monitor'\@'%' IDENTIFIED BY '$USERS{monitor}'",
         # SLAVE MONITOR: since 10.5.9 SHOW SLAVE STATUS needs it, and
-        # REPLICATION CLIENT (now BINLOG MONITOR) no longer implies it
-        "GRANT REPLICATION CLIENT, PROCESS, SLAVE MONITOR ON *.* "
-            . "TO 'monitor'\@'%'";
+        # REPLICATION CLIENT (now BINLOG MONITOR) no longer implies it;
+        # SHOW VIEW and TRIGGER: the schema catalog sees every view and
+        # trigger (without them it is blind)
+        "GRANT REPLICATION CLIENT, PROCESS, SLAVE MONITOR, SHOW VIEW, "
+            . "TRIGGER ON *.* TO 'monitor'\@'%'",
+        # information_schema shows a view's definition only to an account
+        # that may also SELECT from it: the views of `test` can be placed
+        "GRANT SELECT ON test.* TO 'monitor'\@'%'";
     $dbh->do($_) for @sql;
 }
 
@@ -850,7 +855,9 @@ slave_pos) listen on free 127.0.0.1 ports, each with its own unix socket.
 On the primary: database C<test>; C<app>@C<%> and C<app>@C<localhost>
 (password C<secret>, ALL on *.* but READ_ONLY ADMIN, so that it cannot
 write on the replica); C<repl>@C<%> (C<repl>); C<monitor>@C<%>
-(C<monitor>, REPLICATION CLIENT, PROCESS, SLAVE MONITOR).  start() returns
-once the replica has applied all of that.
+(C<monitor>, REPLICATION CLIENT, PROCESS, SLAVE MONITOR, SHOW VIEW and
+TRIGGER on *.* for the monitor and its schema catalog, and SELECT on
+C<test>.*, without which information_schema hides the definitions of the
+views there).  start() returns once the replica has applied all of that.
 
 =cut
