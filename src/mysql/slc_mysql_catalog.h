@@ -154,11 +154,15 @@ int  slc_catalog_stats(slc_catalog_t *c, slc_catalog_stats_t *st);
 
 /*
  * After a load, what it changed: names whose view definition or triggers
- * appeared, changed or vanished, and the tables those triggers write (the
- * writes that went by before the catalog knew the trigger invalidated
- * nothing there); all when that cannot be said (a first load into a new
- * zone, more changes than fit).  Called in the monitor process, which
- * maps every zone: the cache invalidates them there.  One hook.
+ * appeared, changed or vanished, and the tables those triggers write
+ * (the writes that went by before the catalog knew the trigger
+ * invalidated nothing there; so for a new view, the base tables a write
+ * through it reaches); all when that cannot be said (a first load into a
+ * new zone or after a blind one, the server's ANSI_QUOTES or isolation
+ * changed, a changed name that may write anything, more changes than
+ * fit).  Called in the monitor process, which maps every zone: the cache
+ * invalidates them there, after readers see the new catalog.  One hook;
+ * names[] (NUL terminated) live for the call only.
  */
 typedef void (*slc_catalog_changed_pt)(slc_cycle_t *cycle,
     const slc_upstream_t *up, const slc_str_t *names, unsigned n, int all);
