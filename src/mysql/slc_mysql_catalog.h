@@ -26,10 +26,13 @@
  * @@global.tx_isolation) every monitor_schema_interval, and within a
  * monitor_interval of a worker saying that DDL went through the proxy
  * (slc_catalog_ddl_seen).  It writes it into a zone of its own per
- * upstream ("mysql_catalog:NAME", monitor_schema_size bytes); workers read
- * it without a lock (a version they check around each read: a read that
- * raced a load is retried, then answered UNKNOWN).  A zone of the same
- * name and size is kept across a reload, catalog and all.
+ * upstream ("mysql_catalog:NAME", monitor_schema_size bytes): two
+ * images, the monitor writing the one workers do not use, then switching
+ * them to it.  Workers read without a lock (each image has a seqlock they
+ * check around each read: a read that raced a load is retried, then
+ * answered UNKNOWN; src/mysql/slc_mysql_catalog_zone.h has the layout and
+ * the memory ordering).  A zone of the same name and size is kept across
+ * a reload, catalog and all.
  *
  * Names are table keys as the cache makes them: "db.table", ASCII letters
  * lowercased, quotes removed (a doubled backtick is one), NUL terminated.
@@ -39,7 +42,10 @@
  * TRIGGER ON *.* TO monitor).  Without them information_schema would show
  * fewer views and triggers than there are, silently, so the catalog checks
  * the account's global privileges at each load and, lacking one, is blind:
- * every question gets UNKNOWN (logged once per change, at error).
+ * every question gets UNKNOWN (logged once per change, at error).  The
+ * server shows a view's definition only to an account that may also
+ * SELECT from it: a view it cannot read is a view that cannot be placed
+ * (UNKNOWN; logged at warn).
  *
  * Known limits: DDL made elsewhere than through the proxy is learned at
  * the next load (monitor_schema_interval), and the cache is told what it
