@@ -176,6 +176,20 @@ const slc_catalog_entry_t *slc_catalog_entry(const void *img, size_t half,
 int  slc_catalog_snapshot(const slc_catalog_t *c, void *img);
 void slc_catalog_switch(slc_catalog_t *c, const void *img, size_t len);
 
+/* What a load changed, for the hook: names point into the images. */
+#define SLC_CATALOG_CHANGES_MAX  256    /* names the hook is told, or all */
+
+typedef struct {
+    unsigned    all;
+    unsigned    n;
+    slc_str_t   name[SLC_CATALOG_CHANGES_MAX];
+} slc_catalog_changes_t;
+
+/* What changed from image `old` to `new` (whole copies of `half` bytes)
+   into ch, which starts zeroed (slc_mysql_catalog_diff.c). */
+void slc_catalog_diff(const void *old, const void *new, size_t half,
+    slc_catalog_changes_t *ch);
+
 /* The monitor's connection and state for `c`, closed and freed (its
    exit); nothing when it has none. */
 void slc_catalog_loader_free(slc_catalog_t *c);
