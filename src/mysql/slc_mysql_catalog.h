@@ -50,7 +50,11 @@
  * Known limits: DDL made elsewhere than through the proxy is learned at
  * the next load (monitor_schema_interval), and the cache is told what it
  * changed then (slc_catalog_on_change), not before; a load that does not
- * fit the zone leaves the catalog blind until one fits.
+ * fit the zone leaves the catalog blind until one fits.  Keys fold case
+ * as the cache's do: under lower_case_table_names=0 a view and a table
+ * whose names differ only by case share a key, and a session's temporary
+ * table may shadow a view's name; a caller that keys a view's reads by
+ * the view's own name as well as its base tables stays right in both.
  */
 
 #define SLC_CATALOG_NAMES_MAX   16      /* names an answer carries */
