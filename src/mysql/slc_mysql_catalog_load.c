@@ -49,7 +49,8 @@ typedef struct {
     slc_catalog_rows_t           rows;
     slc_catalog_view_row_t      *views;
     slc_catalog_trigger_row_t   *triggers;
-    char                         grantee[200];  /* 'user'@'host', escaped */
+    char                         grantee[4 * 256 + 1];  /* 'user'@'host',
+                                                           escaped */
     unsigned                     has_view:1, has_trigger:1;
 } slc_catalog_read_t;
 
@@ -140,7 +141,7 @@ static void
 slc_catalog_grantee(slc_catalog_read_t *rd, const char *cu)
 {
     const char *at = strrchr(cu, '@');
-    char        g[sizeof(rd->grantee) / 4];
+    char        g[256];
     int         n;
 
     n = at != NULL ? snprintf(g, sizeof(g), "'%.*s'@'%s'", (int) (at - cu),
