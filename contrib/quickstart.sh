@@ -31,6 +31,8 @@ mysql {
     upstream sandbox {
         server 127.0.0.1:$SLUICE_PRIMARY_PORT role=primary;
         server 127.0.0.1:$SLUICE_REPLICA_PORT role=replica;
+        # the cache learns views and triggers through the monitor
+        monitor_user monitor; monitor_password "monitor";
     }
     server { listen 127.0.0.1:4006; router readconn; readconn_role primary;
              upstream sandbox; }

@@ -28,6 +28,7 @@
 #include "slc_mysql_conf.h"
 #include "slc_slab.h"
 #include "slc_cache.h"
+#include "slc_mysql_catalog.h"
 
 static void *slc_cache_create_conf(slc_conf_t *cf, unsigned level);
 static const char *slc_cache_merge_conf(slc_conf_t *cf, unsigned level,
@@ -472,6 +473,56 @@ slc_cache_bind(slc_mysql_srv_t *srv, slc_cache_conf_t *main, char *err,
     return SLC_OK;
 }
 
+/*
+ * The schema catalog changed (the monitor process, which maps every zone):
+ * a view or a trigger appeared, changed or went, so entries stored under
+ * its names, or of the tables its triggers write, may be stale.
+ */
+static void
+slc_cache_catalog_changed(slc_cycle_t *cycle, const slc_upstream_t *up,
+    const slc_str_t *names, unsigned n, int all)
+{
+    uint32_t hash[64];
+    uint64_t now = slc_time_ms() + 1;   /* it happened before this */
+
+    (void) up;
+    if (all) {
+        slc_cache_zones_invalidate(cycle, NULL, 0, 1, now);
+        return;
+    }
+    while (n > 0) {
+        unsigned k = slc_min(n, (unsigned) slc_nelems(hash));
+
+        for (unsigned i = 0; i < k; i++) {
+            hash[i] = slc_cache_table_hash(names[i].data, names[i].len);
+        }
+        slc_cache_zones_invalidate(cycle, hash, k, 0, now);
+        names += k;
+        n -= k;
+    }
+}
+
+/*
+ * A server with the filter needs its upstream's schema catalog (views and
+ * what they read, triggers and what they write): without it a read of a
+ * view would never be invalidated by writes to its tables.
+ */
+static int
+slc_cache_want_catalog(slc_cycle_t *cycle, slc_mysql_srv_t *srv, char *err,
+    size_t errlen)
+{
+    char why[256];
+
+    if (slc_catalog_want(cycle, srv->upstream, why, sizeof(why)) != SLC_OK)
+    {
+        snprintf(err, errlen, "%s:%u: \"filters cache\": %s: the cache "
+            "learns the upstream's views and triggers from it", srv->file,
+            srv->line, why);
+        return SLC_ERROR;
+    }
+    return SLC_OK;
+}
+
 static int
 slc_cache_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
 {
@@ -486,11 +537,14 @@ slc_cache_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
     }
     for (slc_mysql_srv_t *srv = mc->servers; srv != NULL; srv = srv->next) {
         if (slc_cache_filtered(srv)
-            && slc_cache_bind(srv, main, err, errlen) != SLC_OK)
+            && (slc_cache_bind(srv, main, err, errlen) != SLC_OK
+                || slc_cache_want_catalog(cycle, srv, err, errlen)
+                   != SLC_OK))
         {
             return SLC_ERROR;
         }
     }
+    slc_catalog_on_change(slc_cache_catalog_changed);
     return SLC_OK;
 }
 

@@ -113,6 +113,8 @@ typedef struct {
     uint32_t    eof_status;     /* offset of the status flags of the EOF
                                    after the column definitions; 0: none */
     uint32_t    end_status;     /* of the packet that ends the result */
+    uint32_t    rows;           /* its rows: what FOUND_ROWS() says after
+                                   it (no SQL_CALC_FOUND_ROWS is cached) */
 } slc_cache_meta_t;
 
 typedef struct {

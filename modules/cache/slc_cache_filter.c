@@ -32,10 +32,6 @@
 #include "slc_mysql_session.h"
 #include "slc_cache_session.h"
 
-/* What the command in flight asks of its response. */
-#define SLC_CACHE_OP_NONE   0
-#define SLC_CACHE_OP_STORE  1   /* keep it */
-#define SLC_CACHE_OP_SERVE  2   /* a hit is being sent */
 
 #define SLC_CACHE_WAIT_STEP  2  /* ms between looks at a pending entry */
 
@@ -95,6 +91,7 @@ slc_cache_open(slc_session_t *s, void *ctx)
     cc->conf = slc_module_conf(s->srv->mod_conf, &slc_cache_module);
     cc->cache = cc->conf->zone->cache;
     cc->cnt = slc_cache_counters(cc->cache);
+    cc->catalog = slc_catalog_of(s->srv->upstream);
     cc->rule = -1;
     cc->timer.handler = slc_cache_wait_timer;
     cc->timer.data = cc;
@@ -290,6 +287,11 @@ slc_cache_inv_apply(slc_cache_ctx_t *cc, slc_cache_inv_set_t *set)
 static void
 slc_cache_settle(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
 {
+    if (cc->ddl) {
+        /* a load that began before the DDL was done may have missed it:
+           the catalog is stale until one that begins after */
+        slc_catalog_ddl_seen(cc->catalog);
+    }
     if (r->first != SLC_MYSQL_ERR || cc->inv.all) {
         slc_cache_inv_merge(&cc->trx, &cc->inv);
     }
@@ -330,6 +332,9 @@ slc_cache_unanswered(slc_cache_ctx_t *cc)
         return;
     }
     cc->inflight = 0;
+    if (cc->ddl) {
+        slc_catalog_ddl_seen(cc->catalog);  /* it may be done by now */
+    }
     slc_cache_inv_merge(&cc->trx, &cc->inv);
     if (cc->trx.all || cc->trx.n > 0) {
         now = cc->trx;
@@ -377,10 +382,70 @@ slc_cache_fn_pure(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     return r != NULL && r->stored_functions && !r->no_cache;
 }
 
-/* What a statement invalidates once the server accepted it. */
+/* One more table to invalidate; everything when the set is full. */
+static void
+slc_cache_inv_add(slc_cache_inv_set_t *out, uint32_t hash)
+{
+    unsigned i;
+
+    for (i = 0; i < out->n && out->hash[i] != hash; i++) {
+        /* seen? */
+    }
+    if (i < out->n || out->all) {
+        return;
+    }
+    if (out->n == SLC_SQL_MAX_TABLES) {
+        out->all = 1;
+    } else {
+        out->hash[out->n++] = hash;
+    }
+}
+
+/* The names the schema catalog gives, zeroed for a first question (a
+   worker is single threaded; 8 KiB that a statement must not allocate). */
+static slc_catalog_names_t  slc_cache_names;
+
+static slc_catalog_names_t *
+slc_cache_names_new(void)
+{
+    slc_cache_names.n = 0;
+    slc_cache_names.all = 0;
+    slc_cache_names.flags = 0;
+    return &slc_cache_names;
+}
+
+/*
+ * A write's tables and what their triggers write through the tables they
+ * write (a view written through: its base tables too), as the catalog
+ * says; everything when it cannot say (not loaded, DDL seen since).
+ */
+static void
+slc_cache_inv_tables(slc_cache_ctx_t *cc, const slc_cache_keys_t *keys,
+    slc_cache_inv_set_t *out)
+{
+    slc_catalog_names_t *w = slc_cache_names_new();
+
+    for (unsigned i = 0; i < keys->n; i++) {
+        slc_cache_inv_add(out, slc_cache_table_hash(keys->key[i].data,
+                                                    keys->key[i].len));
+        if (cc->catalog != NULL
+            && slc_catalog_writes(cc->catalog, keys->key[i].data,
+                                  keys->key[i].len, w) != SLC_OK)
+        {
+            out->all = 1;
+            return;
+        }
+    }
+    out->all |= w->all;
+    for (unsigned i = 0; i < w->n && !out->all; i++) {
+        slc_cache_inv_add(out, slc_cache_table_hash(w->name[i].data,
+                                                    w->name[i].len));
+    }
+}
+
 void
 slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
-    const slc_sql_info_t *si, slc_cache_inv_set_t *out)
+    const slc_sql_info_t *si, const char *db, slc_cache_inv_set_t *out)
 {
     slc_cache_keys_t *keys = &slc_cache_keys;
     slc_sql_info_t    pure;
@@ -396,18 +461,129 @@ slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     case SLC_CACHE_INV_NONE:
         return;
     case SLC_CACHE_INV_TABLES:
-        if (slc_cache_table_keys(q, si, cc->db, strlen(cc->db), keys)
-            == SLC_OK)
-        {
-            for (unsigned i = 0; i < keys->n; i++) {
-                out->hash[out->n++] = slc_cache_table_hash(keys->key[i].data,
-                    keys->key[i].len);
-            }
+        if (slc_cache_table_keys(q, si, db, strlen(db), keys) == SLC_OK) {
+            slc_cache_inv_tables(cc, keys, out);
             return;
         }
         /* fall through */
     default:
         out->all = 1;
+    }
+}
+
+void
+slc_cache_view_calls(slc_cache_ctx_t *cc, const uint8_t *q,
+    const slc_sql_info_t *si, const char *db, slc_cache_inv_set_t *out)
+{
+    slc_cache_keys_t    *keys = &slc_cache_keys;
+    slc_catalog_names_t *r = slc_cache_names_new();
+
+    if (cc->catalog == NULL || si->ntables == 0
+        || slc_cache_table_keys(q, si, db, strlen(db), keys) != SLC_OK)
+    {
+        return;
+    }
+    for (unsigned i = 0; i < keys->n; i++) {
+        if (slc_catalog_reads(cc->catalog, keys->key[i].data,
+                              keys->key[i].len, r) == SLC_CATALOG_UNKNOWN)
+        {
+            return;     /* cannot say: as the statement's own text says */
+        }
+    }
+    if (r->flags & SLC_SQL_F_STORED_FUNC) {
+        out->all = 1;
+    }
+}
+
+/* The next word of q[*i..n) (after blanks and plain comments), or an
+   empty one. */
+static slc_str_t
+slc_cache_word(const uint8_t *q, size_t n, size_t *i)
+{
+    slc_str_t w = { 0, NULL };
+
+    for ( ;; ) {
+        while (*i < n && isspace(q[*i])) {
+            (*i)++;
+        }
+        if (*i + 1 < n && q[*i] == '/' && q[*i + 1] == '*'
+            && (*i + 2 >= n || (q[*i + 2] != '!' && q[*i + 2] != 'M')))
+        {
+            const uint8_t *e = memmem(q + *i + 2, n - *i - 2, "*/", 2);
+
+            *i = e != NULL ? (size_t) (e - q) + 2 : n;
+            continue;
+        }
+        break;
+    }
+    w.data = (char *) q + *i;
+    while (*i < n && (isalnum(q[*i]) || q[*i] == '_')) {
+        (*i)++;
+    }
+    w.len = (size_t) ((char *) q + *i - w.data);
+    return w;
+}
+
+static int
+slc_cache_word_is(const slc_str_t *w, const char *s)
+{
+    return w->len == strlen(s) && strncasecmp(w->data, s, w->len) == 0;
+}
+
+/*
+ * DDL that may change a view or a trigger, or what a view reads: all but
+ * TRUNCATE, CREATE [TEMPORARY] TABLE, CREATE INDEX and an ALTER TABLE
+ * that renames nothing (a table's triggers move with a RENAME).
+ */
+int
+slc_cache_ddl_may(const uint8_t *q, size_t n)
+{
+    size_t    i = 0;
+    slc_str_t w = slc_cache_word(q, n, &i), v = slc_cache_word(q, n, &i);
+
+    if (slc_cache_word_is(&w, "TRUNCATE")) {
+        return 0;
+    }
+    if (slc_cache_word_is(&w, "CREATE")) {
+        return !(slc_cache_word_is(&v, "TABLE")
+                 || slc_cache_word_is(&v, "TEMPORARY")
+                 || slc_cache_word_is(&v, "INDEX")
+                 || slc_cache_word_is(&v, "UNIQUE"));
+    }
+    if (slc_cache_word_is(&w, "ALTER") && slc_cache_word_is(&v, "TABLE")) {
+        for (i = 0; i + 6 <= n; i++) {
+            if (strncasecmp((const char *) q + i, "RENAME", 6) == 0) {
+                return 1;               /* anywhere: at worst a reload */
+            }
+        }
+        return 0;
+    }
+    return 1;
+}
+
+void
+slc_cache_ddl(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
+    const slc_sql_info_t *si)
+{
+    int may;
+
+    if (cc->catalog == NULL) {
+        return;
+    }
+    switch (si->kind) {
+    case SLC_SQL_DDL:
+        may = !(si->flags & SLC_SQL_F_TEMPORARY) && slc_cache_ddl_may(q, n);
+        break;
+    case SLC_SQL_UNKNOWN: case SLC_SQL_CALL: case SLC_SQL_EXECUTE:
+    case SLC_SQL_COMPOUND:
+        may = 1;
+        break;
+    default:        /* SET GLOBAL: the server's sql_mode, isolation */
+        may = (si->flags & (SLC_SQL_F_DDL | SLC_SQL_F_GLOBAL)) != 0;
+    }
+    if (may) {
+        slc_catalog_ddl_seen(cc->catalog);
+        cc->ddl = 1;                    /* and again once it is done */
     }
 }
 
@@ -494,6 +670,55 @@ slc_cache_key(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     return buf;
 }
 
+/*
+ * The tables an entry of the statement depends on: its own, and for each
+ * view among them the base tables it reads (the schema catalog's), into
+ * dep[].  SLC_CACHE_CACHEABLE, or why the entry must not be kept: a name
+ * the catalog cannot place (SCHEMA_UNKNOWN), a view whose definition is
+ * not cacheable (slc_cache_view_verdict).  Only when a store begins: a
+ * hit never asks (its entry was placed when stored; DDL on a view or a
+ * trigger invalidates the names it changes).
+ */
+static slc_cache_verdict_t
+slc_cache_depends(slc_cache_ctx_t *cc, const slc_cache_keys_t *keys,
+    slc_str_t *dep, unsigned *ndep)
+{
+    slc_catalog_names_t *r = slc_cache_names_new();
+    slc_cache_verdict_t  v;
+    unsigned             n = 0;
+
+    for (unsigned i = 0; i < keys->n; i++) {
+        if (cc->catalog != NULL
+            && slc_catalog_reads(cc->catalog, keys->key[i].data,
+                                 keys->key[i].len, r) == SLC_CATALOG_UNKNOWN)
+        {
+            return SLC_CACHE_SCHEMA_UNKNOWN;
+        }
+        dep[n++] = keys->key[i];
+    }
+    v = slc_cache_view_verdict(r->flags, r->name, r->n);
+    for (unsigned i = 0; i < r->n && v == SLC_CACHE_CACHEABLE; i++) {
+        unsigned j;
+
+        for (j = 0; j < n && (dep[j].len != r->name[i].len
+                              || memcmp(dep[j].data, r->name[i].data,
+                                        dep[j].len) != 0); j++)
+        {
+            /* seen? */
+        }
+        if (j < n) {
+            continue;
+        }
+        if (n == SLC_CACHE_TABLES) {
+            v = SLC_CACHE_SCHEMA_UNKNOWN;   /* more than an entry holds */
+            break;
+        }
+        dep[n++] = r->name[i];
+    }
+    *ndep = n;
+    return v;
+}
+
 /* Start keeping the response to the command that passes on. */
 static void
 slc_cache_store(slc_cache_ctx_t *cc, const uint8_t *key, size_t klen,
@@ -502,9 +727,21 @@ slc_cache_store(slc_cache_ctx_t *cc, const uint8_t *key, size_t klen,
 {
     slc_cache_refusal_e r;
     long long           soft = cc->conf->soft_ttl;
+    slc_str_t           dep[SLC_CACHE_TABLES];
+    unsigned            ndep;
+    slc_cache_verdict_t v;
 
+    if (keys->n > SLC_CACHE_TABLES) {
+        v = SLC_CACHE_TABLES_UNKNOWN;
+    } else {
+        v = slc_cache_depends(cc, keys, dep, &ndep);
+    }
+    if (v != SLC_CACHE_CACHEABLE) {
+        slc_cache_bump(cc->cnt->uncacheable[v]);
+        return;
+    }
     r = slc_cache_store_begin(cc->cache, &cc->st, key, klen, hash,
-        keys->key, keys->n, (uint64_t) ttl,
+        dep, ndep, (uint64_t) ttl,
         soft > 0 && soft < ttl ? (uint64_t) soft : 0, slc_loop->now);
     if (r != SLC_CACHE_OK) {
         return;                         /* the store counted it */
@@ -551,13 +788,28 @@ slc_cache_hit_note(slc_cache_ctx_t *cc, const uint8_t *p, size_t n)
 int
 slc_cache_replay(slc_cache_ctx_t *cc, uint32_t flags)
 {
-    if (!((flags & SLC_SQL_F_SAME_AS_LAST) && cc->hit_before)
-        && !((flags & SLC_SQL_F_FOUND_ROWS) && cc->hit_select))
-    {
+    uint8_t gen[256];
+    int     n;
+
+    if ((flags & SLC_SQL_F_SAME_AS_LAST) && cc->hit_before) {
+        /* right after the hit: the same statement, same state, same data
+           (the entry was not invalidated) */
+        n = slc_cmd_prelude(cc->s, cc->hit_cmd, cc->hit_len);
+    } else if ((flags & SLC_SQL_F_FOUND_ROWS) && cc->hit_select) {
+        /* later, the session or the data may have changed since: a
+           SELECT of as many rows as the hit had, which is what
+           FOUND_ROWS() tells after a SELECT without SQL_CALC_FOUND_ROWS */
+        gen[0] = SLC_COM_QUERY;
+        n = snprintf((char *) gen + 1, sizeof(gen) - 1, "WITH RECURSIVE "
+            "sluice_r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM sluice_r "
+            "WHERE n < 1024) SELECT 1 FROM sluice_r a, sluice_r b LIMIT %u",
+            cc->hit_rows);
+        n = slc_cmd_prelude(cc->s, gen, (size_t) n + 1);
+    } else {
         return 0;
     }
     cc->hit_before = cc->hit_select = 0;
-    if (slc_cmd_prelude(cc->s, cc->hit_cmd, cc->hit_len) != SLC_OK) {
+    if (n != SLC_OK) {
         return 0;                       /* no room: as the server says */
     }
     cc->inflight = 0;                   /* this one comes back */
@@ -576,6 +828,7 @@ slc_cache_answer(slc_cache_ctx_t *cc)
         slc_cache_bump(cc->cnt->rules[cc->conf->rule_slot[cc->rule]].hits);
     }
     cc->op = SLC_CACHE_OP_SERVE;
+    cc->hit_rows = cc->serve.meta.rows;
     if (cc->cur != NULL) {
         slc_cache_hit_note(cc, cc->cur->payload, cc->cur->len);
     } else {
@@ -709,19 +962,33 @@ slc_cache_select(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
  * (NEXTVAL writes): then it is a write of everything too.  A text that
  * never came whole is one.
  */
-/* The server's default isolation is READ UNCOMMITTED. */
+/*
+ * What the server's globals say, from the schema catalog.  While it is not
+ * ready (before its first load, a moment after DDL through the proxy,
+ * blind) nothing is known: the server's default isolation may be READ
+ * UNCOMMITTED (so a session that did not set its own gets no hit), and
+ * its sql_mode may have ANSI_QUOTES.
+ */
 static int
 slc_cache_global_ru(const slc_cache_ctx_t *cc)
 {
-    (void) cc;
-    return 0;
+    slc_catalog_facts_t f;
+
+    return cc->catalog == NULL
+           || slc_catalog_facts(cc->catalog, &f) != SLC_OK
+           || f.read_uncommitted;
 }
 
-/* The session's sql_mode may make "x" a name (ANSI_QUOTES). */
-static int
+int
 slc_cache_ansi_maybe(const slc_cache_ctx_t *cc)
 {
-    return cc->vars.ansi == SLC_CACHE_ANSI_ON;
+    slc_catalog_facts_t f;
+
+    if (cc->vars.ansi != SLC_CACHE_ANSI_GLOBAL) {
+        return cc->vars.ansi == SLC_CACHE_ANSI_ON;
+    }
+    return cc->catalog == NULL
+           || slc_catalog_facts(cc->catalog, &f) != SLC_OK || f.ansi_quotes;
 }
 
 /* The text's first word is SELECT (after blanks, plain comments and
@@ -829,6 +1096,7 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     const uint8_t       *q = c->payload + 1;
     size_t               n = c->len - 1;
     slc_sql_info_t       si;
+    int                  v;
 
     if (c->avail < c->len) {
         slc_cache_long(cc, c);
@@ -845,7 +1113,8 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     }
     cc->clears = si.ntables > 0 && si.kind != SLC_SQL_SHOW;
     cc->iso_use = slc_cache_iso_use(&si);
-    slc_cache_inv_of(cc, q, n, &si, &cc->inv);
+    slc_cache_inv_of(cc, q, n, &si, cc->db, &cc->inv);
+    slc_cache_ddl(cc, q, n, &si);
     if (si.flags & SLC_SQL_F_MULTI) {
         cc->multi = 1;
         cc->then_unknown = 1;   /* any of them may SET or USE */
@@ -884,7 +1153,11 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     if (si.flags & SLC_SQL_F_TEMPORARY) {
         cc->then_temp = 1;
     }
-    return slc_cache_read(cc, q, n, &si, NULL);
+    v = slc_cache_read(cc, q, n, &si, NULL);
+    if (v == SLC_FILTER_PASS && cc->op != SLC_CACHE_OP_STORE) {
+        slc_cache_view_calls(cc, q, &si, cc->db, &cc->inv);
+    }
+    return v;
 }
 
 /*
@@ -1007,6 +1280,7 @@ slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
     cc->last_len = 0;
     memset(&cc->inv, 0, sizeof(cc->inv));
     cc->then_unknown = cc->then_temp = cc->then_reset = cc->multi = 0;
+    cc->ddl = 0;
     cc->long_read = 0;
     cc->then_db = cc->then_set = cc->then_prepare = cc->then_unbind = 0;
     cc->mw.on = 0;
@@ -1264,6 +1538,10 @@ slc_cache_commit(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
         return;
     }
     cc->meta.end_status = cc->last_off + SLC_MYSQL_HDR_LEN + (uint32_t) at;
+    /* the column count, definitions, their EOF (none under DEPRECATE_EOF),
+       the rows, the end */
+    cc->meta.rows = (uint32_t) (cc->npkt - 2 - cc->ndefs
+        - !(cc->s->caps & SLC_CLIENT_DEPRECATE_EOF));
     slc_cache_store_meta(&cc->st, &cc->meta, sizeof(cc->meta));
     if (slc_cache_store_commit(&cc->st) == SLC_CACHE_OK) {
         if (cc->rule >= 0

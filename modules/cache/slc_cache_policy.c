@@ -148,6 +148,34 @@ slc_cache_cacheable(const uint8_t *q, size_t len, const slc_sql_info_t *si,
     return SLC_CACHE_CACHEABLE;
 }
 
+slc_cache_verdict_t
+slc_cache_view_verdict(uint32_t flags, const slc_str_t *bases, unsigned n)
+{
+    slc_cache_verdict_t v = slc_cache_flags_verdict(flags);
+
+    if (v != SLC_CACHE_CACHEABLE) {
+        return v;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        const char *dot = memchr(bases[i].data, '.', bases[i].len);
+
+        if (dot != NULL && slc_cache_is_system_schema(bases[i].data,
+                               (size_t) (dot - bases[i].data)))
+        {
+            return SLC_CACHE_SYSTEM_SCHEMA;
+        }
+    }
+    if (flags & SLC_SQL_F_STORED_FUNC) {
+        return SLC_CACHE_STORED_FUNCTION;
+    }
+    if (flags & (SLC_SQL_F_TABLES_PARTIAL | SLC_SQL_F_MULTI
+                 | SLC_SQL_F_UNTERMINATED))
+    {
+        return SLC_CACHE_TABLES_UNKNOWN;
+    }
+    return SLC_CACHE_CACHEABLE;
+}
+
 const char *
 slc_cache_verdict_name(slc_cache_verdict_t v)
 {
@@ -169,6 +197,7 @@ slc_cache_verdict_name(slc_cache_verdict_t v)
         [SLC_CACHE_TEMPORARY] = "temporary_table",
         [SLC_CACHE_STORED_FUNCTION] = "stored_function",
         [SLC_CACHE_TABLES_UNKNOWN] = "tables_unknown",
+        [SLC_CACHE_SCHEMA_UNKNOWN] = "schema_unknown",
     };
 
     return (unsigned) v < SLC_CACHE_NVERDICTS ? names[v] : "?";

@@ -52,6 +52,11 @@ typedef enum {
                                    the write would be lost) or answer
                                    otherwise each time */
     SLC_CACHE_TABLES_UNKNOWN,   /* more tables than the classifier names */
+    SLC_CACHE_SCHEMA_UNKNOWN,   /* a name the schema catalog cannot place:
+                                   not loaded yet, DDL seen since its load,
+                                   blind, a view whose tables cannot all
+                                   be named or that reads more than an
+                                   entry holds (the filter's, at store) */
     SLC_CACHE_NVERDICTS
 } slc_cache_verdict_t;
 
@@ -83,6 +88,17 @@ typedef struct {
 slc_cache_verdict_t  slc_cache_cacheable(const uint8_t *q, size_t len,
                                          const slc_sql_info_t *si,
                                          const slc_cache_session_t *ss);
+
+/*
+ * The verdict on what the views a statement reads hold: the OR of their
+ * definitions' classifier flags and their base tables' keys (the schema
+ * catalog's).  CACHEABLE, or the first reason of slc_cache_cacheable's
+ * order that applies (a view calling NOW() or a stored function is as
+ * uncacheable as a SELECT that does; no rule overrides it).
+ */
+slc_cache_verdict_t  slc_cache_view_verdict(uint32_t flags,
+                                            const slc_str_t *bases,
+                                            unsigned n);
 
 /* "cacheable", "not_select", "tables_unknown"...: for counters and logs. */
 const char          *slc_cache_verdict_name(slc_cache_verdict_t v);

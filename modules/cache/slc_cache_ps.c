@@ -175,14 +175,27 @@ slc_cache_ps_prepare(slc_cache_ctx_t *cc, const slc_cmd_t *c)
         return;
     }
     (void) slc_sql_classify(q, n, slc_cmd_status(cc->s), &si);
-    slc_cache_inv_of(cc, q, n, &si, &cc->prep.inv);
+    if ((si.flags & SLC_SQL_F_AMBIGUOUS) && slc_cache_ansi_maybe(cc)) {
+        si = (slc_sql_info_t) { .kind = SLC_SQL_UNKNOWN,
+                                .flags = SLC_SQL_F_UNTERMINATED };
+    }
+    slc_cache_inv_of(cc, q, n, &si, cc->db, &cc->prep.inv);
     cc->prep.state = si.kind == SLC_SQL_SET || si.kind == SLC_SQL_CALL
                      || si.kind == SLC_SQL_UNKNOWN || si.kind == SLC_SQL_USE;
     cc->prep.temp = (si.flags & SLC_SQL_F_TEMPORARY) != 0;
+    cc->prep.ddl = (si.kind == SLC_SQL_DDL && !cc->prep.temp
+                    && slc_cache_ddl_may(q, n))
+                   || si.kind == SLC_SQL_CALL || si.kind == SLC_SQL_UNKNOWN
+                   || si.kind == SLC_SQL_COMPOUND;
     cc->prep.read = si.kind == SLC_SQL_SELECT
                     && !(si.flags & SLC_SQL_F_MULTI) && !cc->prep.state
                     && !cc->prep.inv.all && cc->prep.inv.n == 0
                     && slc_cache_ps_keep(cc, &cc->prep, q, n, &si) == SLC_OK;
+    if (!cc->prep.read && !cc->prep.inv.all && cc->prep.inv.n > 0
+        && slc_cache_ps_keep(cc, &cc->prep, q, n, &si) != SLC_OK)
+    {
+        cc->prep.inv.all = 1;   /* its tables' triggers: not at EXECUTE */
+    }
     if (cc->prep.read && slc_cache_ps_cm(cc)) {
         cc->mw = (slc_cache_meta_watch_t) { .on = 1, .prepare = 1 };
     }
@@ -202,7 +215,7 @@ slc_cache_ps_prepared(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
     }
     cc->prep.id = r->stmt_id;
     cc->prep.params = r->params;
-    if (cc->prep.read || cc->prep.state || cc->prep.temp
+    if (cc->prep.read || cc->prep.state || cc->prep.temp || cc->prep.ddl
         || cc->prep.inv.all || cc->prep.inv.n > 0)
     {
         slc_cache_ps_add(cc, &cc->prep);
@@ -307,6 +320,7 @@ int
 slc_cache_ps_execute(slc_cache_ctx_t *cc, const slc_cmd_t *c)
 {
     slc_cache_ps_t *p = slc_cache_ps_of(cc, c);
+    int             v;
 
     if (p == NULL) {
         if (cc->ps_unknown) {
@@ -318,7 +332,16 @@ slc_cache_ps_execute(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     if (p->read && slc_cache_replay(cc, p->si->flags)) {
         return SLC_FILTER_PASS;
     }
-    cc->inv = p->inv;
+    if (!p->read && p->si != NULL) {
+        /* a write's tables now: the triggers they have may be new */
+        slc_cache_inv_of(cc, p->text, p->len, p->si, p->db, &cc->inv);
+    } else {
+        cc->inv = p->inv;
+    }
+    if (p->ddl && cc->catalog != NULL) {
+        slc_catalog_ddl_seen(cc->catalog);
+        cc->ddl = 1;
+    }
     cc->then_unknown = p->state;
     cc->then_temp = p->temp || p->state;    /* a CALL may create one */
     if (!p->read) {
@@ -334,7 +357,11 @@ slc_cache_ps_execute(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     if (slc_cache_ps_cm(cc)) {
         cc->mw = (slc_cache_meta_watch_t) { .on = 1, .id = p->id };
     }
-    return slc_cache_ps_read(cc, p, c);
+    v = slc_cache_ps_read(cc, p, c);
+    if (v == SLC_FILTER_PASS && cc->op != SLC_CACHE_OP_STORE) {
+        slc_cache_view_calls(cc, p->text, p->si, p->db, &cc->inv);
+    }
+    return v;
 }
 
 void

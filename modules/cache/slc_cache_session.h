@@ -11,6 +11,7 @@
 #include "slc_mysql_filter.h"
 #include "slc_cache.h"
 #include "slc_cache_vars.h"
+#include "slc_mysql_catalog.h"
 #include "slc_mysql_sqltail.h"
 
 #define SLC_CACHE_PS_MAX     256    /* statements followed per session */
@@ -21,6 +22,11 @@
 #define SLC_CACHE_ISO_USE_NOT    0
 #define SLC_CACHE_ISO_USE_YES    1
 #define SLC_CACHE_ISO_USE_MAYBE  2
+
+/* What the command in flight asks of its response (op). */
+#define SLC_CACHE_OP_NONE   0
+#define SLC_CACHE_OP_STORE  1   /* keep it */
+#define SLC_CACHE_OP_SERVE  2   /* a hit is being sent */
 
 /* What resets the server's session (then_reset). */
 #define SLC_CACHE_RESET_CONNECTION  1
@@ -42,7 +48,11 @@ typedef struct {
     uint32_t            id;
     unsigned            state:1;    /* may change the session's variables */
     unsigned            temp:1;     /* creates a temporary table */
-    unsigned            read:1;     /* a SELECT: text, db, types kept */
+    unsigned            ddl:1;      /* may change views or triggers */
+    unsigned            read:1;     /* a SELECT: text, db, types kept (a
+                                       write's text and db are kept too,
+                                       to ask for its triggers at each
+                                       EXECUTE) */
     unsigned            long_data:1;    /* SEND_LONG_DATA since its last
                                            EXECUTE or RESET */
     unsigned            meta_known:1;   /* CACHE_METADATA: meta is */
@@ -97,6 +107,7 @@ typedef struct {
     slc_cache_conf_t       *conf;
     slc_cache_t            *cache;
     slc_cache_counters_t   *cnt;
+    slc_catalog_t          *catalog;    /* its upstream's views, triggers */
 
     /* what the session's results depend on */
     slc_cache_vars_t        vars;       /* its SETs */
@@ -141,6 +152,8 @@ typedef struct {
                                            (it names a table, no SHOW) */
     unsigned                multi:1;    /* several statements: a write may
                                            be seen done before the end */
+    unsigned                ddl:1;      /* it may change views, triggers:
+                                           the catalog is stale */
     unsigned                long_read:1;    /* a SELECT larger than a
                                                buffer: its tail is scanned
                                                for what could write */
@@ -182,6 +195,7 @@ typedef struct {
     uint8_t                *hit_cmd;    /* malloc'ed: its payload */
     uint32_t                hit_len;
     uint32_t                hit_cap;
+    uint32_t                hit_rows;   /* the rows it answered */
     unsigned                hit_last:1;     /* the last command was it */
     unsigned                hit_before:1;   /* hit_last, as the command
                                                in flight found it */
@@ -199,10 +213,24 @@ typedef struct {
 
 /* slc_cache_filter.c */
 
-/* What statement q[0..n) (classified into *si) invalidates once
-   accepted. */
+/* What statement q[0..n) (classified into *si, its unqualified names in
+   database db) invalidates once accepted: its tables, what their
+   triggers write (the schema catalog), or everything. */
 void slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
-    const slc_sql_info_t *si, slc_cache_inv_set_t *out);
+    const slc_sql_info_t *si, const char *db, slc_cache_inv_set_t *out);
+/* A statement that goes to the server reads a view that calls a stored
+   function: it may write anything (out->all), as the call itself would.
+   And DDL through the proxy: the catalog is stale until its next load. */
+void slc_cache_view_calls(slc_cache_ctx_t *cc, const uint8_t *q,
+    const slc_sql_info_t *si, const char *db, slc_cache_inv_set_t *out);
+void slc_cache_ddl(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
+    const slc_sql_info_t *si);
+/* Whether DDL q[0..n) may change a view or a trigger (not TRUNCATE,
+   CREATE TABLE or INDEX, an ALTER TABLE that renames nothing). */
+int  slc_cache_ddl_may(const uint8_t *q, size_t n);
+/* The session's sql_mode may have ANSI_QUOTES (its SET, or the server's
+   default). */
+int  slc_cache_ansi_maybe(const slc_cache_ctx_t *cc);
 /*
  * A statement that may read: answer it from the cache, or keep its
  * response, as the verdict, the rules and the session allow.  x: NULL

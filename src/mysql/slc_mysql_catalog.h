@@ -171,8 +171,9 @@ int  slc_catalog_stats(slc_catalog_t *c, slc_catalog_stats_t *st);
  * new zone or after a blind one, the server's ANSI_QUOTES or isolation
  * changed, a changed name that may write anything, more changes than
  * fit).  Called in the monitor process, which maps every zone: the cache
- * invalidates them there, after readers see the new catalog.  One hook;
- * names[] (NUL terminated) live for the call only.
+ * invalidates them there, after readers see the new catalog.  Up to four
+ * hooks, each called once per change in the order they came (registering
+ * one again is a no-op); names[] (NUL terminated) live for the call only.
  */
 typedef void (*slc_catalog_changed_pt)(slc_cycle_t *cycle,
     const slc_upstream_t *up, const slc_str_t *names, unsigned n, int all);
@@ -186,6 +187,10 @@ void slc_catalog_on_change(slc_catalog_changed_pt fn);
  * The loads' code is slc_mysql_catalog_load.c.
  */
 void slc_catalog_step(const slc_upstream_t *up);
+/* The same, only when a worker saw DDL since the last load began (not
+   while loads fail: the round of checks retries those): the monitor asks
+   every few milliseconds. */
+void slc_catalog_poll(const slc_upstream_t *up);
 
 /* --- building from rows (the monitor's loads; the unit tests) ---------- */
 

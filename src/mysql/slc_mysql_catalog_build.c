@@ -74,12 +74,29 @@ typedef struct {
     slc_catalog_outcome_t *out;
 } slc_cat_build_t;
 
-static slc_catalog_changed_pt  slc_catalog_hook;
+#define SLC_CATALOG_HOOKS  4
+
+static slc_catalog_changed_pt  slc_catalog_hooks[SLC_CATALOG_HOOKS];
 
 void
 slc_catalog_on_change(slc_catalog_changed_pt fn)
 {
-    slc_catalog_hook = fn;
+    for (unsigned i = 0; i < SLC_CATALOG_HOOKS; i++) {
+        if (slc_catalog_hooks[i] == fn || slc_catalog_hooks[i] == NULL) {
+            slc_catalog_hooks[i] = fn;  /* once, however often asked */
+            return;
+        }
+    }
+}
+
+static void
+slc_catalog_tell(slc_catalog_t *c, const slc_str_t *names, unsigned n,
+    int all)
+{
+    for (unsigned i = 0; i < SLC_CATALOG_HOOKS && slc_catalog_hooks[i]; i++)
+    {
+        slc_catalog_hooks[i](c->cycle, c->up, names, n, all);
+    }
 }
 
 /* FNV-1a, 64 bits: a definition's fingerprint for the diff. */
@@ -749,9 +766,8 @@ slc_catalog_publish(slc_catalog_t *c, const slc_catalog_rows_t *rows,
         slc_cat_compare(old, img, c->half, ch, out);
         slc_catalog_switch(c, img, ((slc_catalog_image_t *) img)->used);
         /* after the switch: what is stored from now on knows the new */
-        if (out->changed && slc_catalog_hook != NULL) {
-            slc_catalog_hook(c->cycle, c->up, ch->name, out->nchanged,
-                ch->all);
+        if (out->changed) {
+            slc_catalog_tell(c, ch->name, out->nchanged, ch->all);
         }
         rc = SLC_OK;
     }

@@ -61,9 +61,12 @@ typedef struct {
     "FROM information_schema.USER_PRIVILEGES WHERE GRANTEE = "               \
     "CONCAT('''', SUBSTRING_INDEX(CURRENT_USER(), '@', 1), '''@''', "        \
     "SUBSTRING_INDEX(CURRENT_USER(), '@', -1), '''')"
+/* the system schemas' views (sys has a hundred) are never cached: a read
+   of one is refused by its schema, a write to mysql's by its kind */
 #define SLC_CATALOG_Q_VIEWS                                                  \
     "SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION "                      \
-    "FROM information_schema.VIEWS"
+    "FROM information_schema.VIEWS WHERE TABLE_SCHEMA NOT IN "               \
+    "('mysql', 'sys', 'information_schema', 'performance_schema')"
 #define SLC_CATALOG_Q_TRIGGERS                                               \
     "SELECT TRIGGER_SCHEMA, EVENT_OBJECT_SCHEMA, EVENT_OBJECT_TABLE, "       \
     "ACTION_STATEMENT, SQL_MODE FROM information_schema.TRIGGERS"
@@ -450,6 +453,19 @@ slc_catalog_due(const slc_catalog_t *c, const slc_catalog_loader_t *l,
     return l->begun == 0 || l->failing
            || now - l->begun >= (uint64_t) c->interval
            || __atomic_load_n(&c->zone->ddl, __ATOMIC_ACQUIRE) != l->ddl;
+}
+
+void
+slc_catalog_poll(const slc_upstream_t *up)
+{
+    slc_catalog_t *c = slc_catalog_of(up);
+
+    if (c != NULL && c->zone != NULL && c->loader != NULL
+        && !c->loader->failing
+        && __atomic_load_n(&c->zone->ddl, __ATOMIC_ACQUIRE) != c->loader->ddl)
+    {
+        slc_catalog_step(up);
+    }
 }
 
 void

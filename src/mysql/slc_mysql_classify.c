@@ -1391,6 +1391,9 @@ slc_sql_next_statement(slc_sql_state_t *st)
         st->more = 1;
         st->first = slc_sql_stmt_kind(st);
     }
+    if (slc_sql_stmt_kind(st) == SLC_SQL_DDL) {
+        st->out->flags |= SLC_SQL_F_DDL;
+    }
     st->out->flags |= SLC_SQL_F_MULTI;
     *st = (slc_sql_state_t) {
         .out = st->out, .q = st->q, .start = 1, .more = 1,
@@ -1478,6 +1481,9 @@ slc_sql_finish(slc_sql_state_t *st, int seen)
 
     if (st->var) {
         si->flags |= SLC_SQL_F_USER_VAR_READ;
+    }
+    if (seen && st->more && slc_sql_stmt_kind(st) == SLC_SQL_DDL) {
+        si->flags |= SLC_SQL_F_DDL;     /* the last of several */
     }
     si->kind = !seen ? SLC_SQL_EMPTY
                : st->more ? st->first : slc_sql_stmt_kind(st);

@@ -149,6 +149,10 @@ typedef enum {
                                                   takes it as UNKNOWN) */
 #define SLC_SQL_F_CALC_FOUND_ROWS  0x04000000u /* SQL_CALC_FOUND_ROWS */
 #define SLC_SQL_F_FOUND_ROWS       0x08000000u /* FOUND_ROWS() */
+#define SLC_SQL_F_DDL              0x10000000u /* a multi-statement holds
+                                                  DDL (past its first
+                                                  statement, whose kind
+                                                  says it) */
 
 /* Flags that send a statement to the primary whatever its kind (a stored
    function may write: MaxScale sends such reads to the primary too). */

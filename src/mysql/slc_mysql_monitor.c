@@ -359,6 +359,7 @@ typedef struct {
 
 typedef struct {
     slc_timer_t              timer;
+    slc_timer_t              catalog_timer;     /* DDL seen: load soon */
     slc_upstream_t          *up;
     const slc_monitor_conf_t *conf;
     slc_monitor_srv_t       *srvs;
@@ -735,6 +736,23 @@ slc_monitor_tick(slc_timer_t *t)
     slc_timer_add(slc_loop, &mu->timer, (uint64_t) mu->conf->interval);
 }
 
+/*
+ * DDL through the proxy leaves the upstream's schema catalog stale (a
+ * cache stores nothing that reads a table meanwhile): it is looked at
+ * this often, not only after each round of checks, and loaded at once
+ * when a worker said so.
+ */
+#define SLC_MONITOR_CATALOG_POLL  20    /* ms */
+
+static void
+slc_monitor_catalog_tick(slc_timer_t *t)
+{
+    slc_monitor_up_t *mu = t->data;
+
+    slc_catalog_poll(mu->up);
+    slc_timer_add(slc_loop, &mu->catalog_timer, SLC_MONITOR_CATALOG_POLL);
+}
+
 static int
 slc_monitor_up_init(slc_monitor_up_t *mu, slc_upstream_t *up)
 {
@@ -752,6 +770,12 @@ slc_monitor_up_init(slc_monitor_up_t *mu, slc_upstream_t *up)
     mu->timer.handler = slc_monitor_tick;
     mu->timer.data = mu;
     slc_timer_add(slc_loop, &mu->timer, 0);
+    if (slc_catalog_of(up) != NULL) {
+        mu->catalog_timer.handler = slc_monitor_catalog_tick;
+        mu->catalog_timer.data = mu;
+        slc_timer_add(slc_loop, &mu->catalog_timer,
+            SLC_MONITOR_CATALOG_POLL);
+    }
     return SLC_OK;
 }
 

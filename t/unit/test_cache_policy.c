@@ -386,11 +386,39 @@ START_TEST(test_verdict_names)
 
         ck_assert_ptr_nonnull(name);
         ck_assert_str_ne(name, "?");
-        if (v != SLC_CACHE_TABLES_UNKNOWN) {    /* its own test below */
+        if (v != SLC_CACHE_TABLES_UNKNOWN       /* its own test below */
+            && v != SLC_CACHE_SCHEMA_UNKNOWN)   /* the filter's, at store */
+        {
             ck_assert_msg(seen[v] > 0, "no statement for %s", name);
         }
     }
     ck_assert_str_eq(slc_cache_verdict_name(SLC_CACHE_NVERDICTS), "?");
+}
+END_TEST
+
+/* What the views a statement reads hold (the schema catalog's flags of
+   their definitions and their base tables). */
+START_TEST(test_view_verdict)
+{
+    static const slc_str_t  plain[] = { slc_string("shop.t"),
+                                        slc_string("shop.u") };
+    static const slc_str_t  sys[] = { slc_string("shop.t"),
+                                      slc_string("mysql.user") };
+
+    ck_assert_int_eq(slc_cache_view_verdict(0, plain, 2),
+                     SLC_CACHE_CACHEABLE);
+    ck_assert_int_eq(slc_cache_view_verdict(SLC_SQL_F_NON_DETERMINISTIC,
+                     plain, 2), SLC_CACHE_FUNCTION);
+    ck_assert_int_eq(slc_cache_view_verdict(SLC_SQL_F_STORED_FUNC, plain,
+                     2), SLC_CACHE_STORED_FUNCTION);
+    ck_assert_int_eq(slc_cache_view_verdict(SLC_SQL_F_USER_VAR_READ, plain,
+                     2), SLC_CACHE_USER_VAR);
+    ck_assert_int_eq(slc_cache_view_verdict(0, sys, 2),
+                     SLC_CACHE_SYSTEM_SCHEMA);
+    ck_assert_int_eq(slc_cache_view_verdict(SLC_SQL_F_TABLES_PARTIAL, plain,
+                     2), SLC_CACHE_TABLES_UNKNOWN);
+    ck_assert_str_eq(slc_cache_verdict_name(SLC_CACHE_SCHEMA_UNKNOWN),
+                     "schema_unknown");
 }
 END_TEST
 
@@ -1031,6 +1059,7 @@ slc_cache_policy_suite(void)
     TCase  *tc = tcase_create("policy");
 
     tcase_add_loop_test(tc, test_verdict, 0, SLC_TEST_NVERDICTS);
+    tcase_add_test(tc, test_view_verdict);
     tcase_add_test(tc, test_verdict_names);
     tcase_add_test(tc, test_verdict_tables_unknown);
     tcase_add_test(tc, test_keys);

@@ -44,6 +44,7 @@
 #define CF  SLC_SQL_F_CALC_FOUND_ROWS
 #define FR  SLC_SQL_F_FOUND_ROWS
 #define TP  SLC_SQL_F_TABLES_PARTIAL
+#define DD  SLC_SQL_F_DDL
 
 #define S(q, k, f, r, t)  { q, SLC_SQL_##k, f, SLC_SQL_TO_##r, t }
 
@@ -546,9 +547,10 @@ static const slc_test_stmt_t  slc_test_stmts[] = {
     S("INSERT INTO t VALUES (';'); SELECT 1", INSERT, WR | MU, PRIMARY,
       "t"),
     S("SET @a = 1; SELECT @a", SET, VA | MU | VR, PRIMARY, ""),
-    S("SELECT * FROM t1; DROP TABLE t2", SELECT, MU | WR | DT, PRIMARY,
+    S("SELECT * FROM t1; DROP TABLE t2", SELECT, MU | WR | DT | DD, PRIMARY,
       "t1,t2"),
-    S("SELECT 1; CREATE TEMPORARY TABLE tmp (a INT)", SELECT, MU | WR | TM,
+    S("SELECT 1; CREATE TEMPORARY TABLE tmp (a INT)", SELECT,
+      MU | WR | TM | DD,
       PRIMARY, "tmp"),
     S("SELECT 1; SELECT 2 FOR UPDATE", SELECT, MU | LR, PRIMARY, ""),
     S("SELECT 1; SELECT * FROM t WHERE a = 'x;y'; SELECT 3", SELECT, MU,
@@ -617,6 +619,13 @@ static const slc_test_stmt_t  slc_test_stmts[] = {
       SELECT, 0, REPLICA, "t1,t2"),
     S("SELECT * FROM t1 FOR SYSTEM_TIME ALL WHERE a = 1", SELECT, 0,
       REPLICA, "t1"),
+
+    /* DDL past the first statement of several */
+    S("SELECT 1; CREATE VIEW v AS SELECT 1", SELECT, MU | WR | DD, PRIMARY,
+      ""),
+    S("SELECT 1; DROP TRIGGER t; SELECT 2", SELECT, MU | WR | DD, PRIMARY,
+      ""),
+    S("UPDATE t SET a = 1; SELECT 2", UPDATE, MU | WR, PRIMARY, "t"),
 
     /* double quotes where a name is read: names under ANSI_QUOTES */
     S("SELECT v FROM \"t1\" WHERE id = 1", SELECT, 0, REPLICA, "t1"),
@@ -718,7 +727,7 @@ END_TEST
  * quote after it ends the string.
  */
 static const slc_test_stmt_t  slc_test_nobs[] = {
-    S("SELECT 'a\\'; DROP TABLE t; -- '", SELECT, MU | WR | DT, PRIMARY,
+    S("SELECT 'a\\'; DROP TABLE t; -- '", SELECT, MU | WR | DT | DD, PRIMARY,
       "t"),
     S("SELECT * FROM t WHERE a = \"\\\";DELETE FROM u\"", UNKNOWN,
       UT, PRIMARY, ""),

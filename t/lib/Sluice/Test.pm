@@ -326,6 +326,8 @@ sub run {
     my ($workers) = $text =~ /^\s*worker_processes\s+(\d+)\s*;/m;
     $workers = 0 if $text =~ /^\s*master_process\s+off\s*;/m;
 
+    my @catalogs = _cached_upstreams($text);
+    my $log_off = -s "$self->{dir}/error.log" // 0;
     my $pid = spawn(
         cmd => [ $self->binary, '-p', "$self->{dir}/", '-c', $conf,
                  @{ $o{args} // [] } ],
@@ -360,6 +362,15 @@ sub run {
             $why = "$n of $workers workers running";
             return 0;
         }
+        # a cache stores nothing until its upstream's schema catalog is
+        # loaded: tests start once it is
+        my $log = substr($self->error_log, $log_off);
+        my @wait = grep { $log !~ /upstream "\Q$_\E": schema catalog loaded/ }
+                   @catalogs;
+        if (@wait) {
+            $why = "no schema catalog of upstream @wait";
+            return 0;
+        }
         $why = '';
         return 1;
     });
@@ -373,6 +384,18 @@ sub run {
 }
 
 sub run_error { $_[0]{run_error} }
+
+# The upstreams of the server {} blocks that list the cache filter, whose
+# schema catalog a run waits for (a blind monitor account: it never comes).
+sub _cached_upstreams {
+    my ($text) = @_;
+    my %up;
+    for my $block ($text =~ /\bserver\s*\{([^{}]*)\}/g) {
+        next unless $block =~ /^\s*filters\s[^;]*\bcache\b/m;
+        $up{$1} = 1 if $block =~ /^\s*upstream\s+(\S+)\s*;/m;
+    }
+    return sort keys %up;
+}
 
 sub _logs_tail {
     my ($self) = @_;
@@ -426,14 +449,50 @@ sub signal {
 
 # Sluice::Test::server_status($dbh, NAME): a global status counter of the
 # server $dbh is on (Com_select, Com_stmt_execute...).
+# server_status($root_dbh, NAME): a global status variable of the server,
+# but for Com_select: the server's SELECTs less those of the proxy's
+# monitor accounts (named `monitor` or `*_mon`), which check servers and
+# load their schema catalog at times of their own.  Those are told by
+# SHOW USER_STATISTICS (userstat is turned on at the first call), counted
+# once a statement ended: so the count is taken when no monitor statement
+# runs and none started meanwhile.  Nothing here is a SELECT itself.
+sub _monitor_selects {
+    my ($dbh) = @_;
+    my $n = 0;
+    for my $row (@{ $dbh->selectall_arrayref('SHOW USER_STATISTICS',
+                                              { Slice => {} }) }) {
+        $n += $row->{Select_commands} // 0
+            if _is_monitor($row->{User});
+    }
+    return $n;
+}
+sub _is_monitor { $_[0] eq 'monitor' || $_[0] =~ /_mon\z/ }
+sub _monitor_busy {
+    my ($dbh) = @_;
+    return grep { ($_->{Command} // '') eq 'Query' && _is_monitor($_->{User})
+                } @{ $dbh->selectall_arrayref('SHOW PROCESSLIST',
+                                               { Slice => {} }) };
+}
 sub server_status {
     my ($dbh, $name) = @_;
-    return ($dbh->selectrow_array('SHOW GLOBAL STATUS LIKE ?', undef,
-                                  $name))[1];
+    my $status = sub {
+        ($dbh->selectrow_array('SHOW GLOBAL STATUS LIKE ?', undef, $_[0]))[1]
+    };
+    return $status->($name) if $name ne 'Com_select';
+    $dbh->do('SET GLOBAL userstat = 1')
+        if ($dbh->selectrow_array("SHOW GLOBAL VARIABLES LIKE 'userstat'"))[1]
+           ne 'ON';
+    my $v;
+    poll_until(5, sub {
+        return 0 if _monitor_busy($dbh);
+        my $m0 = _monitor_selects($dbh);
+        my $c = $status->('Com_select');
+        return 0 if _monitor_selects($dbh) != $m0 || _monitor_busy($dbh);
+        $v = $c - $m0;
+        return 1;
+    });
+    return $v // $status->('Com_select');
 }
-
-# Sluice::Test::status_delta($dbh, NAME, CODE): how much that counter moved
-# while CODE ran (how many queries reached the server: cache tests).
 sub status_delta {
     my ($dbh, $name, $code) = @_;
     my $before = server_status($dbh, $name);
@@ -447,13 +506,14 @@ sub cache_stats {
     my ($self, $zone) = @_;
     my $off = length $self->error_log;
     $self->signal('USR2');
-    my ($a, $b);
+    my ($a, $b, $c);
     wait_for(sub {
         my $log = substr($self->error_log, $off);
         ($a) = $log =~ /(cache zone "\Q$zone\E": lookups=.*)/;
         ($b) = $log =~ /(cache zone "\Q$zone\E": not stored: .*)/;
-        $a && $b }, what => "the stats of $zone");
-    return { map { /(\w+)=(\d+)/g } grep { defined } $a, $b };
+        ($c) = $log =~ /(cache zone "\Q$zone\E": not cacheable: .*)/;
+        $a && $b && $c }, what => "the stats of $zone");
+    return { map { /(\w+)=(\d+)/g } grep { defined } $a, $b, $c };
 }
 
 # HUP, then wait until a new worker runs (or, if there were no workers,
@@ -634,7 +694,10 @@ events { worker_connections 100; }
 mysql {
     user app { password "secret"; }
     cache_zone qc size=8m;
-    upstream cluster { server %%PRIMARY%% role=primary; }
+    upstream cluster {
+        server %%PRIMARY%% role=primary;
+        monitor_user monitor; monitor_password "monitor";
+    }
     server {
         listen 127.0.0.1:%%PORT_0%%;
         router readconn;

@@ -61,6 +61,7 @@ our @REGISTRY = (
     [ 'cache-1',            'Sluice',  workers => 1, preset => 'cache',
       module => 'cache', cache => 1,
       mysql_conf => 'cache_zone bench size=64m;',
+      upstream_conf => 'monitor_user monitor; monitor_password "monitor";',
       server_conf => "router readconn;\n        readconn_role primary;\n"
           . "        filters cache;\n        cache bench;\n"
           . "        cache_ttl 1h;",
@@ -68,6 +69,7 @@ our @REGISTRY = (
     [ 'cache-auto',         'Sluice',  workers => 'auto', preset => 'cache',
       module => 'cache', cache => 1,
       mysql_conf => 'cache_zone bench size=64m;',
+      upstream_conf => 'monitor_user monitor; monitor_password "monitor";',
       server_conf => "router readconn;\n        readconn_role primary;\n"
           . "        filters cache;\n        cache bench;\n"
           . "        cache_ttl 1h;",

@@ -5,7 +5,8 @@ package SluiceBench::Target::Sluice;
 # entry gives other `server_conf`.  Options: workers => N | 'auto',
 # module => NAME (needed in objs/sluice), server_conf => TEXT, label,
 # sched => POLICY (a worker_sched_policy line; default: none, i.e. batch),
-# replica => 1 (the upstream lists the sandbox's replica as well).
+# replica => 1 (the upstream lists the sandbox's replica as well),
+# upstream_conf => TEXT (more lines in the upstream: the cache's monitor).
 #
 # The processes are known by pid: the master is the child we spawned (and
 # must be what the pid file says), the workers are its children.  Logs at
@@ -73,6 +74,7 @@ sub _conf {
     my $replica = $self->{replica}
         ? "server 127.0.0.1:$c->{replica}{port} role=replica;" : '';
     my $mysql = $self->{mysql_conf} // '';
+    my $up = $self->{upstream_conf} // '';
     return <<CONF;
 # written by contrib/bench for target $self->{name}
 daemon off;
@@ -87,6 +89,7 @@ mysql {
     upstream bench {
         server 127.0.0.1:$c->{primary}{port} role=primary;
         $replica
+        $up
     }
     server {
         listen 127.0.0.1:$self->{port};
@@ -134,6 +137,12 @@ sub start {
         $n = () = children_of($pid);
         $n == $want;
     }) or die "$self->{name}: $n of $want workers\n" . $why->();
+    # a cache stores nothing until the schema catalog is loaded
+    if ($self->{cache}) {
+        Sluice::Sandbox::poll_until(10, sub {
+            (slurp("$d/error.log") // '') =~ /schema catalog loaded/;
+        }) or die "$self->{name}: no schema catalog\n" . $why->();
+    }
     return $self;
 }
 
