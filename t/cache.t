@@ -142,7 +142,7 @@ EOF
 }
 $t->write_file_expand('sluice.conf', conf('64m'));
 $t->run;
-$t->plan(109);
+$t->plan(110);
 
 # Each worker learns the server's greeting (its MariaDB capabilities,
 # which Connector/C then asks for) from its first backend connection: let
@@ -694,6 +694,9 @@ for my $case (
     [ "cache_zone z size=8m;\n    server { listen 127.0.0.1:%%PORT_9%%; "
       . "router readconn; upstream u; filters cache; cache z;\n"
       . "cache z; }", qr/"cache" directive is duplicate|is duplicate/ ],
+    [ "cache_zone z size=8m;\n    server { listen 127.0.0.1:%%PORT_9%%; "
+      . "router readconn; upstream u; filters cache; cache z; }",
+      qr/"filters cache": upstream "u" has no "monitor_user"/ ],
 ) {
     $t->write_file_expand('bad.conf', "mysql {\n    upstream u { server "
         . "%%PRIMARY%% role=primary; }\n    $case->[0]\n}\n");

@@ -443,6 +443,26 @@ slc_cache_inv_tables(slc_cache_ctx_t *cc, const slc_cache_keys_t *keys,
     }
 }
 
+/*
+ * CREATE ... SELECT f(): the classifier looks for no call in DDL (its
+ * definitions hold names and parentheses), so the SELECT part of a DDL
+ * statement is scanned here: a stored function there may write anything.
+ */
+static int
+slc_cache_ddl_calls(const uint8_t *q, size_t n)
+{
+    slc_sqltail_t t;
+
+    for (size_t i = 0; i + 6 <= n; i++) {
+        if (strncasecmp((const char *) q + i, "SELECT", 6) == 0) {
+            slc_sqltail_init(&t, 0);
+            slc_sqltail_feed(&t, q + i, n - i);
+            return (slc_sqltail_flags(&t) & SLC_SQL_F_STORED_FUNC) != 0;
+        }
+    }
+    return 0;
+}
+
 void
 slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     const slc_sql_info_t *si, const char *db, slc_cache_inv_set_t *out)
@@ -461,7 +481,9 @@ slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     case SLC_CACHE_INV_NONE:
         return;
     case SLC_CACHE_INV_TABLES:
-        if (slc_cache_table_keys(q, si, db, strlen(db), keys) == SLC_OK) {
+        if ((si->kind != SLC_SQL_DDL || !slc_cache_ddl_calls(q, n))
+            && slc_cache_table_keys(q, si, db, strlen(db), keys) == SLC_OK)
+        {
             slc_cache_inv_tables(cc, keys, out);
             return;
         }

@@ -83,8 +83,8 @@
     X(FOR, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
     X(FORCE, SLC_SQL_RES | SLC_SQL_CLAUSE, 0) \
     X(FORMAT, 0, 0) \
-    X(FOUND_ROWS, 0, SLC_SQL_F_SAME_AS_LAST | SLC_SQL_F_FOUND_ROWS       \
-      | SLC_SQL_ND) \
+    X(FOUND_ROWS, 0, SLC_SQL_F_FOUND_ROWS | SLC_SQL_F_SAME_AS_LAST \
+                     | SLC_SQL_ND) \
     X(FROM, SLC_SQL_RES, 0) \
     X(GET, SLC_SQL_RES, 0) \
     X(GET_LOCK, 0, SLC_SQL_F_LOCK_FUNC | SLC_SQL_ND) \
@@ -105,6 +105,7 @@
     X(IS_FREE_LOCK, 0, SLC_SQL_F_LOCK_FUNC | SLC_SQL_ND) \
     X(IS_USED_LOCK, 0, SLC_SQL_F_LOCK_FUNC | SLC_SQL_ND) \
     X(JOIN, SLC_SQL_RES, 0) \
+    X(JSON_TABLE, 0, 0) \
     X(KEY, SLC_SQL_RES, 0) \
     X(KILL, SLC_SQL_RES, 0) \
     X(LASTVAL, 0, SLC_SQL_F_SEQUENCE | SLC_SQL_ND) \
@@ -168,7 +169,8 @@
     X(SIGNAL, SLC_SQL_RES, 0) \
     X(SLEEP, 0, SLC_SQL_ND) \
     X(SOURCE_POS_WAIT, 0, SLC_SQL_ND) \
-    X(SQL_CALC_FOUND_ROWS, 0, 0) \
+    X(SQL_CALC_FOUND_ROWS, SLC_SQL_RES | SLC_SQL_BARE, \
+      SLC_SQL_F_CALC_FOUND_ROWS) \
     X(SQL_NO_CACHE, 0, 0) \
     X(START, 0, 0) \
     X(STATEMENT, 0, 0) \
@@ -234,11 +236,7 @@ static const slc_sql_wdef_t  slc_sql_words[] = {
 
 #define SLC_SQL_WORD_MAX  40
 
-/* Character classes, one load per character on the lexer's hot path. */
-#define SLC_SQL_C_WORD   0x01       /* may be in an identifier */
-#define SLC_SQL_C_BLANK  0x02
-
-static const uint8_t  slc_sql_cclass[256] = {
+const uint8_t  slc_sql_cclass[256] = {
     [' '] = SLC_SQL_C_BLANK, ['\t'] = SLC_SQL_C_BLANK,
     ['\n'] = SLC_SQL_C_BLANK, ['\r'] = SLC_SQL_C_BLANK,
     ['\f'] = SLC_SQL_C_BLANK, ['\v'] = SLC_SQL_C_BLANK,
@@ -246,18 +244,6 @@ static const uint8_t  slc_sql_cclass[256] = {
     ['0' ... '9'] = SLC_SQL_C_WORD, ['_'] = SLC_SQL_C_WORD,
     ['$'] = SLC_SQL_C_WORD, [0x80 ... 0xff] = SLC_SQL_C_WORD,
 };
-
-static int
-slc_sql_is_word_char(uint8_t c)
-{
-    return slc_sql_cclass[c] & SLC_SQL_C_WORD;
-}
-
-static int
-slc_sql_is_blank(uint8_t c)
-{
-    return slc_sql_cclass[c] & SLC_SQL_C_BLANK;
-}
 
 /*
  * Keywords by hash of their upper-case spelling: open addressing in a
@@ -375,9 +361,9 @@ typedef enum {
     SLC_SQL_T_END = 0,
     SLC_SQL_T_WORD,             /* unquoted word: keyword, name, number */
     SLC_SQL_T_QUOTED,           /* `name` (off/len inside the backticks) */
+    SLC_SQL_T_DQUOTED,          /* "x": a string, or a name under
+                                   ANSI_QUOTES (off/len inside) */
     SLC_SQL_T_STRING,           /* 'x' */
-    SLC_SQL_T_DQUOTED,          /* "x": a string, or under ANSI_QUOTES a
-                                   name (off/len inside the quotes) */
     SLC_SQL_T_USERVAR,          /* @x, @'x', @`x` */
     SLC_SQL_T_SYSVAR,           /* @@x, @@session.x (off/len after @@) */
     SLC_SQL_T_ASSIGN,           /* := */
@@ -492,7 +478,13 @@ slc_sql_lex_skip_comment(slc_sql_lex_t *lx)
     return -1;                          /* unterminated */
 }
 
-/* A quoted run from q[i] (the quote); end after the closing quote. */
+/*
+ * A quoted run from q[i] (the quote); end after the closing quote.  A
+ * backslash before a double quote in "..." escapes it only without
+ * ANSI_QUOTES: with it, the quote ends a name there and the rest of the
+ * text reads otherwise (SLC_SQL_F_AMBIGUOUS).  Any other backslash leaves
+ * the quotes where they are in both readings.
+ */
 static int
 slc_sql_lex_quoted(slc_sql_lex_t *lx, slc_sql_tok_t *t)
 {
@@ -502,6 +494,9 @@ slc_sql_lex_quoted(slc_sql_lex_t *lx, slc_sql_tok_t *t)
 
     for (i = lx->i + 1; i < lx->n; i++) {
         if (q[i] == '\\' && c != '`' && !lx->nobs && i + 1 < lx->n) {
+            if (c == '"' && q[i + 1] == '"') {
+                lx->out->flags |= SLC_SQL_F_AMBIGUOUS;
+            }
             i++;                        /* escaped */
         } else if (q[i] == c) {
             if (i + 1 < lx->n && q[i + 1] == c) {
@@ -587,12 +582,6 @@ slc_sql_lex_next(slc_sql_lex_t *lx, slc_sql_tok_t *t)
                   : q[lx->i] == '"' ? SLC_SQL_T_DQUOTED : SLC_SQL_T_STRING;
         if (slc_sql_lex_quoted(lx, t) != 0) {
             t->type = SLC_SQL_T_BAD;
-        } else if (t->type == SLC_SQL_T_DQUOTED
-                   && memchr(q + t->off, '\\', t->len) != NULL)
-        {
-            /* "a\" reads as a name and a quote under ANSI_QUOTES, as an
-               escaped quote without: the rest may be other statements */
-            lx->out->flags |= SLC_SQL_F_AMBIGUOUS;
         }
         return;
     case '@':
@@ -648,9 +637,13 @@ typedef struct {
     unsigned         explain:2; /* after EXPLAIN (1), ANALYZE (2) */
     unsigned         skip:2;    /* EXPLAIN FORMAT = x: tokens to skip */
     unsigned         outer:1;   /* EXPLAIN of the inner statement */
-    unsigned         capture:1; /* the next name is a table */
+    unsigned         capture:2; /* the next name is a table (1), one
+                                   whose column list may follow (2:
+                                   INSERT, REPLACE, LOAD ... INTO t (a)) */
     unsigned         dot:2;     /* 1: a table was named; 2: and a "." */
     unsigned         p1_table:1; /* the token before is a table's name */
+    unsigned         target:1;  /* the last table named was a capture 2 */
+    unsigned         for_list:1; /* the last FOR ended a list of tables */
     unsigned         semi:1;    /* a ";" ended a statement */
     unsigned         var:1;     /* a user variable, read unless := */
     unsigned         set_stmt:1; /* SET STATEMENT: FOR starts the inner */
@@ -665,11 +658,18 @@ slc_sql_punct_is(const slc_sql_tok_t *t, const uint8_t *q, uint8_t c)
     return t->type == SLC_SQL_T_PUNCT && q[t->off] == c;
 }
 
+/*
+ * A list of tables at this depth: a "," in it introduces a table.  Past
+ * 64 levels there is no bit to keep it, and the names after its commas
+ * would be missed: the tables are then partial.
+ */
 static void
 slc_sql_list_open(slc_sql_state_t *st)
 {
     if (st->depth < 64) {
         st->lists |= (uint64_t) 1 << st->depth;
+    } else {
+        st->out->flags |= SLC_SQL_F_TABLES_PARTIAL;
     }
 }
 
@@ -701,12 +701,22 @@ slc_sql_join_close(slc_sql_state_t *st)
     }
 }
 
+/* The list at this depth waits for its "," (a join condition). */
+static void
+slc_sql_join_suspend(slc_sql_state_t *st)
+{
+    if (st->depth < 64) {
+        st->joins |= (uint64_t) 1 << st->depth;
+    }
+}
+
 /*
  * A word that ends a list of tables.  ON, USING and an index hint (USE,
  * FORCE, IGNORE INDEX [FOR JOIN|ORDER BY|GROUP BY] (...)) only suspend it:
  * "FROM t1 JOIN t2 ON t1.a = t2.a, t3" and "FROM t USE INDEX (i), u" go
  * on with a table after the comma (a missed table is a stale cache
- * entry that no write invalidates).
+ * entry that no write invalidates).  So does FOR when SYSTEM_TIME
+ * follows (slc_sql_word): FOR remembers whether it ended a list.
  */
 static void
 slc_sql_clause(slc_sql_state_t *st, slc_sql_word_t w)
@@ -719,11 +729,15 @@ slc_sql_clause(slc_sql_state_t *st, slc_sql_word_t w)
                    || w == SLC_SQL_W_USE || w == SLC_SQL_W_FORCE
                    || w == SLC_SQL_W_IGNORE;
 
+    if (w == SLC_SQL_W_FOR) {           /* FOR SYSTEM_TIME may follow */
+        st->for_list = slc_sql_list_is_open(st)
+                       || slc_sql_join_is_open(st);
+    }
     if (slc_sql_join_is_open(st) && (suspend || in_hint)) {
         return;
     }
-    if (suspend && slc_sql_list_is_open(st) && st->depth < 64) {
-        st->joins |= (uint64_t) 1 << st->depth;
+    if (suspend && slc_sql_list_is_open(st)) {
+        slc_sql_join_suspend(st);
     } else {
         slc_sql_join_close(st);
     }
@@ -731,16 +745,35 @@ slc_sql_clause(slc_sql_state_t *st, slc_sql_word_t w)
 }
 
 /*
- * A double-quoted name with a quote inside ("a""b", "a`b") would not
- * give the key its backticked spelling gives: say the tables are not all
- * known rather than key it otherwise.
+ * `x`, or "x" in a name's place: without ANSI_QUOTES a string there is a
+ * syntax error, so it is a name.
+ */
+static int
+slc_sql_is_quoted(const slc_sql_tok_t *t)
+{
+    return t->type == SLC_SQL_T_QUOTED || t->type == SLC_SQL_T_DQUOTED;
+}
+
+static int
+slc_sql_is_name(const slc_sql_tok_t *t)
+{
+    return t->type == SLC_SQL_T_WORD || slc_sql_is_quoted(t);
+}
+
+/*
+ * A name is handed on as written, inside its quotes, for a consumer that
+ * makes a doubled backtick one.  In "x", a doubled "" is one quote and a
+ * doubled backtick two: such a name would not match the same one written
+ * `x`, so the tables are said partial instead.
  */
 static void
-slc_sql_name_check(slc_sql_state_t *st, const slc_sql_tok_t *t)
+slc_sql_name_quotes(slc_sql_state_t *st, const slc_sql_tok_t *t)
 {
+    const uint8_t  *p = st->q + t->off;
+
     if (t->type == SLC_SQL_T_DQUOTED
-        && (memchr(st->q + t->off, '"', t->len) != NULL
-            || memchr(st->q + t->off, '`', t->len) != NULL))
+        && (memchr(p, '"', t->len) != NULL
+            || memchr(p, '`', t->len) != NULL))
     {
         st->out->flags |= SLC_SQL_F_TABLES_PARTIAL;
     }
@@ -753,6 +786,7 @@ slc_sql_name(slc_sql_state_t *st, const slc_sql_tok_t *t)
     slc_sql_info_t  *si = st->out;
     size_t           i;
 
+    st->target = st->capture == 2;
     st->capture = 0;
     if (t->type == SLC_SQL_T_WORD) {
         for (i = 0; i < t->len && st->q[t->off + i] >= '0'
@@ -761,7 +795,6 @@ slc_sql_name(slc_sql_state_t *st, const slc_sql_tok_t *t)
             return;                     /* a number */
         }
     }
-    slc_sql_name_check(st, t);
     if (si->ntables == SLC_SQL_MAX_TABLES) {
         si->flags |= SLC_SQL_F_TABLES_PARTIAL;
         return;
@@ -769,6 +802,7 @@ slc_sql_name(slc_sql_state_t *st, const slc_sql_tok_t *t)
     si->tables[si->ntables++] = (slc_sql_name_t) {
         .off = t->off, .len = t->len
     };
+    slc_sql_name_quotes(st, t);
     st->dot = 1;
 }
 
@@ -778,11 +812,11 @@ slc_sql_name_qualify(slc_sql_state_t *st, const slc_sql_tok_t *t)
 {
     slc_sql_name_t  *nm = &st->out->tables[st->out->ntables - 1];
 
-    slc_sql_name_check(st, t);
     nm->db_off = nm->off;
     nm->db_len = nm->len;
     nm->off = t->off;
     nm->len = t->len;
+    slc_sql_name_quotes(st, t);
 }
 
 static int
@@ -834,10 +868,10 @@ slc_sql_first_kind(slc_sql_state_t *st, slc_sql_word_t w)
     case SLC_SQL_W_XA:
         return SLC_SQL_XA;
     case SLC_SQL_W_INSERT:
-        st->capture = 1;
+        st->capture = 2;
         return SLC_SQL_INSERT;
     case SLC_SQL_W_REPLACE:
-        st->capture = 1;
+        st->capture = 2;
         return SLC_SQL_REPLACE;
     case SLC_SQL_W_UPDATE:
         st->capture = 1;
@@ -942,9 +976,7 @@ slc_sql_explain(slc_sql_state_t *st, const slc_sql_tok_t *t)
         st->depth++;                    /* EXPLAIN (SELECT ...) */
     } else if (w == SLC_SQL_W_FOR || t->type == SLC_SQL_T_STRING) {
         st->out->flags |= SLC_SQL_F_WRITE;  /* FOR CONNECTION: primary */
-    } else if (t->type == SLC_SQL_T_WORD || t->type == SLC_SQL_T_QUOTED
-               || t->type == SLC_SQL_T_DQUOTED)
-    {
+    } else if (slc_sql_is_name(t)) {
         slc_sql_name(st, t);            /* DESCRIBE t */
     }
 }
@@ -1055,7 +1087,7 @@ slc_sql_word_to(slc_sql_state_t *st)
 static void
 slc_sql_word_table(slc_sql_state_t *st)
 {
-    st->capture = 1;
+    st->capture = st->kind == SLC_SQL_LOAD ? 2 : 1;
     if (st->kind == SLC_SQL_LOCK || st->kind == SLC_SQL_ADMIN
         || (st->kind == SLC_SQL_DDL && (st->main == SLC_SQL_W_DROP
                                         || st->main == SLC_SQL_W_RENAME)))
@@ -1084,6 +1116,10 @@ slc_sql_word(slc_sql_state_t *st, const slc_sql_tok_t *t)
             return;
         }
         st->capture = 0;
+        if (slc_sql_punct_is(&st->p1, st->q, '(')) {
+            slc_sql_list_close(st);     /* FROM (SELECT|WITH|VALUES ...):
+                                           a query, no list of tables */
+        }
     }
     if (st->with && st->depth == 0 && slc_sql_is_main(w)) {
         st->with = 0;
@@ -1108,8 +1144,8 @@ slc_sql_word(slc_sql_state_t *st, const slc_sql_tok_t *t)
         st->capture = 1;
         slc_sql_list_open(st);
         break;
-    case SLC_SQL_W_JOIN:
-        st->capture = 1;
+    case SLC_SQL_W_JOIN:                /* not USE INDEX FOR JOIN (i) */
+        st->capture = st->w1 != SLC_SQL_W_FOR;
         break;
     case SLC_SQL_W_STRAIGHT_JOIN:
         st->capture = st->w1 != SLC_SQL_W_SELECT;
@@ -1123,7 +1159,7 @@ slc_sql_word(slc_sql_state_t *st, const slc_sql_tok_t *t)
         } else if (st->kind == SLC_SQL_INSERT
                    || st->kind == SLC_SQL_REPLACE)
         {
-            st->capture = 1;
+            st->capture = 2;
         }
         break;
     case SLC_SQL_W_UPDATE:
@@ -1156,17 +1192,9 @@ slc_sql_word(slc_sql_state_t *st, const slc_sql_tok_t *t)
     case SLC_SQL_W_SQL_NO_CACHE:
         *f |= SLC_SQL_F_SQL_NO_CACHE;
         break;
-    case SLC_SQL_W_SQL_CALC_FOUND_ROWS:
-        *f |= SLC_SQL_F_CALC_FOUND_ROWS;
-        break;
-    case SLC_SQL_W_SYSTEM_TIME:
-        if (st->w1 == SLC_SQL_W_FOR) {
-            /* t FOR SYSTEM_TIME AS OF x, u: the list goes on after the
-               period, as after a join condition */
-            slc_sql_list_open(st);
-            if (st->depth < 64) {
-                st->joins |= (uint64_t) 1 << st->depth;
-            }
+    case SLC_SQL_W_SYSTEM_TIME:         /* t FOR SYSTEM_TIME ... , u */
+        if (st->w1 == SLC_SQL_W_FOR && st->for_list) {
+            slc_sql_join_suspend(st);
         }
         break;
     default:
@@ -1175,55 +1203,60 @@ slc_sql_word(slc_sql_state_t *st, const slc_sql_tok_t *t)
     slc_sql_word_kind(st, w);
 }
 
+/* The call rule for a bare word w[0..len), whose keyword id is id. */
+static int
+slc_sql_word_calls_id(const uint8_t *w, size_t len, slc_sql_word_t id)
+{
+    if (len == 0 || (slc_sql_words[id].attr & SLC_SQL_RES)
+        || (w[0] >= '0' && w[0] <= '9'))
+    {
+        return 0;
+    }
+    return !slc_sql_builtin_find(w, len);
+}
+
+uint32_t
+slc_sql_call_flags(const uint8_t *w, size_t n)
+{
+    slc_sql_word_t  id = n > 0 ? slc_sql_word_find(w, n) : SLC_SQL_W_NONE;
+
+    return slc_sql_words[id].fn
+           | (slc_sql_word_calls_id(w, n, id) ? SLC_SQL_F_STORED_FUNC : 0);
+}
+
 /*
  * The token before "(" names a function that may be a stored one (see
  * the header's known limits): a built-in is never quoted nor qualified,
  * and a reserved word is never a function's name unless it is a built-in.
  * Not looked for in DDL (definitions: CREATE INDEX i ON t (a), CREATE
- * FUNCTION f()) nor CALL, writes both.
+ * FUNCTION f()) nor CALL, writes both.  A table's name before "(" is one
+ * of INSERT INTO t (a) or FROM JSON_TABLE(...); any other was taken for
+ * a table by a FROM that lists none (EXTRACT(YEAR FROM f(d))).
  */
 static int
 slc_sql_is_call(const slc_sql_state_t *st)
 {
     const slc_sql_tok_t  *p = &st->p1;
 
-    if ((p->type != SLC_SQL_T_WORD && p->type != SLC_SQL_T_QUOTED
-         && p->type != SLC_SQL_T_DQUOTED)
+    if (!slc_sql_is_name(p)
         || st->kind == SLC_SQL_DDL || st->kind == SLC_SQL_CALL
-        || st->p1_table || (st->with && st->depth == 0))
+        || (st->p1_table && (st->target
+                             || p->word == SLC_SQL_W_JSON_TABLE))
+        || (st->with && st->depth == 0))
     {
         return 0;
     }
-    if (p->type == SLC_SQL_T_QUOTED || p->type == SLC_SQL_T_DQUOTED
+    if (slc_sql_is_quoted(p)
         || (st->p2type == SLC_SQL_T_PUNCT && st->p2punct == '.'))
     {
         return 1;
     }
     if (st->p2type == SLC_SQL_T_STRING || st->p2type == SLC_SQL_T_DQUOTED
-        || (st->p2type == SLC_SQL_T_PUNCT && st->p2punct == ')')
-        || (slc_sql_words[p->word].attr & SLC_SQL_RES)
-        || (st->q[p->off] >= '0' && st->q[p->off] <= '9'))
+        || (st->p2type == SLC_SQL_T_PUNCT && st->p2punct == ')'))
     {
         return 0;
     }
-    return !slc_sql_builtin_find(st->q + p->off, p->len);
-}
-
-uint32_t
-slc_sql_call_flags(const uint8_t *w, size_t n)
-{
-    slc_sql_word_t id;
-
-    if (n == 0 || (w[0] >= '0' && w[0] <= '9')) {
-        return 0;
-    }
-    id = slc_sql_word_find(w, n);
-    if (id != SLC_SQL_W_NONE
-        && (slc_sql_words[id].fn || (slc_sql_words[id].attr & SLC_SQL_RES)))
-    {
-        return slc_sql_words[id].fn;
-    }
-    return slc_sql_builtin_find(w, n) ? 0 : SLC_SQL_F_STORED_FUNC;
+    return slc_sql_word_calls_id(st->q + p->off, p->len, p->word);
 }
 
 static void
@@ -1240,13 +1273,15 @@ slc_sql_punct(slc_sql_state_t *st, const slc_sql_tok_t *t)
             st->out->flags |= SLC_SQL_F_STORED_FUNC;
         }
         st->depth++;
-        if (st->capture) {
-            /* FROM (t1, t2), UPDATE (r1, r2), JOIN (a, b): a list of
-               tables at this depth too (a derived table's SELECT closes
-               it: its select list names no table) */
-            slc_sql_list_open(st);
+        if (st->capture) {              /* FROM (t1 JOIN t2, t3), or a */
+            slc_sql_list_open(st);      /* query: closed by its word */
         }
-        return;                         /* capture: FROM (t1 JOIN t2) */
+        return;
+    case '{':                           /* FROM { OJ t1 LEFT JOIN ... } */
+        if (st->capture) {
+            st->out->flags |= SLC_SQL_F_TABLES_PARTIAL;
+        }
+        break;
     case ')':
         slc_sql_list_close(st);
         slc_sql_join_close(st);
@@ -1303,9 +1338,7 @@ slc_sql_is_account(const slc_sql_state_t *st, const slc_sql_tok_t *t)
     const slc_sql_tok_t  *p = &st->p1;
     uint32_t              end = p->off + p->len;
 
-    if (p->type == SLC_SQL_T_STRING || p->type == SLC_SQL_T_QUOTED
-        || p->type == SLC_SQL_T_DQUOTED)
-    {
+    if (p->type == SLC_SQL_T_STRING || slc_sql_is_quoted(p)) {
         end++;                          /* the closing quote */
     } else if (p->type != SLC_SQL_T_WORD) {
         return 0;
@@ -1401,6 +1434,24 @@ slc_sql_next_statement(slc_sql_state_t *st)
     };
 }
 
+/*
+ * A token after a ";".  In CREATE, ALTER (a routine's or an event's body)
+ * and BEGIN NOT ATOMIC the ";" may end a statement of the body, or the
+ * whole statement: without a parser there is no telling, so the text may
+ * name tables that are not listed (CREATE TABLE t (a INT); UPDATE u ...).
+ */
+static void
+slc_sql_after_semi(slc_sql_state_t *st)
+{
+    if (st->main == SLC_SQL_W_CREATE || st->main == SLC_SQL_W_ALTER
+        || st->kind == SLC_SQL_COMPOUND)
+    {
+        st->out->flags |= SLC_SQL_F_TABLES_PARTIAL;
+    } else {
+        slc_sql_next_statement(st);
+    }
+}
+
 static void
 slc_sql_token(slc_sql_state_t *st, const slc_sql_tok_t *t)
 {
@@ -1409,20 +1460,13 @@ slc_sql_token(slc_sql_state_t *st, const slc_sql_tok_t *t)
     st->dot = 0;
     if (st->semi) {
         st->semi = 0;
-        if (st->main != SLC_SQL_W_CREATE && st->main != SLC_SQL_W_ALTER
-            && st->kind != SLC_SQL_COMPOUND)
-        {
-            slc_sql_next_statement(st);     /* not a routine's body */
-        }
+        slc_sql_after_semi(st);
     }
     if (st->var && t->type != SLC_SQL_T_ASSIGN) {
         st->out->flags |= SLC_SQL_F_USER_VAR_READ;
     }
     st->var = 0;
-    if (dot == 2 && (t->type == SLC_SQL_T_WORD
-                     || t->type == SLC_SQL_T_QUOTED
-                     || t->type == SLC_SQL_T_DQUOTED))
-    {
+    if (dot == 2 && slc_sql_is_name(t)) {
         slc_sql_name_qualify(st, t);
     } else if (dot == 1 && slc_sql_punct_is(t, st->q, '.')) {
         st->dot = 2;
@@ -1435,10 +1479,7 @@ slc_sql_token(slc_sql_state_t *st, const slc_sql_tok_t *t)
         case SLC_SQL_T_WORD:
             slc_sql_word(st, t);
             break;
-        case SLC_SQL_T_QUOTED:
-        case SLC_SQL_T_DQUOTED:         /* a name under ANSI_QUOTES; a
-                                           string where no name can be
-                                           is an error without it */
+        case SLC_SQL_T_QUOTED: case SLC_SQL_T_DQUOTED:
             if (st->capture) {
                 slc_sql_name(st, t);
             }
@@ -1581,7 +1622,7 @@ slc_sql_route(const slc_sql_info_t *si, int in_trx, int read_only_trx)
     }
     if (si->hint == SLC_SQL_HINT_PRIMARY || si->kind == SLC_SQL_UNKNOWN
         || si->kind == SLC_SQL_EMPTY
-        || (f & SLC_SQL_F_UNTERMINATED))
+        || (f & (SLC_SQL_F_UNTERMINATED | SLC_SQL_F_AMBIGUOUS)))
     {
         return SLC_SQL_TO_PRIMARY;
     }

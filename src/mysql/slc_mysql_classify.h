@@ -23,12 +23,17 @@
  * Known limits (all of them err towards the primary or towards listing a
  * name that is not a table):
  *   - executable comments are code whatever their version number;
- *   - ANSI_QUOTES is not known here: a double-quoted token where a table
- *     name is read (FROM "t", "db"."t", INTO "t"...) is taken for a name,
- *     since a string there is an error without ANSI_QUOTES, and for a
- *     call before "(" ; one with a backslash inside reads otherwise in
- *     the two modes (SLC_SQL_F_AMBIGUOUS), one with a quote inside is
- *     not keyed (SLC_SQL_F_TABLES_PARTIAL);
+ *   - ANSI_QUOTES (also in the modes ANSI, DB2, MAXDB, MSSQL, ORACLE,
+ *     POSTGRESQL) is not known here.  A string in a table name's place is
+ *     a syntax error without it, so "x" there is read as a name, as `x`
+ *     (qualified too: "db"."t", db."t"), and "x"( as a call; elsewhere
+ *     "x" is a string.  A backslash before a double quote inside "..."
+ *     escapes it only without ANSI_QUOTES: with it the quote ends a name
+ *     and the rest of the text (other statements, maybe) reads otherwise.
+ *     The text is read without ANSI_QUOTES and SLC_SQL_F_AMBIGUOUS set;
+ *     a double-quoted table name holding a quote character sets
+ *     SLC_SQL_F_TABLES_PARTIAL (its doubled "" is one quote, unlike in
+ *     `x`, so a consumer would not match it with the same name backticked);
  *   - in a multi-statement the kind is the first statement's; the others
  *     add their flags and tables (so tables[0] of a CREATE TEMPORARY TABLE
  *     that is not the first statement is not the table created);
@@ -39,15 +44,22 @@
  *     REPLACE), TABLE/TABLES, DELETE's and DESCRIBE's, HANDLER, RENAME
  *     TABLE's and ALTER TABLE ... RENAME's TO, and after commas of those
  *     lists (also after a join condition, an index hint or MariaDB's FOR
- *     SYSTEM_TIME, and inside parentheses opened where a name could come:
- *     FROM (t1, t2), UPDATE (a, b)); FROM inside EXTRACT/TRIM/SUBSTRING
- *     and SHOW ... FROM db list names that are not tables, and CTE names
- *     are listed too;
+ *     SYSTEM_TIME ...), in parentheses too: FROM ((a, b) JOIN c ON x, d)
+ *     lists a, b, c, d, while FROM (SELECT ...) lists its query's own.
+ *     FROM inside EXTRACT/TRIM/SUBSTRING and SHOW ... FROM db list names
+ *     that are not tables (a call after it, FROM f(d), is still a call),
+ *     and CTE names are listed too;
+ *   - where a table may be missed, SLC_SQL_F_TABLES_PARTIAL says so: more
+ *     than SLC_SQL_MAX_TABLES, a list nested in more than 64 parentheses,
+ *     ODBC's FROM { OJ ... }, and a ";" followed by more in CREATE, ALTER
+ *     or BEGIN NOT ATOMIC (the end of a statement of a routine's body, or
+ *     of the whole statement: CREATE TABLE t (a INT); UPDATE u ...);
  *   - a call (SLC_SQL_F_STORED_FUNC) is a word not in MariaDB 10.11's list
  *     of built-ins and grammar words (slc_mysql_builtins.h), a quoted
- *     name or a qualified one, followed by "(", except a table's name
- *     (INSERT INTO t (a)), a CTE's column list (WITH c (a) AS, at the top
- *     level), and a word right after a string or ")" (JSON_TABLE's
+ *     name or a qualified one, followed by "(", except the table of
+ *     INSERT, REPLACE or LOAD (INSERT INTO t (a)) and FROM JSON_TABLE(,
+ *     a CTE's column list (WITH c (a) AS, at the top level), and a word
+ *     right after a string or ")" (JSON_TABLE's
  *     '$' COLUMNS (...), MATCH (a) AGAINST (...)), where no call can be.
  *     A function the list lacks (a UDF, a later version's built-in) and
  *     `concat`(...) are calls; a derived table's column list
@@ -56,6 +68,28 @@
  */
 
 #define SLC_SQL_MAX_TABLES  16
+
+/*
+ * The lexer's character classes (also the tail scanner's): a byte of an
+ * unquoted word (letters, digits, _, $ and every byte from 0x80, so
+ * that UTF-8 names are words), and a blank.
+ */
+#define SLC_SQL_C_WORD   0x01
+#define SLC_SQL_C_BLANK  0x02
+
+extern const uint8_t  slc_sql_cclass[256];
+
+static inline int
+slc_sql_is_word_char(uint8_t c)
+{
+    return slc_sql_cclass[c] & SLC_SQL_C_WORD;
+}
+
+static inline int
+slc_sql_is_blank(uint8_t c)
+{
+    return slc_sql_cclass[c] & SLC_SQL_C_BLANK;
+}
 
 typedef enum {
     SLC_SQL_UNKNOWN = 0,    /* cannot tell: the primary */
@@ -132,7 +166,8 @@ typedef enum {
 #define SLC_SQL_F_TEMPORARY        0x00080000u /* CREATE/DROP TEMPORARY */
 #define SLC_SQL_F_DROP_TABLE       0x00100000u /* DROP TABLE: tables[] are
                                                   dropped */
-#define SLC_SQL_F_TABLES_PARTIAL   0x00200000u /* more than MAX_TABLES */
+#define SLC_SQL_F_TABLES_PARTIAL   0x00200000u /* tables[] may lack some
+                                                  (see the known limits) */
 #define SLC_SQL_F_UNTERMINATED     0x00400000u /* quote or comment open */
 #define SLC_SQL_F_SQL_NO_CACHE     0x00800000u /* SQL_NO_CACHE */
 #define SLC_SQL_F_STORED_FUNC      0x01000000u /* name( that is no MariaDB
@@ -141,18 +176,21 @@ typedef enum {
                                                   db.name(: a stored
                                                   function or UDF may be
                                                   called */
-#define SLC_SQL_F_AMBIGUOUS        0x02000000u /* a "..." with a backslash:
-                                                  the text tokenizes
-                                                  otherwise under
-                                                  ANSI_QUOTES (a consumer
-                                                  that cannot rule it out
-                                                  takes it as UNKNOWN) */
-#define SLC_SQL_F_CALC_FOUND_ROWS  0x04000000u /* SQL_CALC_FOUND_ROWS */
-#define SLC_SQL_F_FOUND_ROWS       0x08000000u /* FOUND_ROWS() */
+#define SLC_SQL_F_AMBIGUOUS        0x02000000u /* the text tokenizes
+                                                  differently under
+                                                  ANSI_QUOTES ("a\"..."): a
+                                                  consumer that cannot
+                                                  rule ANSI_QUOTES out must
+                                                  treat it as UNKNOWN */
+#define SLC_SQL_F_CALC_FOUND_ROWS  0x04000000u /* SQL_CALC_FOUND_ROWS, in
+                                                  any SELECT of the text */
+#define SLC_SQL_F_FOUND_ROWS       0x08000000u /* FOUND_ROWS() (also
+                                                  SAME_AS_LAST and
+                                                  NON_DETERMINISTIC) */
 #define SLC_SQL_F_DDL              0x10000000u /* a multi-statement holds
-                                                  DDL (past its first
-                                                  statement, whose kind
-                                                  says it) */
+                                                  DDL past its first
+                                                  statement (whose kind
+                                                  says the first's) */
 
 /* Flags that send a statement to the primary whatever its kind (a stored
    function may write: MaxScale sends such reads to the primary too). */
@@ -174,8 +212,8 @@ typedef enum {
 
 /*
  * A name, as offsets into the classified text: the table (inside its
- * backticks, when quoted; a doubled backtick is left as it is) and its
- * schema (db_len 0 when unqualified).
+ * backticks or double quotes, when quoted; a doubled backtick is left as
+ * it is) and its schema (db_len 0 when unqualified).
  */
 typedef struct {
     uint32_t  off;
@@ -207,16 +245,17 @@ typedef struct {
 int          slc_sql_classify(const uint8_t *q, size_t len, unsigned status,
                               slc_sql_info_t *out);
 
-const char  *slc_sql_kind_name(slc_sql_kind_t kind);
-
 /*
  * What a call w(...) of the unquoted, unqualified word w[0..n) sets, as
  * the classifier reads it: its function's flags (NEXTVAL:
- * SLC_SQL_F_SEQUENCE, NOW: SLC_SQL_F_NON_DETERMINISTIC...), nothing for
- * a built-in or a reserved word, SLC_SQL_F_STORED_FUNC for any other
- * name; 0 for a number.  For slc_mysql_sqltail.c.
+ * SLC_SQL_F_SEQUENCE, NOW: SLC_SQL_F_NON_DETERMINISTIC...), and
+ * SLC_SQL_F_STORED_FUNC unless it is a number, a word the classifier
+ * holds reserved or a MariaDB built-in.  For slc_mysql_sqltail.c, which
+ * mirrors the classifier's call rule.
  */
 uint32_t     slc_sql_call_flags(const uint8_t *w, size_t n);
+
+const char  *slc_sql_kind_name(slc_sql_kind_t kind);
 /* For the unit test: the keyword table is in order, without repeats,
    and its hash finds every keyword in either case, and no prefix. */
 int          slc_sql_words_check(void);
@@ -226,7 +265,8 @@ int          slc_sql_words_check(void);
  *
  *   hint route=last                         LAST
  *   hint route=primary                      PRIMARY
- *   UNKNOWN, EMPTY, unterminated           PRIMARY
+ *   UNKNOWN, EMPTY, unterminated,
+ *   AMBIGUOUS (ANSI_QUOTES may be on)       PRIMARY
  *   hint route=replica                      REPLICA, unless in a read-write
  *                                           transaction or session state
  *   multi-statement                         PRIMARY

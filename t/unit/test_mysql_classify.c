@@ -14,6 +14,7 @@
 #include "slc_core.h"
 #include "slc_mysql_builtins.h"
 #include "slc_mysql_classify.h"
+#include "slc_mysql_sqltail.h"
 
 /* Short names for the golden table. */
 #define WR  SLC_SQL_F_WRITE
@@ -40,11 +41,11 @@
 #define UT  SLC_SQL_F_UNTERMINATED
 #define NC  SLC_SQL_F_SQL_NO_CACHE
 #define SF  SLC_SQL_F_STORED_FUNC
+#define DD  SLC_SQL_F_DDL
+#define TP  SLC_SQL_F_TABLES_PARTIAL
 #define AM  SLC_SQL_F_AMBIGUOUS
 #define CF  SLC_SQL_F_CALC_FOUND_ROWS
 #define FR  SLC_SQL_F_FOUND_ROWS
-#define TP  SLC_SQL_F_TABLES_PARTIAL
-#define DD  SLC_SQL_F_DDL
 
 #define S(q, k, f, r, t)  { q, SLC_SQL_##k, f, SLC_SQL_TO_##r, t }
 
@@ -111,8 +112,15 @@ static const slc_test_stmt_t  slc_test_stmts[] = {
       REPLICA, "t1,t2"),
     S("SELECT SQL_CALC_FOUND_ROWS * FROM t LIMIT 10", SELECT, CF, REPLICA,
       "t"),
-    S("(SELECT a FROM t) UNION (SELECT sql_calc_found_rows b FROM u)",
+    S("select distinct sql_calc_found_rows a FROM t", SELECT, CF, REPLICA,
+      "t"),
+    S("(SELECT SQL_CALC_FOUND_ROWS a FROM t LIMIT 1) UNION (SELECT b FROM u)",
       SELECT, CF, REPLICA, "t,u"),
+    S("SELECT a FROM t UNION SELECT SQL_CALC_FOUND_ROWS b FROM u", SELECT,
+      CF, REPLICA, "t,u"),
+    S("SELECT SQL_CALC_FOUND_ROWS (a) FROM t", SELECT, CF, REPLICA, "t"),
+    S("SELECT 'SQL_CALC_FOUND_ROWS', `sql_calc_found_rows` FROM t", SELECT,
+      0, REPLICA, "t"),
     S("SELECT * FROM t WHERE a = ?", SELECT, 0, REPLICA, "t"),
     S("SELECT 0x41, X'41', b'01', _utf8'x', N'y'", SELECT, 0, REPLICA, ""),
     S("SELECT 1.5e-3 - 2", SELECT, 0, REPLICA, ""),
@@ -206,7 +214,12 @@ static const slc_test_stmt_t  slc_test_stmts[] = {
 
     /* same backend as the statement before */
     S("SELECT ROW_COUNT()", SELECT, SL | ND, LAST, ""),
-    S("SELECT FOUND_ROWS()", SELECT, SL | ND | FR, LAST, ""),
+    S("SELECT FOUND_ROWS()", SELECT, FR | SL | ND, LAST, ""),
+    S("select found_rows ( )", SELECT, FR | SL | ND, LAST, ""),
+    S("SELECT found_rows FROM t", SELECT, 0, REPLICA, "t"),
+    S("SELECT db.found_rows()", SELECT, SF, PRIMARY, ""),
+    S("SELECT SQL_CALC_FOUND_ROWS * FROM t; SELECT FOUND_ROWS()", SELECT,
+      CF | MU | FR | SL | ND, PRIMARY, "t"),
     S("SELECT @@warning_count", SELECT, SV | SL, LAST, ""),
     S("SELECT @@error_count", SELECT, SV | SL, LAST, ""),
     S("SELECT @@session.error_count", SELECT, SV | SL, LAST, ""),
@@ -271,6 +284,20 @@ static const slc_test_stmt_t  slc_test_stmts[] = {
     S("SELECT CAST(a AS DECIMAL(10, 2)), CONVERT(b, CHAR(3)) FROM t",
       SELECT, 0, REPLICA, "t"),
     S("INSERT INTO t (a) VALUES (1)", INSERT, WR, PRIMARY, "t"),
+    S("INSERT LOW_PRIORITY t (a) VALUES (1)", INSERT, WR, PRIMARY, "t"),
+    S("LOAD DATA INFILE 'x' INTO TABLE db.t (a, @b) SET c = @b", LOAD,
+      WR | VR, PRIMARY, "db.t"),
+    S("SELECT * FROM t1, JSON_TABLE('[1]', '$[*]' COLUMNS (a INT PATH '$'))"
+      " AS j", SELECT, 0, REPLICA, "t1,JSON_TABLE"),
+    /* a FROM that names no table: a call after it is one */
+    S("SELECT EXTRACT(YEAR FROM f(d)) FROM t", SELECT, SF, PRIMARY, "f,t"),
+    S("SELECT TRIM(BOTH 'x' FROM db.f(a)) FROM t", SELECT, SF, PRIMARY,
+      "db.f,t"),
+    S("SELECT SUBSTRING(a FROM `f`(1)) FROM t", SELECT, SF, PRIMARY,
+      "f,t"),
+    S("SELECT * FROM t FOR SYSTEM_TIME FROM f(1) TO NOW()", SELECT,
+      SF | ND, PRIMARY, "t,f"),
+    S("SELECT EXTRACT(YEAR FROM NOW())", SELECT, ND, REPLICA, "NOW"),
     S("INSERT INTO db.t (a) SELECT audit(1)", INSERT, WR | SF, PRIMARY,
       "db.t"),
     /* non-reserved words that are table names after FROM */
@@ -297,6 +324,49 @@ static const slc_test_stmt_t  slc_test_stmts[] = {
       INSERT, WR, PRIMARY, "t,u"),
     S("UPDATE t1 JOIN t2 ON t1.id = t2.id SET a = 1, b = 2", UPDATE, WR,
       PRIMARY, "t1,t2"),
+    /* a parenthesised list of tables names all of them; a derived table's
+       query, a list of values or columns names none */
+    S("SELECT r2.b FROM (r1, r2) WHERE r1.a = r2.a", SELECT, 0, REPLICA,
+      "r1,r2"),
+    S("UPDATE (r1, r2) SET r2.b = 1", UPDATE, WR, PRIMARY, "r1,r2"),
+    S("UPDATE r1 JOIN (r1 AS x, r2) SET r2.b = 1", UPDATE, WR, PRIMARY,
+      "r1,r1,r2"),
+    S("DELETE r2 FROM (r1, r2) WHERE r1.a = r2.a", DELETE, WR, PRIMARY,
+      "r1,r2"),
+    S("SELECT * FROM ((a, b), c)", SELECT, 0, REPLICA, "a,b,c"),
+    S("SELECT * FROM (a JOIN b ON a.x = b.x, c)", SELECT, 0, REPLICA,
+      "a,b,c"),
+    S("SELECT * FROM t1, (t2, db.t3) JOIN t4 ON 1, t5", SELECT, 0, REPLICA,
+      "t1,t2,db.t3,t4,t5"),
+    S("SELECT * FROM t1 LEFT JOIN (t2, t3) ON t2.a = t1.a", SELECT, 0,
+      REPLICA, "t1,t2,t3"),
+    S("UPDATE t1, (t2, (t3)) SET a = 1", UPDATE, WR, PRIMARY, "t1,t2,t3"),
+    S("SELECT * FROM (SELECT a, b FROM t) AS d, e", SELECT, 0, REPLICA,
+      "t,e"),
+    S("SELECT * FROM ((SELECT a, b FROM t) AS x, u)", SELECT, 0, REPLICA,
+      "t,u"),
+    S("SELECT * FROM (WITH c AS (SELECT 1), d AS (SELECT 2) SELECT * "
+      "FROM c, d) AS x", SELECT, 0, REPLICA, "c,d"),
+    S("SELECT * FROM (VALUES (1, 2), (3, 4)) AS v, t", SELECT, 0, REPLICA,
+      "t"),
+    S("SELECT * FROM (t1) WHERE x IN (1, 2)", SELECT, 0, REPLICA, "t1"),
+    S("INSERT INTO t (a, b) VALUES (1, 2), (3, 4)", INSERT, WR, PRIMARY,
+      "t"),
+    S("SELECT * FROM t USE INDEX (i1, i2), u", SELECT, 0, REPLICA, "t,u"),
+    S("SELECT * FROM t USE INDEX FOR JOIN (i), u", SELECT, 0, REPLICA,
+      "t,u"),
+    S("SELECT * FROM { OJ t1 LEFT OUTER JOIN t2 ON t1.a = t2.a }", SELECT,
+      TP, REPLICA, "t2"),
+    /* MariaDB's system-versioned tables */
+    S("SELECT * FROM t1 FOR SYSTEM_TIME AS OF TIMESTAMP '2020-01-01', t2",
+      SELECT, 0, REPLICA, "t1,t2"),
+    S("SELECT * FROM t1 FOR SYSTEM_TIME ALL JOIN t2 FOR SYSTEM_TIME ALL "
+      "ON t1.a = t2.a, t3", SELECT, 0, REPLICA, "t1,t2,t3"),
+    S("SELECT * FROM t1 FOR SYSTEM_TIME BETWEEN '2020-01-01' AND "
+      "'2021-01-01' x, t2 WHERE a IN (1, 2)", SELECT, 0, REPLICA, "t1,t2"),
+    S("SELECT * FROM (t1 FOR SYSTEM_TIME ALL, t2)", SELECT, 0, REPLICA,
+      "t1,t2"),
+    S("SELECT * FROM t1, t2 FOR UPDATE", SELECT, LR, PRIMARY, "t1,t2"),
     S("SELECT NOW ()", SELECT, ND, REPLICA, ""),
     S("SELECT CURRENT_TIMESTAMP", SELECT, ND, REPLICA, ""),
     S("SELECT current_date, utc_time", SELECT, ND, REPLICA, ""),
@@ -426,8 +496,10 @@ static const slc_test_stmt_t  slc_test_stmts[] = {
     S("CREATE VIEW v AS SELECT * FROM t", DDL, WR, PRIMARY, "t"),
     S("CREATE DATABASE d", DDL, WR, PRIMARY, ""),
     S("CREATE SEQUENCE s", DDL, WR, PRIMARY, ""),
-    S("CREATE PROCEDURE p() BEGIN SELECT 1; SELECT 2; END", DDL, WR,
+    S("CREATE PROCEDURE p() BEGIN SELECT 1; SELECT 2; END", DDL, WR | TP,
       PRIMARY, ""),
+    S("CREATE TABLE t (a INT); UPDATE u SET a = 1", DDL, WR | TP, PRIMARY,
+      "t"),
     S("CREATE USER 'u'@'h' IDENTIFIED BY 'p'", DDL, WR, PRIMARY, ""),
     S("CREATE USER bob@localhost", DDL, WR, PRIMARY, ""),
     S("DROP USER `bob`@`%`", DDL, WR, PRIMARY, ""),
@@ -498,8 +570,8 @@ static const slc_test_stmt_t  slc_test_stmts[] = {
     S("XA COMMIT 'x' ONE PHASE", XA, 0, PRIMARY, ""),
     S("XA ROLLBACK 'x'", XA, 0, PRIMARY, ""),
     S("XA RECOVER", XA, 0, PRIMARY, ""),
-    S("BEGIN NOT ATOMIC SELECT 1; SELECT 2; END", COMPOUND, WR, PRIMARY,
-      ""),
+    S("BEGIN NOT ATOMIC SELECT 1; SELECT 2; END", COMPOUND, WR | TP,
+      PRIMARY, ""),
 
     /* administration, locks, handlers */
     S("LOCK TABLES t READ", LOCK, WR, PRIMARY, "t"),
@@ -558,12 +630,52 @@ static const slc_test_stmt_t  slc_test_stmts[] = {
 
     /* backslash escapes (NO_BACKSLASH_ESCAPES: below) */
     S("SELECT 'a\\'; DROP TABLE t; -- '", SELECT, 0, REPLICA, ""),
-    S("SELECT * FROM t WHERE a = \"\\\";DELETE\"", SELECT, AM, REPLICA,
+    /* under ANSI_QUOTES the name "\" ends at the second quote, and a
+       DELETE follows: the primary */
+    S("SELECT * FROM t WHERE a = \"\\\";DELETE\"", SELECT, AM, PRIMARY,
       "t"),
     S("SELECT * FROM t WHERE a = 'don\\'t'", SELECT, 0, REPLICA, "t"),
     S("SELECT 'a\\\\'", SELECT, 0, REPLICA, ""),
     S("SELECT 'a\\nb'", SELECT, 0, REPLICA, ""),
     S("SELECT `a\\`", SELECT, 0, REPLICA, ""),
+
+    /* ANSI_QUOTES: "x" where a table's name goes is one (a string is a
+       syntax error there); elsewhere it may be a string */
+    S("SELECT v FROM \"t1\"", SELECT, 0, REPLICA, "t1"),
+    S("SELECT * FROM \"db\".\"t\", db.\"u\", \"db\".v", SELECT, 0,
+      REPLICA, "db.t,db.u,db.v"),
+    S("SELECT * FROM \"t\" AS x JOIN \"u\" ON 1, (\"v\", w)", SELECT, 0,
+      REPLICA, "t,u,v,w"),
+    S("SELECT \"a\", \"b\" FROM t WHERE c = \"d\"", SELECT, 0, REPLICA,
+      "t"),
+    S("SELECT * FROM 't1'", SELECT, 0, REPLICA, ""),
+    S("UPDATE \"t\" SET a = \"x\"", UPDATE, WR, PRIMARY, "t"),
+    S("INSERT INTO \"t\" (\"a\", \"b\") VALUES (\"x\", 'y')", INSERT, WR,
+      PRIMARY, "t"),
+    S("REPLACE INTO \"db\".\"t\" (\"a\") VALUES (1)", REPLACE, WR,
+      PRIMARY, "db.t"),
+    S("DELETE FROM \"t\" WHERE a = 1", DELETE, WR, PRIMARY, "t"),
+    S("TABLE \"t\"", SELECT, 0, REPLICA, "t"),
+    S("DESCRIBE \"t\"", EXPLAIN, 0, REPLICA, "t"),
+    S("CREATE TABLE \"t\" (\"a\" INT)", DDL, WR, PRIMARY, "t"),
+    S("DROP TABLE \"a\", \"b\"", DDL, WR | DT, PRIMARY, "a,b"),
+    S("RENAME TABLE \"a\" TO \"b\"", DDL, WR, PRIMARY, "a,b"),
+    S("CREATE USER \"u\"@\"h\"", DDL, WR, PRIMARY, ""),
+    S("SELECT * FROM \"a\"\"b\"", SELECT, TP, REPLICA, "a\"\"b"),
+    S("SELECT * FROM \"a`b\"", SELECT, TP, REPLICA, "a`b"),
+    S("SELECT \"f\"(1)", SELECT, SF, PRIMARY, ""),
+    S("SELECT db.\"f\"(1), \"db\".g(2)", SELECT, SF, PRIMARY, ""),
+    S("SELECT * FROM JSON_TABLE(\"[1]\", \"$[*]\" COLUMNS (a INT PATH "
+      "\"$\")) AS j", SELECT, 0, REPLICA, "JSON_TABLE"),
+    /* a backslash before a double quote: the text reads otherwise under
+       ANSI_QUOTES; before anything else, the same */
+    S("SELECT \"a\\\"; DELETE FROM t; -- \"", SELECT, AM, PRIMARY, ""),
+    S("INSERT INTO t VALUES (\"it\\\"s\")", INSERT, WR | AM, PRIMARY, "t"),
+    S("SELECT @\"a\\\"b\"", SELECT, VR | AM, PRIMARY, ""),
+    S("SELECT \"a\\\\\", \"a\\nb\", 'a\\\"b' FROM t", SELECT, 0, REPLICA,
+      "t"),
+    S("/* sluice: route=replica */ SELECT \"a\\\"\"", SELECT, AM, PRIMARY,
+      ""),
 
     /* executable comments are code */
     S("/*!50100 SELECT * FROM t */", SELECT, 0, REPLICA, "t"),
@@ -594,50 +706,13 @@ static const slc_test_stmt_t  slc_test_stmts[] = {
       ""),
     S("/*! sluice: route=primary */ SELECT 1", UNKNOWN, 0, PRIMARY, ""),
 
-    /* a comma inside parentheses of a list of tables (the cache's
-       entries of r2 were never invalidated) */
-    S("SELECT r2.b FROM (r1, r2) WHERE r1.a = r2.a", SELECT, 0, REPLICA,
-      "r1,r2"),
-    S("UPDATE (r1, r2) SET r2.b = 1 WHERE r1.a = r2.a", UPDATE, WR, PRIMARY,
-      "r1,r2"),
-    S("UPDATE r1 JOIN (r1 AS x, r2) SET r2.b = 1", UPDATE, WR, PRIMARY,
-      "r1,r1,r2"),
-    S("DELETE r2 FROM (r1, r2) WHERE r1.a = r2.a", DELETE, WR, PRIMARY,
-      "r1,r2"),
-    S("SELECT * FROM ((a, b), c)", SELECT, 0, REPLICA, "a,b,c"),
-    S("SELECT * FROM (a JOIN b ON a.x = b.x, c) JOIN (d, e) ON 1", SELECT,
-      0, REPLICA, "a,b,c,d,e"),
-    S("SELECT * FROM (SELECT a, b FROM t) AS d, e", SELECT, 0, REPLICA,
-      "t,e"),
-    S("SELECT * FROM (db.t1 AS x, `db`.t2) WHERE x IN (1, 2)", SELECT, 0,
-      REPLICA, "db.t1,db.t2"),
-    S("INSERT INTO t (a, b) VALUES (1, 2), (3, 4)", INSERT, WR, PRIMARY,
-      "t"),
-    S("SELECT * FROM t USE INDEX (i1, i2) WHERE a IN (1, 2)", SELECT, 0,
-      REPLICA, "t"),
-    S("SELECT * FROM t1 FOR SYSTEM_TIME AS OF TIMESTAMP '2020-01-01', t2",
-      SELECT, 0, REPLICA, "t1,t2"),
-    S("SELECT * FROM t1 FOR SYSTEM_TIME ALL WHERE a = 1", SELECT, 0,
-      REPLICA, "t1"),
-
-    /* DDL past the first statement of several */
+    /* DDL past the first statement of several (a catalog of views and
+       triggers that may have changed) */
     S("SELECT 1; CREATE VIEW v AS SELECT 1", SELECT, MU | WR | DD, PRIMARY,
       ""),
     S("SELECT 1; DROP TRIGGER t; SELECT 2", SELECT, MU | WR | DD, PRIMARY,
       ""),
     S("UPDATE t SET a = 1; SELECT 2", UPDATE, MU | WR, PRIMARY, "t"),
-
-    /* double quotes where a name is read: names under ANSI_QUOTES */
-    S("SELECT v FROM \"t1\" WHERE id = 1", SELECT, 0, REPLICA, "t1"),
-    S("SELECT v FROM \"db\".\"t1\", db.\"t2\", \"db\".t3", SELECT, 0,
-      REPLICA, "db.t1,db.t2,db.t3"),
-    S("UPDATE \"t1\" SET v = \"x\"", UPDATE, WR, PRIMARY, "t1"),
-    S("INSERT INTO \"t1\" VALUES (\"a\")", INSERT, WR, PRIMARY, "t1"),
-    S("SELECT \"f\"(1)", SELECT, SF, PRIMARY, ""),
-    S("SELECT * FROM t WHERE a = \"x\" AND b IN (\"y\", \"z\")", SELECT,
-      0, REPLICA, "t"),
-    S("SELECT * FROM \"a\"\"b\"", SELECT, TP, REPLICA, "a\"\"b"),
-    S("SELECT * FROM 'x'", SELECT, 0, REPLICA, ""),
 
     /* what cannot be told goes to the primary */
     S("", EMPTY, 0, PRIMARY, ""),
@@ -734,6 +809,7 @@ static const slc_test_stmt_t  slc_test_nobs[] = {
     S("SELECT 'a\\'", SELECT, 0, REPLICA, ""),
     S("SELECT 'don''t' FROM t", SELECT, 0, REPLICA, "t"),
     S("SELECT 'C:\\' FROM t FOR UPDATE", SELECT, LR, PRIMARY, "t"),
+    S("SELECT \"a\\\" FROM t", SELECT, 0, REPLICA, "t"),
 };
 
 #define SLC_TEST_NNOBS  (sizeof(slc_test_nobs) / sizeof(slc_test_nobs[0]))
@@ -764,6 +840,44 @@ START_TEST(test_classify_prefixes)
         }
         free(buf);
     }
+}
+END_TEST
+
+/*
+ * The tail scanner (slc_mysql_sqltail.h), shown the same text, flags at
+ * least what the classifier does of the flags it knows: a consumer that
+ * reads a long text's head with one and the rest with the other may not
+ * lose a statement or a call at the cut.
+ */
+static void
+slc_test_tail(const slc_test_stmt_t *ts, unsigned status)
+{
+    const uint32_t   known = SLC_SQL_F_MULTI | SLC_SQL_F_STORED_FUNC
+                             | SLC_SQL_F_SEQUENCE | SLC_SQL_F_UNTERMINATED
+                             | SLC_SQL_F_AMBIGUOUS;
+    size_t           n = strlen(ts->q);
+    slc_sqltail_t    t;
+    slc_sql_info_t   si;
+    uint32_t         f;
+
+    (void) slc_sql_classify((const uint8_t *) ts->q, n, status, &si);
+    slc_sqltail_init(&t, status);
+    slc_sqltail_feed(&t, (const uint8_t *) ts->q, n);
+    f = slc_sqltail_flags(&t);
+    ck_assert_msg((si.flags & known & ~f) == 0,
+                  "\"%s\": the scanner's 0x%x lacks some of 0x%x", ts->q, f,
+                  si.flags & known);
+}
+
+START_TEST(test_classify_tail)
+{
+    slc_test_tail(&slc_test_stmts[_i], 0);
+}
+END_TEST
+
+START_TEST(test_classify_tail_no_backslash_escapes)
+{
+    slc_test_tail(&slc_test_nobs[_i], SLC_SERVER_STATUS_NO_BACKSLASH_ESCAPES);
 }
 END_TEST
 
@@ -859,6 +973,28 @@ START_TEST(test_classify_many_tables)
     ck_assert_int_eq(slc_sql_route(&si, 0, 0), SLC_SQL_TO_REPLICA);
     ck_assert_int_eq(memcmp(q + si.tables[15].db_off, "db", 2), 0);
     ck_assert_int_eq(memcmp(q + si.tables[15].off, "t15", 3), 0);
+}
+END_TEST
+
+/* A list of tables deeper than the classifier keeps: said partial. */
+START_TEST(test_classify_deep_list)
+{
+    char             q[256];
+    size_t           n = 0;
+    slc_sql_info_t   si;
+
+    n += (size_t) snprintf(q + n, sizeof(q) - n, "SELECT * FROM ");
+    for (int i = 0; i < 70; i++) {
+        q[n++] = '(';
+    }
+    n += (size_t) snprintf(q + n, sizeof(q) - n, "a, b");
+    for (int i = 0; i < 70; i++) {
+        q[n++] = ')';
+    }
+    ck_assert_int_eq(slc_sql_classify((uint8_t *) q, n, 0, &si), SLC_OK);
+    ck_assert_int_eq(si.kind, SLC_SQL_SELECT);
+    ck_assert_uint_eq(si.flags, SLC_SQL_F_TABLES_PARTIAL);
+    ck_assert_uint_eq(si.ntables, 1);
 }
 END_TEST
 
@@ -961,9 +1097,13 @@ slc_classify_suite(void)
     tcase_add_loop_test(tc, test_classify_no_backslash_escapes, 0,
                         SLC_TEST_NNOBS);
     tcase_add_loop_test(tc, test_classify_prefixes, 0, SLC_TEST_NSTMTS);
+    tcase_add_loop_test(tc, test_classify_tail, 0, SLC_TEST_NSTMTS);
+    tcase_add_loop_test(tc, test_classify_tail_no_backslash_escapes, 0,
+                        SLC_TEST_NNOBS);
     tcase_add_loop_test(tc, test_classify_trx, 0, SLC_TEST_NTRX);
     tcase_add_test(tc, test_classify_hint);
     tcase_add_test(tc, test_classify_many_tables);
+    tcase_add_test(tc, test_classify_deep_list);
     tcase_add_test(tc, test_classify_big);
     tcase_add_test(tc, test_classify_words_sorted);
     tcase_add_test(tc, test_classify_builtins);
