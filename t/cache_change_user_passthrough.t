@@ -56,29 +56,9 @@ END { eval { my $d = $t->primary_dbh;
                     . "test.$tab, test.$cs");
              $d->do("DROP DATABASE IF EXISTS $db2") } if $t }
 
-$t->write_file_expand('sluice.conf', <<'EOF');
-worker_processes 1;
-events { worker_connections 100; }
-mysql {
-    cache_zone qc size=8m;
-    upstream cluster {
-        monitor_user monitor;
-        monitor_password "monitor";
-        server %%PRIMARY%% role=primary;
-    }
-    server {
-        listen 127.0.0.1:%%PORT_0%%;
+$t->run_cache(plan => 16, server => <<'EOS');
         auth passthrough;
-        router readconn;
-        upstream cluster;
-        filters cache;
-        cache qc;
-        cache_ttl 60s;
-    }
-}
-EOF
-$t->run;
-$t->plan(16);
+EOS
 
 # Queries reaching the server while $code runs.
 sub served { Sluice::Test::status_delta($p, 'Com_select', $_[0]) }

@@ -31,29 +31,7 @@ $p->do("CREATE OR REPLACE TABLE test.$log (x INT)");
 END { eval { $t->primary_dbh->do("DROP TABLE IF EXISTS test.$tab, "
                                   . "test.$log") } if $t }
 
-$t->write_file_expand('sluice.conf', <<'EOF');
-worker_processes 1;
-events { worker_connections 100; }
-mysql {
-    user app { password "secret"; }
-    cache_zone qc size=8m;
-    upstream cluster {
-        monitor_user monitor;
-        monitor_password "monitor";
-        server %%PRIMARY%% role=primary;
-    }
-    server {
-        listen 127.0.0.1:%%PORT_0%%;
-        router readconn;
-        upstream cluster;
-        filters cache;
-        cache qc;
-        cache_ttl 60s;
-    }
-}
-EOF
-$t->run;
-$t->plan(9);
+$t->run_cache(plan => 9);
 
 # Queries reaching the server while $code runs.
 sub served { Sluice::Test::status_delta($p, 'Com_select', $_[0]) }

@@ -46,30 +46,7 @@ END { eval { my $d = $t->primary_dbh;
              $d->do("DROP FUNCTION IF EXISTS test.$fn");
              $d->do("DROP TABLE IF EXISTS test.$ta, test.$tb") } if $t }
 
-$t->write_file_expand('sluice.conf', <<'EOF');
-worker_processes 1;
-events { worker_connections 100; }
-mysql {
-    buffer_size 16k;
-    user app { password "secret"; }
-    cache_zone qc size=8m;
-    upstream cluster {
-        monitor_user monitor;
-        monitor_password "monitor";
-        server %%PRIMARY%% role=primary;
-    }
-    server {
-        listen 127.0.0.1:%%PORT_0%%;
-        router readconn;
-        upstream cluster;
-        filters cache;
-        cache qc;
-        cache_ttl 60s;
-    }
-}
-EOF
-$t->run;
-$t->plan(15);
+$t->run_cache(plan => 15, mysql => "    buffer_size 16k;\n");
 
 # Queries reaching the server while $code runs.
 sub served { Sluice::Test::status_delta($p, 'Com_select', $_[0]) }

@@ -37,29 +37,7 @@ for my $tab ($ta, $tb, $tc) {
 END { eval { $t->primary_dbh->do("DROP TABLE IF EXISTS test.$ta, "
                                   . "test.$tb, test.$tc") } if $t }
 
-$t->write_file_expand('sluice.conf', <<'EOF');
-worker_processes 2;
-events { worker_connections 100; }
-mysql {
-    user app { password "secret"; }
-    cache_zone qc size=8m;
-    upstream cluster {
-        monitor_user monitor;
-        monitor_password "monitor";
-        server %%PRIMARY%% role=primary;
-    }
-    server {
-        listen 127.0.0.1:%%PORT_0%%;
-        router readconn;
-        upstream cluster;
-        filters cache;
-        cache qc;
-        cache_ttl 60s;
-    }
-}
-EOF
-$t->run;
-$t->plan(18);
+$t->run_cache(plan => 18, workers => 2);
 
 use constant {
     MULTI => 0x10000 | 0x20000,     # MULTI_STATEMENTS, MULTI_RESULTS

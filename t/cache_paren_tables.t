@@ -31,29 +31,7 @@ $p->do("INSERT INTO test.$r2 VALUES (1, 10)");
 END { eval { $t->primary_dbh->do("DROP TABLE IF EXISTS test.$r1, "
                                   . "test.$r2") } if $t }
 
-$t->write_file_expand('sluice.conf', <<'EOF');
-worker_processes 1;
-events { worker_connections 100; }
-mysql {
-    user app { password "secret"; }
-    cache_zone qc size=8m;
-    upstream cluster {
-        monitor_user monitor;
-        monitor_password "monitor";
-        server %%PRIMARY%% role=primary;
-    }
-    server {
-        listen 127.0.0.1:%%PORT_0%%;
-        router readconn;
-        upstream cluster;
-        filters cache;
-        cache qc;
-        cache_ttl 60s;
-    }
-}
-EOF
-$t->run;
-$t->plan(22);
+$t->run_cache(plan => 22);
 
 # Queries reaching the server while $code runs.
 sub served { Sluice::Test::status_delta($p, 'Com_select', $_[0]) }

@@ -36,29 +36,7 @@ $p->do("INSERT INTO test.$tab VALUES (1, 1), (2, 1), (3, 1), (4, 1)");
 END { eval { $t->primary_dbh->do("DROP TABLE IF EXISTS test.$tab") }
       if $t }
 
-$t->write_file_expand('sluice.conf', <<'EOF');
-worker_processes 1;
-events { worker_connections 100; }
-mysql {
-    user app { password "secret"; }
-    cache_zone qc size=8m;
-    upstream cluster {
-        monitor_user monitor;
-        monitor_password "monitor";
-        server %%PRIMARY%% role=primary;
-    }
-    server {
-        listen 127.0.0.1:%%PORT_0%%;
-        router readconn;
-        upstream cluster;
-        filters cache;
-        cache qc;
-        cache_ttl 60s;
-    }
-}
-EOF
-$t->run;
-$t->plan(16);
+$t->run_cache(plan => 16);
 
 # Queries reaching the server while $code runs.
 sub served { Sluice::Test::status_delta($p, 'Com_select', $_[0]) }

@@ -53,29 +53,8 @@ END {
         . "test.$late_log") } if $t;
 }
 
-$t->write_file_expand('sluice.conf', <<'EOF');
-worker_processes 2;
-events { worker_connections 100; }
-mysql {
-    user app { password "secret"; }
-    cache_zone qc size=8m;
-    upstream cluster {
-        server %%PRIMARY%% role=primary;
-        monitor_user monitor; monitor_password "monitor";
-        monitor_schema_interval 300ms;
-    }
-    server {
-        listen 127.0.0.1:%%PORT_0%%;
-        router readconn;
-        upstream cluster;
-        filters cache;
-        cache qc;
-        cache_ttl 60s;
-    }
-}
-EOF
-$t->run;
-$t->plan(14);
+$t->run_cache(plan => 14, workers => 2,
+              upstream => "        monitor_schema_interval 300ms;\n");
 
 sub served { Sluice::Test::status_delta($p, 'Com_select', $_[0]) }
 

@@ -688,16 +688,18 @@ sub run_cache {
     my $workers = $o{workers} // 1;
     my $filters = $o{filters} // 'cache';
     my $more = $o{server} // '';
+    my $mysql = $o{mysql} // '';
+    my $up = $o{upstream} // '';
     $self->write_file_expand('sluice.conf', <<"EOF");
 worker_processes $workers;
 events { worker_connections 100; }
 mysql {
     user app { password "secret"; }
-    cache_zone qc size=8m;
+$mysql    cache_zone qc size=8m;
     upstream cluster {
         server %%PRIMARY%% role=primary;
         monitor_user monitor; monitor_password "monitor";
-    }
+$up    }
     server {
         listen 127.0.0.1:%%PORT_0%%;
         router readconn;
