@@ -130,8 +130,10 @@ sub start {
     my ($pf) = (slurp("$d/sluice.pid") // '') =~ /(\d+)/;
     die "$d/sluice.pid says " . ($pf // 'nothing') . ", we started $pid\n"
         unless ($pf // 0) == $pid;
-    # the workers run once they answer; all of them?
-    my $want = $self->nworkers;
+    # the workers run once they answer; all of them (and the monitor, a
+    # child too, when the upstream has one)?
+    my $want = $self->nworkers
+        + (($self->{upstream_conf} // '') =~ /monitor_user/ ? 1 : 0);
     my $n = 0;
     Sluice::Sandbox::poll_until(10, sub {
         $n = () = children_of($pid);
