@@ -56,7 +56,7 @@ END { eval { my $d = $t->primary_dbh;
                     . "test.$tab, test.$cs");
              $d->do("DROP DATABASE IF EXISTS $db2") } if $t }
 
-$t->run_cache(plan => 16, server => <<'EOS');
+$t->run_cache(plan => 18, server => <<'EOS');
         auth passthrough;
 EOS
 
@@ -130,3 +130,13 @@ my $got = col0(query($s->{sock}, $qc));
 is(unpack('H*', $got // ''), unpack('H*', $latin1), 'the same text gives '
    . 'the latin1 bytes the server sends');
 close $s->{sock};
+
+# --- a COM_CHANGE_USER sluice cannot read ----------------------------------
+
+$s = u1_session();
+Sluice::Wire::send_packet($s->{sock}, 0, "\x11no-terminator");
+my $err = Sluice::Wire::read_err($s->{sock});
+is($err && $err->{code}, 1043, 'a malformed COM_CHANGE_USER: ERR 1043 (bad '
+   . 'handshake), the session ends');
+ok(Sluice::Wire::wait_eof($s->{sock}, 5), 'and the connection is closed');
+$t->allow_log(qr/Bad COM_CHANGE_USER/);

@@ -355,6 +355,14 @@ sub admin_dbh {
     return $CTX->{admin} = $CTX->{sandbox}->admin_dbh('primary');
 }
 
+# The primary's connections but the proxies' monitors' (a cache target's
+# monitor stays connected the whole run).
+sub client_conns {
+    my ($n) = admin_dbh()->selectrow_array('SELECT COUNT(*) FROM '
+        . "information_schema.PROCESSLIST WHERE USER <> 'monitor'");
+    return $n;
+}
+
 sub status_var {
     my ($name) = @_;
     my (undef, $v) = admin_dbh()->selectrow_array(
@@ -385,7 +393,7 @@ sub wait_settled {
     my $base = $CTX->{baseline_conns};
     my $n;
     my $ok = poll_until($timeout // 30, sub {
-        $n = status_var('Threads_connected');
+        $n = client_conns();
         $n <= $base;
     });
     ctx_note("the primary still had $n connections (baseline $base) "
@@ -412,7 +420,7 @@ sub prepare_tables {
         . "within 120 s\n";
     # the primary's connections when nothing of ours is connected but the
     # admin handle (the replica's IO thread counts too)
-    $CTX->{baseline_conns} = status_var('Threads_connected');
+    $CTX->{baseline_conns} = client_conns();
     $CTX->{phases}{prepare} = time - $t0;
 }
 

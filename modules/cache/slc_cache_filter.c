@@ -975,6 +975,51 @@ slc_cache_select(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
 }
 
 /*
+ * What the server's globals say, from the schema catalog, looked at once
+ * per millisecond of the worker's loop (a hit must not pay for it).
+ * While it is not ready (before its first load, a moment after DDL
+ * through the proxy, blind) nothing is known: the server's default
+ * isolation may be READ UNCOMMITTED (so a session that did not set its
+ * own gets no hit), and its sql_mode may have ANSI_QUOTES.
+ */
+static const slc_catalog_facts_t *
+slc_cache_facts(slc_cache_ctx_t *cc)
+{
+    static const slc_catalog_facts_t none = { .ready = 0 };
+
+    if (cc->catalog == NULL) {
+        return &none;
+    }
+    if (cc->facts_at != slc_loop->now) {
+        if (slc_catalog_facts(cc->catalog, &cc->facts) != SLC_OK) {
+            cc->facts.ready = 0;
+        }
+        cc->facts_at = slc_loop->now;
+    }
+    return &cc->facts;
+}
+
+static int
+slc_cache_global_ru(slc_cache_ctx_t *cc)
+{
+    const slc_catalog_facts_t *f = slc_cache_facts(cc);
+
+    return !f->ready || f->read_uncommitted;
+}
+
+int
+slc_cache_ansi_maybe(slc_cache_ctx_t *cc)
+{
+    const slc_catalog_facts_t *f;
+
+    if (cc->vars.ansi != SLC_CACHE_ANSI_GLOBAL) {
+        return cc->vars.ansi == SLC_CACHE_ANSI_ON;
+    }
+    f = slc_cache_facts(cc);
+    return !f->ready || f->ansi_quotes;
+}
+
+/*
  * A statement larger than a buffer: the filter sees its head now and the
  * rest as it goes (slc_cache_rest).  A write (or what the head cannot
  * place) invalidates everything and may have set anything.  A SELECT is
@@ -984,35 +1029,6 @@ slc_cache_select(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
  * (NEXTVAL writes): then it is a write of everything too.  A text that
  * never came whole is one.
  */
-/*
- * What the server's globals say, from the schema catalog.  While it is not
- * ready (before its first load, a moment after DDL through the proxy,
- * blind) nothing is known: the server's default isolation may be READ
- * UNCOMMITTED (so a session that did not set its own gets no hit), and
- * its sql_mode may have ANSI_QUOTES.
- */
-static int
-slc_cache_global_ru(const slc_cache_ctx_t *cc)
-{
-    slc_catalog_facts_t f;
-
-    return cc->catalog == NULL
-           || slc_catalog_facts(cc->catalog, &f) != SLC_OK
-           || f.read_uncommitted;
-}
-
-int
-slc_cache_ansi_maybe(const slc_cache_ctx_t *cc)
-{
-    slc_catalog_facts_t f;
-
-    if (cc->vars.ansi != SLC_CACHE_ANSI_GLOBAL) {
-        return cc->vars.ansi == SLC_CACHE_ANSI_ON;
-    }
-    return cc->catalog == NULL
-           || slc_catalog_facts(cc->catalog, &f) != SLC_OK || f.ansi_quotes;
-}
-
 /* The text's first word is SELECT (after blanks, plain comments and
    opening parentheses); an executable comment is no answer. */
 static int
@@ -1189,7 +1205,7 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
  * UNCOMMITTED only when its @@global.tx_isolation says so.
  */
 static uint8_t
-slc_cache_iso(const slc_cache_ctx_t *cc, unsigned status)
+slc_cache_iso(slc_cache_ctx_t *cc, unsigned status)
 {
     uint8_t iso;
 

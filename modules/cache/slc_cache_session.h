@@ -108,6 +108,8 @@ typedef struct {
     slc_cache_t            *cache;
     slc_cache_counters_t   *cnt;
     slc_catalog_t          *catalog;    /* its upstream's views, triggers */
+    slc_catalog_facts_t     facts;      /* the server's globals, as read */
+    uint64_t                facts_at;   /* at this loop time */
 
     /* what the session's results depend on */
     slc_cache_vars_t        vars;       /* its SETs */
@@ -230,7 +232,7 @@ void slc_cache_ddl(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
 int  slc_cache_ddl_may(const uint8_t *q, size_t n);
 /* The session's sql_mode may have ANSI_QUOTES (its SET, or the server's
    default). */
-int  slc_cache_ansi_maybe(const slc_cache_ctx_t *cc);
+int  slc_cache_ansi_maybe(slc_cache_ctx_t *cc);
 /*
  * A statement that may read: answer it from the cache, or keep its
  * response, as the verdict, the rules and the session allow.  x: NULL
