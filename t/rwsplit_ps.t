@@ -378,19 +378,25 @@ is(where_row(read_result($s)), 'primary:long data',
 ok(flag0_until_replica(STRING, 'again'), 'the next one on the replica');
 
 # a CALL with two result sets, as a prepared statement: both come, then
-# the CALL's own OK, and the session goes on
-my $call = rprepare($s, 'CALL test.rwps_two()');
-send_packet($s, 0, pack('C V C V', 0x17, $call->{id}, 0, 1));
+# the CALL's own OK, and the session goes on (a session of its own: after
+# a CALL, whose procedure may have changed the session's state, reads go
+# to the primary)
+my $cs = raw_login_multi();
+read_packet($cs);
+my $cst = rprepare($cs, 'SELECT CAST(@@server_id AS CHAR), CONCAT(?, \'\')');
+my $call = rprepare($cs, 'CALL test.rwps_two()');
+send_packet($cs, 0, pack('C V C V', 0x17, $call->{id}, 0, 1));
 my @sets;
 for (1 .. 5) {
-    my $r = read_result($s);
+    my $r = read_result($cs);
     push @sets, $r->{err} ? "error $r->{err}" : $r->{rows}
         ? join(',', map { join ' ', @$_ } @{ $r->{rows} }) : 'ok';
     last if $r->{err} || !($r->{status} & 8);       # MORE_RESULTS_EXISTS
 }
 is(join('|', @sets), '1|2 3|ok', 'a prepared CALL: two result sets, OK');
-is(where_row(rexecute($s, $st, as => [STRING], values => ['on'])),
-   'primary:on', 'the session goes on (on the primary: CALL may write)');
+is(where_row(rexecute($cs, $cst, types => [STRING], values => ['on'])),
+   'primary:on', 'the session goes on (on the primary: CALL may write, '
+   . 'and set state)');
 
 # a cursor: the EXECUTE opens it, FETCH reads it, on the same server
 my $cur = rprepare($s, 'SELECT CAST(@@server_id AS CHAR), CAST(seq AS CHAR) '

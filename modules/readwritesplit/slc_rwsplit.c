@@ -270,9 +270,36 @@ slc_rws_ready(slc_session_t *s)
 
 /* --- the replica backends ------------------------------------------------ */
 
+slc_rws_copies_t *
+slc_rws_copies(slc_rws_ctx_t *rc, const slc_backend_t *b)
+{
+    for (unsigned i = 0; i < SLC_RWS_MAX_REPLICAS; i++) {
+        if (rc->rep[i].b == b) {
+            return &rc->rep[i];
+        }
+    }
+    return NULL;
+}
+
+/* b joins the session's replica backends (there is room: nreplicas <
+   SLC_RWS_MAX_REPLICAS). */
+static void
+slc_rws_add_replica(slc_rws_ctx_t *rc, slc_backend_t *b)
+{
+    slc_rws_copies_t *rep = slc_rws_copies(rc, NULL);
+
+    *rep = (slc_rws_copies_t) { .b = b, .errs_seen = b->track.reply.errs };
+    rc->replica[rc->nreplicas++] = b;
+}
+
 void
 slc_rws_drop_replica(slc_rws_ctx_t *rc, slc_backend_t *b)
 {
+    slc_rws_copies_t *rep = slc_rws_copies(rc, b);
+
+    if (rep != NULL) {
+        *rep = (slc_rws_copies_t) { .b = NULL };
+    }
     for (unsigned i = 0; i < rc->nreplicas; i++) {
         if (rc->replica[i] == b) {
             rc->replica[i] = rc->replica[--rc->nreplicas];
@@ -285,7 +312,6 @@ slc_rws_drop_replica(slc_rws_ctx_t *rc, slc_backend_t *b)
     if (rc->retry_on == b) {
         rc->retry_on = NULL;
     }
-    rc->copies = 0;
     slc_rws_ps_replica_gone(rc, b);
     slc_backend_close(b);
 }
@@ -296,9 +322,14 @@ slc_rws_drop_replica(slc_rws_ctx_t *rc, slc_backend_t *b)
 int
 slc_rws_replay(slc_rws_ctx_t *rc, slc_backend_t *b)
 {
-    uint8_t p[SLC_RWS_HIST_LEN + 1];
+    uint8_t        p[SLC_RWS_HIST_LEN + 1];
+    slc_rws_copies_t *rep = slc_rws_copies(rc, b);    /* NULL: a new primary */
 
-    rc->errs_seen = b->track.reply.errs;
+    if (rep != NULL) {
+        rep->errs_seen = b->track.reply.errs;
+    } else {
+        rc->errs_seen = b->track.reply.errs;
+    }
     for (unsigned i = 0; i < rc->nhist; i++) {
         size_t n = strlen(rc->hist[i].text);
 
@@ -307,7 +338,9 @@ slc_rws_replay(slc_rws_ctx_t *rc, slc_backend_t *b)
         if (slc_cmd_inject(b, p, n + 1) != SLC_OK) {
             return SLC_ERROR;
         }
-        rc->copies++;
+        if (rep != NULL) {
+            rep->copies++;
+        }
     }
     slc_cmd_attach(b);
     return SLC_OK;
@@ -327,7 +360,7 @@ slc_rws_adopt_replica(slc_rws_ctx_t *rc, slc_backend_t *b)
 {
     b->ops = &slc_rws_replica_ops;
     b->data = rc;
-    rc->replica[rc->nreplicas++] = b;
+    slc_rws_add_replica(rc, b);
 }
 
 static void
@@ -338,24 +371,33 @@ slc_rws_replica_fail(slc_backend_t *b, const char *why)
     slc_rws_drop_replica(b->session->router_data, b);
 }
 
-/* Copies and replays are answered before done is called: one of them
-   refused, and the replica cannot hold this session's state. */
+/*
+ * Copies and replays are answered before done is called: one of them
+ * refused (the primary had accepted it: slc_rws_state_settle), and the
+ * replica cannot hold this session's state.  A read waiting for b goes
+ * elsewhere (retry_failed_reads), as when b fails.
+ */
 static void
 slc_rws_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r)
 {
     slc_rws_ctx_t *rc = b->session->router_data;
+    slc_rws_copies_t *rep;
 
     slc_rws_ps_replica_done(b, r);
     slc_rws_causal_done(b, r);
-    if (rc->copies > 0) {
-        rc->copies = 0;
-        if (r->errs > rc->errs_seen) {
+    if ((rep = slc_rws_copies(rc, b)) == NULL) {
+        return;                         /* dropped meanwhile */
+    }
+    if (rep->copies > 0) {
+        rep->copies = 0;
+        if (r->errs > rep->errs_seen) {
             rc->primary_only = 1;       /* another would refuse it too */
-            slc_rws_replica_fail(b, "it refused a session command");
+            slc_cmd_backend_fail(b, "it refused a session command the "
+                "primary accepted");
             return;
         }
     }
-    rc->errs_seen = r->errs;
+    rep->errs_seen = r->errs;
 }
 
 /* Whether b is logged in and has nothing in flight. */
@@ -479,7 +521,7 @@ slc_rws_replica(slc_session_t *s, slc_rws_ctx_t *rc)
         b = slc_rws_open(s, rc, SLC_ROLE_REPLICA, skip,
                          &slc_rws_replica_ops);
         if (b != NULL) {
-            rc->replica[rc->nreplicas++] = b;
+            slc_rws_add_replica(rc, b);
             return b;
         }
     }
@@ -509,32 +551,45 @@ slc_rws_ro_trx(slc_rws_ctx_t *rc)
 
 /* --- routing ------------------------------------------------------------- */
 
-/* To the primary, and a copy to every replica backend open. */
+/* To the primary; once it accepted it, to every replica backend open
+   and into the history (slc_rws_state_settle). */
 static slc_backend_t *
 slc_rws_all(slc_session_t *s, slc_rws_ctx_t *rc, const uint8_t *q, size_t n,
     slc_sql_kind_t kind)
 {
-    const char *why;
-    unsigned    was = rc->primary_only;
-
-    why = slc_rws_hist_add(rc, q, n, kind);
     slc_rws_causal_set(rc, q, n);
-    if (why != NULL && !was) {
-        slc_session_log(s, SLC_LOG_INFO, "readwritesplit: %s: no new "
-            "replica backend for this session, its reads go to the "
-            "primary once those open fail", why);
-    }
-    for (unsigned i = 0; i < rc->nreplicas; ) {
-        slc_backend_t *b = rc->replica[i];
-
-        if (slc_cmd_also(s, b) == SLC_OK) {
-            rc->copies++;
-            i++;
-        } else {
-            slc_rws_drop_replica(rc, b);        /* it moved b's slot */
-        }
-    }
+    slc_rws_state_hold(s, rc, q, n, kind);
     return s->backend;
+}
+
+/* A write the server refuses in a read-only transaction. */
+static int
+slc_rws_is_dml(const slc_sql_info_t *si)
+{
+    switch (si->kind) {
+    case SLC_SQL_INSERT: case SLC_SQL_UPDATE: case SLC_SQL_DELETE:
+    case SLC_SQL_REPLACE:
+        return 1;
+    case SLC_SQL_LOAD:
+        return (si->flags & SLC_SQL_F_WRITE) != 0;
+    default:
+        return 0;
+    }
+}
+
+/* A write inside START TRANSACTION READ ONLY, which runs on a replica:
+   the client gets what the primary would answer, not the replica's
+   "read-only server".  NULL: answered. */
+static slc_backend_t *
+slc_rws_ro_write(slc_session_t *s)
+{
+    if (slc_cmd_reply_err(s, SLC_ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION,
+            "25006", "Cannot execute statement in a READ ONLY transaction")
+        != SLC_OK)
+    {
+        slc_session_close(s, SLC_LOG_ERR, "out of memory");
+    }
+    return NULL;
 }
 
 slc_backend_t *
@@ -561,6 +616,9 @@ slc_rws_query(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
     }
     route = slc_sql_route(&si, in_trx, ro != NULL);
     if (ro != NULL && route != SLC_SQL_TO_ALL) {
+        if (slc_rws_is_dml(&si)) {
+            return slc_rws_ro_write(s);
+        }
         return ro;              /* the read-only transaction, to its end */
     }
     switch (route) {
@@ -573,7 +631,9 @@ slc_rws_query(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
             b = slc_rws_replica(s, rc);
             return b != NULL ? b : s->backend;
         }
-        if (rc->temp) {
+        if (rc->temp
+            || (rc->uservars && (si.flags & SLC_SQL_F_USER_VAR_READ)))
+        {
             return s->backend;
         }
         b = slc_rws_replica(s, rc);
@@ -588,15 +648,20 @@ slc_rws_query(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
         if (rc->primary_lost) {
             return slc_rws_primary_gone(s, rc);
         }
+        slc_rws_state_apply(s, rc, slc_rws_state_effect(rc, q, n, &si,
+                                                         status));
         slc_rws_causal_primary(rc, &si);
         return s->backend;
     }
 }
 
 /* A new user (COM_CHANGE_USER, applied by the core on the primary) or a
-   reset: the replica backends and the history are the old session's. */
+   reset: the replica backends and the history are the old session's.  A
+   COM_RESET_CONNECTION keeps the database (MariaDB does): the history's
+   USE stays, and the session stays on the primary if the database may
+   not be the history's. */
 static void
-slc_rws_forget(slc_rws_ctx_t *rc)
+slc_rws_forget(slc_rws_ctx_t *rc, int reset)
 {
     while (rc->nreplicas > 0) {
         slc_rws_drop_replica(rc, rc->replica[0]);
@@ -609,12 +674,19 @@ slc_rws_forget(slc_rws_ctx_t *rc)
         rc->primary = NULL;
         rc->primary_next_try = 0;
     }
-    slc_rws_hist_clear(rc);
+    if (reset) {
+        slc_rws_hist_reset(rc);
+    } else {
+        slc_rws_hist_clear(rc);
+        rc->db_unknown = 0;
+    }
     slc_rws_ps_forget(rc);
+    slc_rws_state_drop(rc);
     rc->wrote = 0;
     slc_rws_causal_forget(rc);
     rc->temp = 0;
-    rc->primary_only = 0;
+    rc->uservars = 0;
+    rc->primary_only = rc->db_unknown;
 }
 
 /* COM_INIT_DB: to every backend, and kept as USE `db` (a backtick in
@@ -646,9 +718,10 @@ slc_rws_command(slc_session_t *s, const slc_cmd_t *c)
     slc_backend_t *b;
 
     slc_rws_ps_settle(s, rc);
+    slc_rws_state_drop(rc);     /* its answer never came: not applied */
     if (rc->user_gen != s->user_gen) {
         rc->user_gen = s->user_gen;
-        slc_rws_forget(rc);
+        slc_rws_forget(rc, 0);
     }
     slc_rws_causal_command(s, rc);
     rc->retry_on = NULL;
@@ -657,7 +730,7 @@ slc_rws_command(slc_session_t *s, const slc_cmd_t *c)
     }
     switch (c->command) {
     case SLC_COM_RESET_CONNECTION:
-        slc_rws_forget(rc);
+        slc_rws_forget(rc, 1);
         b = s->backend;
         break;
     case SLC_COM_QUERY:
@@ -694,7 +767,7 @@ slc_rws_command(slc_session_t *s, const slc_cmd_t *c)
 static void
 slc_rws_done(slc_session_t *s, const slc_mysql_reply_t *r)
 {
-    (void) r;
+    slc_rws_state_settle(s, s->router_data, r);
     slc_rws_causal_taken(s, s->router_data);
 }
 
@@ -707,7 +780,7 @@ slc_rws_close(slc_session_t *s)
     slc_rws_ctx_t *rc = s->router_data;
 
     if (rc != NULL) {
-        slc_rws_forget(rc);
+        slc_rws_forget(rc, 0);
         free(rc->hist);
         free(rc->retry);
         free(rc);
@@ -756,7 +829,8 @@ slc_rws_save(slc_session_t *s, uint8_t *buf, size_t cap)
         return 0;
     }
     memcpy(buf, SLC_RWS_STATE_MAGIC, 4);
-    buf[4] = (uint8_t) (rc->wrote | rc->temp << 1);
+    buf[4] = (uint8_t) (rc->wrote | rc->temp << 1 | rc->uservars << 2
+                        | rc->db_unknown << 3);
     n = slc_rws_hist_save(rc, buf + SLC_RWS_STATE_HEAD,
                           cap - SLC_RWS_STATE_HEAD);
     if (n == 0 && rc->nhist > 0) {
@@ -787,6 +861,8 @@ slc_rws_restore(slc_session_t *s, const uint8_t *p, size_t len)
     }
     rc->wrote = p[4] & 1;
     rc->temp = (p[4] >> 1) & 1;
+    rc->uservars = (p[4] >> 2) & 1;
+    rc->db_unknown = (p[4] >> 3) & 1;
     rc->restored = slc_rws_hist_restore(rc, p + SLC_RWS_STATE_HEAD, n)
                    == SLC_OK;
     if (slc_rws_ps_restore(rc, p + SLC_RWS_STATE_HEAD + n,
@@ -814,6 +890,7 @@ slc_rws_adopt(slc_session_t *s, slc_backend_t **extra, const uint8_t *tags,
     }
     if (!rc->restored) {
         rc->primary_only = 1;
+        rc->db_unknown = 1;
         rc->wrote = 1;
     }
     rc->user_gen = s->user_gen;

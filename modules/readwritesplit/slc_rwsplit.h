@@ -92,17 +92,40 @@ typedef struct {
     char   *text;
 } slc_rws_hist_t;
 
+/* A replica backend's answers to what the router sent it of its own. */
+typedef struct {
+    slc_backend_t  *b;              /* NULL: a free slot */
+    unsigned        copies;         /* copies and replays unanswered */
+    uint64_t        errs_seen;      /* its ERRs accounted for */
+} slc_rws_copies_t;
+
+/* What a statement on the primary alone did (slc_rwsplit_state.c). */
+#define SLC_RWS_FX_USERVARS  1u     /* assigned user variables */
+#define SLC_RWS_FX_TEMP      2u     /* made a temporary table */
+#define SLC_RWS_FX_UNKNOWN   4u     /* the session's state is not known */
+
 typedef struct {
     const slc_rws_conf_t *conf;
     slc_backend_t  *replica[SLC_RWS_MAX_REPLICAS];
     unsigned        nreplicas;
+    slc_rws_copies_t rep[SLC_RWS_MAX_REPLICAS];
     slc_backend_t  *last;           /* where the last statement ran */
-    unsigned        copies;         /* copies and replays unanswered */
-    uint64_t        errs_seen;
+    uint64_t        errs_seen;      /* the reopened primary's (replay) */
     unsigned        wrote:1;        /* read-your-writes, first step */
     unsigned        temp:1;         /* created a temporary table */
     unsigned        primary_only:1; /* history lost or too long */
     unsigned        restored:1;     /* the history came with a handover */
+    unsigned        uservars:1;     /* a user variable was assigned on
+                                       the primary alone: reads of user
+                                       variables go there */
+    unsigned        db_unknown:1;   /* the database may not be the
+                                       history's: a reset keeps the
+                                       session on the primary */
+    /* a session command on its way to the primary: the history and the
+       replicas get it once the primary accepted it (slc_rws_state_*) */
+    uint8_t        *held;           /* COM_QUERY payload */
+    size_t          held_len;
+    slc_sql_kind_t  held_kind;
     /* master_failure_mode fail_on_write: the primary backend was lost, a
        replica backend is the session's own meanwhile, and `primary` is
        the new primary backend being opened (tried every second) */
@@ -159,12 +182,43 @@ slc_backend_t *slc_rws_primary_gone(slc_session_t *s, slc_rws_ctx_t *rc);
 slc_backend_t *slc_rws_ps_without_primary(slc_session_t *s,
     slc_rws_ctx_t *rc, const slc_cmd_t *c);
 
+/* slc_rwsplit.c: the slot of replica backend b (NULL: not a replica) */
+slc_rws_copies_t *slc_rws_copies(slc_rws_ctx_t *rc, const slc_backend_t *b);
+
+/* slc_rwsplit_state.c: what statement q[0..n), classified as si, does
+   to the session's state when it runs on the primary alone (a mask of
+   SLC_RWS_FX_*; rc NULL: an EXECUTE's is unknown) */
+unsigned slc_rws_state_effect(const slc_rws_ctx_t *rc, const uint8_t *q,
+    size_t n, const slc_sql_info_t *si, unsigned status);
+/* The session takes it in: SLC_RWS_FX_UNKNOWN drops the replica
+   backends, and the session reads from the primary from then on. */
+void   slc_rws_state_apply(slc_session_t *s, slc_rws_ctx_t *rc,
+    unsigned fx);
+/* Past one assignment's value from q[i]: the next ',' at depth 0
+   (quotes and parentheses skipped), or n. */
+size_t slc_rws_value_end(const uint8_t *q, size_t n, size_t i);
+/* Session command q[0..n) goes to the primary: held until it answers. */
+void   slc_rws_state_hold(slc_session_t *s, slc_rws_ctx_t *rc,
+    const uint8_t *q, size_t n, slc_sql_kind_t kind);
+/* The primary answered the client's command: a held session command it
+   accepted goes into the history and to the replicas; one it refused
+   is forgotten. */
+void   slc_rws_state_settle(slc_session_t *s, slc_rws_ctx_t *rc,
+    const slc_mysql_reply_t *r);
+void   slc_rws_state_drop(slc_rws_ctx_t *rc);
+
 /* slc_rwsplit_hist.c */
 void   slc_rws_hist_key(const uint8_t *q, size_t n, slc_sql_kind_t kind,
     char key[SLC_RWS_KEY_LEN], int *drop);
 const char *slc_rws_hist_add(slc_rws_ctx_t *rc, const uint8_t *q,
     size_t n, slc_sql_kind_t kind);
 void   slc_rws_hist_clear(slc_rws_ctx_t *rc);
+/* COM_RESET_CONNECTION: all but the USE (the server keeps the database) */
+void   slc_rws_hist_reset(slc_rws_ctx_t *rc);
+/* The PREPARE the history keeps for the statement named at q[0..n) (the
+   rest of an EXECUTE after its keyword), NULL if none. */
+const char *slc_rws_hist_prepared(const slc_rws_ctx_t *rc, const uint8_t *q,
+    size_t n);
 size_t slc_rws_hist_save(const slc_rws_ctx_t *rc, uint8_t *buf, size_t cap);
 int    slc_rws_hist_restore(slc_rws_ctx_t *rc, const uint8_t *p, size_t len);
 

@@ -541,7 +541,9 @@ slc_rws_causal_read(slc_session_t *s, slc_rws_ctx_t *rc,
         return s->backend;
     }
     if (conf->causal_timeout > 0 && replica->state == SLC_BS_READY
-        && rc->copies == 0 && slc_mysql_track_idle(&replica->track)
+        && slc_rws_copies(rc, replica) != NULL
+        && slc_rws_copies(rc, replica)->copies == 0
+        && slc_mysql_track_idle(&replica->track)
         && slc_rws_causal_wait(replica, &need, conf->causal_timeout)
            == SLC_OK)
     {
@@ -574,7 +576,10 @@ slc_rws_causal_done(slc_backend_t *b, const slc_mysql_reply_t *r)
         slc_rws_causal_seen(cc, b->server, &cc->wait);
         return;
     }
-    rc->errs_seen = r->errs;            /* the wait's, not a copy's */
+    if (slc_rws_copies(rc, b) != NULL) {
+        slc_rws_copies(rc, b)->errs_seen = r->errs;  /* the wait's, not a
+                                                     copy's */
+    }
     slc_session_log(s, SLC_LOG_INFO, "readwritesplit: replica %s has not "
         "applied the session's writes in time, the read goes to the "
         "primary", b->server->name);

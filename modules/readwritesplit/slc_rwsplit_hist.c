@@ -49,30 +49,11 @@ slc_rws_word(const uint8_t *q, size_t n, size_t i, char *w, size_t cap)
 }
 
 /* Whether a comma ends an assignment at depth 0 (SET a = 1, b = 2):
-   such a SET replaces nothing.  Quotes and parentheses are skipped. */
+   such a SET replaces nothing. */
 static int
 slc_rws_multi_assign(const uint8_t *q, size_t n, size_t i)
 {
-    int depth = 0;
-
-    for (; i < n; i++) {
-        uint8_t c = q[i];
-
-        if (c == '\'' || c == '"' || c == '`') {
-            for (i++; i < n && q[i] != c; i++) {
-                if (q[i] == '\\' && c != '`') {
-                    i++;
-                }
-            }
-        } else if (c == '(') {
-            depth++;
-        } else if (c == ')') {
-            depth--;
-        } else if (c == ',' && depth == 0) {
-            return 1;
-        }
-    }
-    return 0;
+    return slc_rws_value_end(q, n, i) < n;
 }
 
 /*
@@ -199,6 +180,35 @@ slc_rws_hist_clear(slc_rws_ctx_t *rc)
     while (rc->nhist > 0) {
         slc_rws_hist_remove(rc, rc->nhist - 1);
     }
+}
+
+void
+slc_rws_hist_reset(slc_rws_ctx_t *rc)
+{
+    for (unsigned i = rc->nhist; i-- > 0; ) {
+        if (strcmp(rc->hist[i].key, "use") != 0) {
+            slc_rws_hist_remove(rc, i);
+        }
+    }
+}
+
+const char *
+slc_rws_hist_prepared(const slc_rws_ctx_t *rc, const uint8_t *q, size_t n)
+{
+    char w[SLC_RWS_KEY_LEN - 8];
+    char key[SLC_RWS_KEY_LEN];
+
+    slc_rws_word(q, n, slc_rws_skip_blank(q, n, 0), w, sizeof(w));
+    if (w[0] == '\0') {
+        return NULL;
+    }
+    snprintf(key, sizeof(key), "prepare %s", w);
+    for (unsigned i = 0; i < rc->nhist; i++) {
+        if (strcmp(rc->hist[i].key, key) == 0) {
+            return rc->hist[i].text;
+        }
+    }
+    return NULL;
 }
 
 /*

@@ -293,8 +293,8 @@ slc_rws_ps_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r)
     ok = r->stmt_id != w->prev;
     st = w->st;
     memset(w, 0, sizeof(*w));
-    if (!ok && st == NULL) {
-        rc->errs_seen++;
+    if (!ok && st == NULL && slc_rws_copies(rc, b) != NULL) {
+        slc_rws_copies(rc, b)->errs_seen++;
     }
     if (st == NULL) {
         if (ok) {
@@ -307,8 +307,11 @@ slc_rws_ps_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r)
     }
     o->state = ok ? SLC_RWS_REP_READY : SLC_RWS_REP_FAILED;
     o->rid = r->stmt_id;
+    if (!ok && slc_rws_copies(rc, b) != NULL) {
+        slc_rws_copies(rc, b)->errs_seen++;    /* ours: no session command
+                                               refused */
+    }
     if (!ok) {
-        rc->errs_seen++;            /* ours: no session command refused */
         slc_session_log(s, SLC_LOG_INFO, "readwritesplit: replica %s "
             "refused a prepared statement (error %u): it runs on the "
             "primary", b->server->name, r->err);
@@ -509,47 +512,20 @@ slc_rws_ps_to_replica(slc_session_t *s, slc_rws_ctx_t *rc,
 /*
  * A prepared session command (a SET, through a driver that prepares
  * everything: DBD::MariaDB with mariadb_server_prepare) runs on the
- * primary; the replicas get its text, as a text SET would reach them, and
- * the history keeps it.  With parameters the text says nothing: the
+ * primary; once the primary accepted it, the replicas get its text, as a
+ * text SET would reach them, and the history keeps it
+ * (slc_rws_state_hold).  With parameters the text says nothing: the
  * session's replica backends go, and it reads from the primary.
  */
 static void
 slc_rws_ps_state(slc_session_t *s, slc_rws_ctx_t *rc,
     const slc_rws_stmt_t *st)
 {
-    const uint8_t *q = st->prepare + 1;
-    size_t         n = st->len - 1;
-    uint8_t       *p = NULL;
-
-    if (st->params > 0 || slc_rws_hist_add(rc, q, n, st->kind) != NULL
-        || (p = malloc(st->len)) == NULL)
-    {
-        if (rc->nreplicas > 0) {
-            slc_session_log(s, SLC_LOG_INFO, "readwritesplit: a prepared "
-                "session command the replicas cannot be given: reads go "
-                "to the primary");
-        }
-        rc->primary_only = 1;
-        while (rc->nreplicas > 0) {
-            slc_rws_drop_replica(rc, rc->replica[0]);
-        }
+    if (st->params > 0) {
+        slc_rws_state_apply(s, rc, SLC_RWS_FX_UNKNOWN);
         return;
     }
-    p[0] = SLC_COM_QUERY;
-    memcpy(p + 1, q, n);
-    for (unsigned i = 0; i < rc->nreplicas; ) {
-        slc_backend_t *b = rc->replica[i];
-
-        if (b->state != SLC_BS_READY) {
-            i++;                        /* replays the history when ready */
-        } else if (slc_cmd_inject(b, p, st->len) == SLC_OK) {
-            rc->copies++;
-            i++;
-        } else {
-            slc_rws_drop_replica(rc, b);    /* it moved b's slot */
-        }
-    }
-    free(p);
+    slc_rws_state_hold(s, rc, st->prepare + 1, st->len - 1, st->kind);
 }
 
 /*
@@ -643,6 +619,10 @@ slc_rws_ps_execute(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c,
                              .payload = st->prepare, .avail = st->len };
         b = slc_rws_query(s, rc, &text);
         rc->retry_on = NULL;
+        if (b == NULL) {
+            return NULL;            /* answered (a write in a read-only
+                                       transaction) */
+        }
     }
     simple = !last && !st->long_data && c->payload[5] == 0;  /* no cursor */
     st->long_data = 0;

@@ -1412,6 +1412,27 @@ slc_sql_stmt_kind(const slc_sql_state_t *st)
     return st->kind;
 }
 
+/* Whether the statement read so far may change the session's state (a
+   multi-statement's SLC_SQL_F_MULTI_STATE): one of no known kind only
+   when it starts with a keyword (";;" or "; )" is an empty statement or
+   a syntax error). */
+static int
+slc_sql_stmt_sets_state(const slc_sql_state_t *st)
+{
+    slc_sql_kind_t kind = st->start ? SLC_SQL_EMPTY : slc_sql_stmt_kind(st);
+
+    switch (kind) {
+    case SLC_SQL_UNKNOWN:
+        return st->main != SLC_SQL_W_NONE || st->with;
+    case SLC_SQL_SET: case SLC_SQL_USE: case SLC_SQL_PREPARE:
+    case SLC_SQL_DEALLOCATE: case SLC_SQL_EXECUTE: case SLC_SQL_CALL:
+    case SLC_SQL_COMPOUND:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /*
  * More after a ";": a multi-statement.  The first statement's kind is
  * the text's; the others are read the same way for their flags and
@@ -1426,6 +1447,9 @@ slc_sql_next_statement(slc_sql_state_t *st)
     }
     if (slc_sql_stmt_kind(st) == SLC_SQL_DDL) {
         st->out->flags |= SLC_SQL_F_DDL;
+    }
+    if (slc_sql_stmt_sets_state(st)) {
+        st->out->flags |= SLC_SQL_F_MULTI_STATE;
     }
     st->out->flags |= SLC_SQL_F_MULTI;
     *st = (slc_sql_state_t) {
@@ -1525,6 +1549,9 @@ slc_sql_finish(slc_sql_state_t *st, int seen)
     }
     if (seen && st->more && slc_sql_stmt_kind(st) == SLC_SQL_DDL) {
         si->flags |= SLC_SQL_F_DDL;     /* the last of several */
+    }
+    if (seen && st->more && slc_sql_stmt_sets_state(st)) {
+        si->flags |= SLC_SQL_F_MULTI_STATE;
     }
     si->kind = !seen ? SLC_SQL_EMPTY
                : st->more ? st->first : slc_sql_stmt_kind(st);

@@ -191,6 +191,13 @@ typedef enum {
                                                   DDL past its first
                                                   statement (whose kind
                                                   says the first's) */
+#define SLC_SQL_F_MULTI_STATE      0x20000000u /* a statement of a multi-
+                                                  statement may change the
+                                                  session's state: SET,
+                                                  USE, PREPARE, DEALLOCATE,
+                                                  EXECUTE, CALL, a compound
+                                                  statement, one of no
+                                                  known kind */
 
 /* Flags that send a statement to the primary whatever its kind (a stored
    function may write: MaxScale sends such reads to the primary too). */

@@ -102,6 +102,7 @@
 #define SLC_ER_NET_PACKET_TOO_LARGE 1153    /* 08S01 */
 #define SLC_ER_NET_PACKETS_OUT_OF_ORDER 1156
 #define SLC_ER_MAX_PREPARED_STMT_COUNT_REACHED 1461   /* 42000 */
+#define SLC_ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION 1792  /* 25006 */
 /*
  * A backend that cannot be reached: a server-range code, because client
  * libraries (libmariadb 3.3) take an ERR carrying one of their own client

@@ -42,6 +42,7 @@
 #define NC  SLC_SQL_F_SQL_NO_CACHE
 #define SF  SLC_SQL_F_STORED_FUNC
 #define DD  SLC_SQL_F_DDL
+#define MS  SLC_SQL_F_MULTI_STATE
 #define TP  SLC_SQL_F_TABLES_PARTIAL
 #define AM  SLC_SQL_F_AMBIGUOUS
 #define CF  SLC_SQL_F_CALC_FOUND_ROWS
@@ -537,7 +538,7 @@ static const slc_test_stmt_t  slc_test_stmts[] = {
     S("SET PERSIST x = 1", SET, GL, PRIMARY, ""),
     S("SET PASSWORD = PASSWORD('x')", SET, WR, PRIMARY, ""),
     S("SET DEFAULT ROLE r FOR u", SET, WR, PRIMARY, ""),
-    S("SET @a = 1; SET @b = 2", SET, VA | MU, PRIMARY, ""),
+    S("SET @a = 1; SET @b = 2", SET, VA | MU | MS, PRIMARY, ""),
     /* SET STATEMENT ... FOR: the statement after FOR decides */
     S("SET STATEMENT max_statement_time=1 FOR SELECT * FROM t", SELECT, 0,
       REPLICA, "t"),
@@ -605,6 +606,10 @@ static const slc_test_stmt_t  slc_test_stmts[] = {
     /* multi-statements; a ";" in a string or comment is none */
     S("SELECT 1; SELECT 2", SELECT, MU, PRIMARY, ""),
     S("SELECT 1; SELECT 2;", SELECT, MU, PRIMARY, ""),
+    S("SELECT 1; USE db2", SELECT, MU | MS, PRIMARY, ""),
+    S("DO 1; SET sql_select_limit=1", DO, MU | MS, PRIMARY, ""),
+    S("SELECT 1; CALL p()", SELECT, MU | MS | WR, PRIMARY, ""),
+    S("SELECT 1; EXECUTE IMMEDIATE 'SET @a=1'", SELECT, MU | MS, PRIMARY, ""),
     S("SELECT 1;;", SELECT, MU, PRIMARY, ""),
     S("SELECT 1;", SELECT, 0, REPLICA, ""),
     S("SELECT 1; -- done", SELECT, 0, REPLICA, ""),
@@ -618,7 +623,7 @@ static const slc_test_stmt_t  slc_test_stmts[] = {
       "t"),
     S("INSERT INTO t VALUES (';'); SELECT 1", INSERT, WR | MU, PRIMARY,
       "t"),
-    S("SET @a = 1; SELECT @a", SET, VA | MU | VR, PRIMARY, ""),
+    S("SET @a = 1; SELECT @a", SET, VA | MU | VR | MS, PRIMARY, ""),
     S("SELECT * FROM t1; DROP TABLE t2", SELECT, MU | WR | DT | DD, PRIMARY,
       "t1,t2"),
     S("SELECT 1; CREATE TEMPORARY TABLE tmp (a INT)", SELECT,

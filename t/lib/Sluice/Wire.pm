@@ -17,7 +17,7 @@ use IO::Socket::INET;
 use Time::HiRes qw(time);
 use Socket qw(IPPROTO_TCP SO_RCVTIMEO TCP_CORK);
 
-our @EXPORT_OK = qw(read_n read_packet packet send_packet raw_connect
+our @EXPORT_OK = qw(query_all read_n read_packet packet send_packet raw_connect
                     greeting_of parse_greeting build_greeting native_token
                     handshake_response raw_login read_err err_packet
                     serve_login accept_login hang_up wait_eof
@@ -282,6 +282,26 @@ sub _ok_fields {
 sub query {
     my ($s, $sql) = @_;
     send_packet($s, 0, "\x03$sql") or return undef;
+    return _result($s);
+}
+
+# query_all($s, $sql): a multi-statement (the session negotiated
+# CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS, caps => 0x30000): every
+# result is read; the last one is returned, as query() returns one, or
+# the first ERR (which ends the statements).
+sub query_all {
+    my ($s, $sql) = @_;
+    send_packet($s, 0, "\x03$sql") or return undef;
+    my $r;
+    do {
+        $r = _result($s);
+    } while ($r && !$r->{err}
+             && (($r->{ok} ? $r->{ok}{status} : $r->{status}) & 0x08));
+    return $r;
+}
+
+sub _result {
+    my ($s) = @_;
     my ($seq, $pl) = read_packet($s);
     return undef unless defined $pl;
     if (ord $pl == 0xff) {
