@@ -196,7 +196,11 @@ replica_has(4);
 
 my $ga = $t->dbh(port => $t->port(2));
 my $gb = $t->dbh(port => $t->port(2));
-is(read_of($gb, 2), 'replica 0', 'global: a session reads from the replica');
+# (the monitor sees the replica's SQL thread running again within its
+# interval: until then no replica is picked)
+ok(wait_for(sub { read_of($gb, 2) eq 'replica 0' },
+            what => 'the monitor to see the replica running'),
+   'global: a session reads from the replica');
 hold_replica();
 ok($ga->do('INSERT INTO causal VALUES (2, 1)'), 'global: another session '
    . 'writes, replica held back');

@@ -33,6 +33,10 @@ $direct->do('COMMIT');
 for my $prep (0, 1) {
     my $how = $prep ? 'prepared' : 'text';
     my $d = $t->dbh(mariadb_server_prepare => $prep);
+    # the replica backend open first (else the transaction may start on
+    # the primary, which answers 1792 itself)
+    wait_for(sub { ($d->selectrow_array('SELECT @@server_id'))[0] == $rid },
+             what => 'a read on the replica');
     ok($d->do('START TRANSACTION READ ONLY'), "$how: START TRANSACTION READ ONLY");
     ok(!$d->do('INSERT INTO rws_row VALUES (2)')
        && $d->err == 1792 && $d->state eq '25006',

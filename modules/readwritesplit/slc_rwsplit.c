@@ -760,6 +760,11 @@ slc_rws_command(slc_session_t *s, const slc_cmd_t *c)
     if (b != NULL) {
         rc->last = b;
     }
+    if (b == s->backend && c->command == SLC_COM_QUERY
+        && c->avail == c->len && !rc->primary_lost)
+    {
+        slc_rws_causal_unhide(s, rc, c->payload + 1, c->len - 1);
+    }
     return b;
 }
 

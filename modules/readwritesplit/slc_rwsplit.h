@@ -62,6 +62,9 @@ typedef struct {
                                        command since the last ask */
     unsigned        waiting:1;      /* a MASTER_GTID_WAIT runs on the
                                        replica ahead of the read */
+    unsigned        client_gtid:1;  /* the client's own list of tracked
+                                       variables has last_gtid (or *):
+                                       its OKs keep it */
 } slc_rws_causal_t;
 
 /* master_failure_mode */
@@ -278,6 +281,11 @@ int   slc_rws_causal_fresh(slc_session_t *s, slc_rws_ctx_t *rc,
 void  slc_rws_causal_done(slc_backend_t *b, const slc_mysql_reply_t *r);
 /* A session command (SET...) that goes to every backend. */
 void  slc_rws_causal_set(slc_rws_ctx_t *rc, const uint8_t *q, size_t n);
+/* COM_QUERY q[0..n) goes to the primary: if it names session_track_
+   system_variables, the primary's list is the client's for it (the
+   proxy's last_gtid out), and tracking is asked again after it. */
+void  slc_rws_causal_unhide(slc_session_t *s, slc_rws_ctx_t *rc,
+    const uint8_t *q, size_t n);
 /* A new user or a reset: the session variables are the server's again. */
 void  slc_rws_causal_forget(slc_rws_ctx_t *rc);
 

@@ -234,8 +234,9 @@ static void
 slc_rws_causal_ask(slc_session_t *s, slc_rws_causal_t *cc)
 {
     static const char q[] = "\x03" "SET @@session." SLC_RWS_TRACK_VARS
-        " = CONCAT_WS(',', NULLIF(@@session." SLC_RWS_TRACK_VARS
-        ", ''), 'last_gtid')";
+        " = IF(FIND_IN_SET('last_gtid', @@session." SLC_RWS_TRACK_VARS
+        "), @@session." SLC_RWS_TRACK_VARS ", CONCAT_WS(',', NULLIF("
+        "@@session." SLC_RWS_TRACK_VARS ", ''), 'last_gtid'))";
     slc_backend_t *b = s->backend;
 
     cc->track = SLC_RWS_TRACK_OFF;
@@ -253,6 +254,7 @@ slc_rws_causal_ask(slc_session_t *s, slc_rws_causal_t *cc)
                == SLC_OK)
     {
         cc->track = SLC_RWS_TRACK_ASKED;
+        slc_mysql_track_hide_gtid(&b->track, !cc->client_gtid);
     }
 }
 
@@ -384,21 +386,66 @@ slc_rws_causal_taken(slc_session_t *s, slc_rws_ctx_t *rc)
     }
 }
 
-/* The client sets the list itself: last_gtid is no longer in it. */
+/* Whether q[0..n) names word w (lowercase), in any case. */
+static int
+slc_rws_causal_names(const uint8_t *q, size_t n, const char *w)
+{
+    size_t k = strlen(w);
+
+    for (size_t i = 0; i + k <= n; i++) {
+        if ((q[i] | 0x20) == w[0]
+            && strncasecmp((const char *) q + i, w, k) == 0)
+        {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/*
+ * The client sets the list itself, which takes last_gtid out on the
+ * primary: asked again at the next command (it is put back unless the
+ * client's list has it).  A list that names last_gtid or * is the
+ * client's wish to see it: its OKs keep it.
+ */
 void
 slc_rws_causal_set(slc_rws_ctx_t *rc, const uint8_t *q, size_t n)
 {
-    size_t k = sizeof(SLC_RWS_TRACK_VARS) - 1;
+    if (!slc_rws_causal_names(q, n, SLC_RWS_TRACK_VARS)) {
+        return;
+    }
+    rc->causal.client_gtid = slc_rws_causal_names(q, n, "last_gtid")
+                             || memchr(q, '*', n) != NULL;
+    if (rc->causal.track != SLC_RWS_TRACK_NONE
+        && rc->causal.track != SLC_RWS_TRACK_QUERY)
+    {
+        rc->causal.track = SLC_RWS_TRACK_NONE;
+    }
+}
 
-    for (size_t i = 0; i + k <= n; i++) {
-        if ((q[i] | 0x20) == 's'
-            && strncasecmp((const char *) q + i, SLC_RWS_TRACK_VARS, k) == 0)
-        {
-            if (rc->causal.track != SLC_RWS_TRACK_NONE) {
-                rc->causal.track = SLC_RWS_TRACK_OFF;
-            }
-            return;
-        }
+void
+slc_rws_causal_unhide(slc_session_t *s, slc_rws_ctx_t *rc,
+    const uint8_t *q, size_t n)
+{
+    static const char set[] = "\x03" "SET @@session." SLC_RWS_TRACK_VARS
+        " = TRIM(BOTH ',' FROM REPLACE(CONCAT(',', @@session."
+        SLC_RWS_TRACK_VARS ", ','), ',last_gtid,', ','))";
+    slc_rws_causal_t *cc = &rc->causal;
+    slc_sql_info_t    si;
+
+    if ((cc->track != SLC_RWS_TRACK_ON && cc->track != SLC_RWS_TRACK_ASKED)
+        || cc->client_gtid || !slc_rws_causal_names(q, n, SLC_RWS_TRACK_VARS))
+    {
+        return;
+    }
+    (void) slc_sql_classify(q, n, s->backend->track.status, &si);
+    if (slc_rws_may_write(&si)) {
+        return;             /* its GTID must be tracked: the list stays */
+    }
+    if (slc_cmd_inject(s->backend, (const uint8_t *) set, sizeof(set) - 1)
+        == SLC_OK)
+    {
+        cc->track = SLC_RWS_TRACK_NONE;     /* back before the next */
     }
 }
 
@@ -407,6 +454,7 @@ slc_rws_causal_forget(slc_rws_ctx_t *rc)
 {
     rc->causal.track = SLC_RWS_TRACK_NONE;  /* asked again: a new user's
                                                variables are the server's */
+    rc->causal.client_gtid = 0;
     rc->causal.waiting = 0;
     rc->causal.dirty = 0;
 }

@@ -48,6 +48,31 @@ slc_rws_word(const uint8_t *q, size_t n, size_t i, char *w, size_t cap)
     return i;
 }
 
+size_t
+slc_rws_value_end(const uint8_t *q, size_t n, size_t i)
+{
+    int depth = 0;
+
+    for (; i < n; i++) {
+        uint8_t c = q[i];
+
+        if (c == '\'' || c == '"' || c == '`') {
+            for (i++; i < n && q[i] != c; i++) {
+                if (q[i] == '\\' && c != '`') {
+                    i++;
+                }
+            }
+        } else if (c == '(') {
+            depth++;
+        } else if (c == ')') {
+            depth--;
+        } else if (c == ',' && depth == 0) {
+            return i;
+        }
+    }
+    return n;
+}
+
 /* Whether a comma ends an assignment at depth 0 (SET a = 1, b = 2):
    such a SET replaces nothing. */
 static int

@@ -84,31 +84,6 @@ slc_rws_st_is(const uint8_t *q, size_t n, size_t i, const char *w)
     return i + k;
 }
 
-size_t
-slc_rws_value_end(const uint8_t *q, size_t n, size_t i)
-{
-    int depth = 0;
-
-    for (; i < n; i++) {
-        uint8_t c = q[i];
-
-        if (c == '\'' || c == '"' || c == '`') {
-            for (i++; i < n && q[i] != c; i++) {
-                if (q[i] == '\\' && c != '`') {
-                    i++;
-                }
-            }
-        } else if (c == '(') {
-            depth++;
-        } else if (c == ')') {
-            depth--;
-        } else if (c == ',' && depth == 0) {
-            return i;
-        }
-    }
-    return n;
-}
-
 /*
  * The scopes a SET assigns (SLC_RWS_SCOPE_*): @x is the user's, @@global.x
  * and any name after GLOBAL the server's; everything else (a name,

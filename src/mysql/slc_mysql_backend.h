@@ -72,6 +72,10 @@ struct slc_backend_s {
     /* follows the commands and responses on this connection once it is
        logged in (slc_backend_track_start) */
     slc_mysql_track_t       track;
+    uint32_t                held;     /* bytes at the end of `in` the
+                                         tracker may still rewrite
+                                         (slc_mysql_track_server_edit):
+                                         not sent to the client yet */
     const slc_backend_ops_t *ops;     /* NULL: the session's own */
     void                   *data;     /* the ops' own */
     slc_defer_t             defer;

@@ -931,15 +931,47 @@ slc_cmd_packets(slc_session_t *s, const uint8_t *p, size_t len,
     }
 }
 
+/*
+ * Server bytes just read at p[0..n) (what b held back before them, at
+ * buf->pos): the tracker follows them, and where it hides something from
+ * the client (readwritesplit's last_gtid) it rewrites them and may hold
+ * the last ones back.  Their new length.
+ */
+static size_t
+slc_cmd_track(slc_session_t *s, slc_backend_t *b, uint8_t *p, size_t n)
+{
+    size_t hold;
+
+    if (!slc_mysql_track_hiding(&b->track)) {
+        slc_mysql_track_server(&b->track, p, n);
+        return n;
+    }
+    n = slc_mysql_track_server_edit(&b->track, p, n, &hold);
+    b->held = (uint32_t) hold;
+    (void) s;
+    return n;
+}
+
+/* Bytes held back from the client (slc_cmd_track) go to the start of the
+   buffer, for the rest of their packet to follow them. */
+static void
+slc_cmd_held_down(slc_buf_t *buf, const slc_backend_t *b)
+{
+    memmove(buf->start, buf->last - b->held, b->held);
+    buf->pos = buf->start;
+    buf->last = buf->start + b->held;
+}
+
 static void
 slc_cmd_pump(slc_session_t *s, slc_backend_t *b)
 {
     struct slc_cmd_s *c = s->cmd;
     slc_buf_t        *buf = b->in;
     ssize_t           n;
+    size_t            k;
 
     for ( ;; ) {
-        while (buf != NULL && slc_buf_len(buf) > 0) {
+        while (buf != NULL && slc_buf_len(buf) > b->held) {
             if (!c->replied && slc_cmd_killed(s, b)) {
                 slc_cmd_backend_fail(b, "the server ended the connection");
                 return;
@@ -949,10 +981,12 @@ slc_cmd_pump(slc_session_t *s, slc_backend_t *b)
                                            on_write */
             }
             if (c->silent) {
-                buf->pos = buf->last;   /* a prelude's: nobody's */
+                buf->pos = buf->last - b->held;     /* a prelude's:
+                                                       nobody's */
                 continue;
             }
-            n = slc_conn_write(&s->client, buf->pos, slc_buf_len(buf));
+            n = slc_conn_write(&s->client, buf->pos,
+                               slc_buf_len(buf) - b->held);
             if (n < 0) {
                 slc_session_close(s, SLC_LOG_INFO, "client write failed");
                 return;
@@ -970,11 +1004,15 @@ slc_cmd_pump(slc_session_t *s, slc_backend_t *b)
         if (!b->conn.readable) {
             break;
         }
-        if (buf == NULL && (buf = b->in = slc_buf_get()) == NULL) {
-            slc_session_close(s, SLC_LOG_ERR, "out of memory");
-            return;
+        if (buf == NULL) {
+            if ((buf = b->in = slc_buf_get()) == NULL) {
+                slc_session_close(s, SLC_LOG_ERR, "out of memory");
+                return;
+            }
+            buf->pos = buf->last = buf->start;
+            b->held = 0;
         }
-        buf->pos = buf->last = buf->start;
+        slc_cmd_held_down(buf, b);
         n = slc_conn_read(&b->conn, buf->last, slc_buf_room(buf));
         if (n < 0 || b->conn.eof) {
             if (b != s->backend && b->ops != NULL) {
@@ -984,12 +1022,12 @@ slc_cmd_pump(slc_session_t *s, slc_backend_t *b)
             slc_cmd_own_lost(s, "closed connection");
             return;
         }
-        buf->last += n;
         s->last_active = slc_loop->now;
-        slc_mysql_track_server(&b->track, buf->pos, (size_t) n);
         slc_upstream_count_bytes(b->server, (size_t) n, 0);
-        if (c->packets && !c->silent) {
-            slc_cmd_packets(s, buf->pos, (size_t) n, b);
+        k = slc_cmd_track(s, b, buf->last, (size_t) n);
+        buf->last += k;
+        if (c->packets && !c->silent && slc_buf_len(buf) > b->held) {
+            slc_cmd_packets(s, buf->pos, slc_buf_len(buf) - b->held, b);
             if (s->state != SLC_SS_READY) {
                 return;
             }

@@ -18,6 +18,7 @@
 
 #include "slc_core.h"
 #include "slc_mysql_codec.h"
+#include "slc_mysql_okstate.h"
 #include "slc_mysql_track.h"
 
 #define SLC_MYSQL_LOCAL_INFILE      0xfb
@@ -929,14 +930,57 @@ slc_mysql_frame_at_boundary(const slc_mysql_frame_t *f)
  * A broken tracker still frames the client side (to see COM_QUIT); the
  * server side it no longer looks at.
  */
-static void
-slc_mysql_track_feed(slc_mysql_track_t *t, slc_mysql_frame_t *f,
-    const uint8_t *p, size_t len, slc_mysql_track_msg_pt msg)
+/*
+ * The OK just completed, whose last p bytes of the caller's (w: they may
+ * be written, len more follow them) are all of it: rewritten without
+ * last_gtid.  Returns by how many bytes it shrank.
+ */
+static size_t
+slc_mysql_track_ok_edit(slc_mysql_track_t *t, const slc_mysql_frame_t *f,
+    uint8_t *end, size_t len)
 {
-    size_t  n;
+    uint8_t  out[SLC_MYSQL_MAX_OKSTATE];
+    uint8_t *start = end - SLC_MYSQL_HDR_LEN - f->plen;
+    size_t   n;
+
+    if (f->plen != t->g->ok_len
+        || (n = slc_mysql_okstate_hide_gtid(t->g->ok, t->g->ok_len, out))
+           == 0)
+    {
+        return 0;
+    }
+    slc_mysql_hdr_write(start, (uint32_t) n, f->seq);
+    memcpy(start + SLC_MYSQL_HDR_LEN, out, n);
+    memmove(start + SLC_MYSQL_HDR_LEN + n, end, len);
+    return f->plen - n;
+}
+
+/* The bytes of the current server packet the caller must hold back (see
+   slc_mysql_track_server_edit). */
+static size_t
+slc_mysql_track_hold(const slc_mysql_track_t *t, const slc_mysql_frame_t *f)
+{
+    if (f->hdr_len < SLC_MYSQL_HDR_LEN) {
+        return f->hdr_len;              /* 0 at a boundary */
+    }
+    if (f->continued || (f->seen && !t->g->ok_on)) {
+        return 0;                       /* a row, definitions...: as is */
+    }
+    return SLC_MYSQL_HDR_LEN + f->plen - f->remaining;
+}
+
+/*
+ * With w (the caller's writable p, slc_mysql_track_server_edit): OKs
+ * edited in place, and the new length returned; else len.
+ */
+static size_t
+slc_mysql_track_feed(slc_mysql_track_t *t, slc_mysql_frame_t *f,
+    const uint8_t *p, size_t len, slc_mysql_track_msg_pt msg, uint8_t *w)
+{
+    size_t  n, total = len;
 
     if (t->broken && f == &t->srv) {
-        return;
+        return len;
     }
     while (len > 0) {
         size_t h0 = f->head_len, body = 0;
@@ -961,11 +1005,21 @@ slc_mysql_track_feed(slc_mysql_track_t *t, slc_mysql_frame_t *f,
         }
         if (f->hdr_len == SLC_MYSQL_HDR_LEN && f->remaining == 0) {
             if (t->g != NULL && t->g->ok_on && f == &t->srv) {
+                int row = t->g->row;
+
                 slc_mysql_track_ok_end(t);
+                if (w != NULL && t->g->hide && !row) {
+                    uint8_t *end = w + (p - w);
+                    size_t   cut = slc_mysql_track_ok_edit(t, f, end, len);
+
+                    p -= cut;
+                    total -= cut;
+                }
             }
             f->hdr_len = 0;
         }
     }
+    return total;
 }
 
 
@@ -1009,15 +1063,28 @@ slc_mysql_track_set_mariadb_caps(slc_mysql_track_t *t, uint32_t caps)
 int
 slc_mysql_track_client(slc_mysql_track_t *t, const uint8_t *p, size_t len)
 {
-    slc_mysql_track_feed(t, &t->cli, p, len, slc_mysql_track_cli_msg);
+    (void) slc_mysql_track_feed(t, &t->cli, p, len,
+                                slc_mysql_track_cli_msg, NULL);
     return SLC_OK;
 }
 
 int
 slc_mysql_track_server(slc_mysql_track_t *t, const uint8_t *p, size_t len)
 {
-    slc_mysql_track_feed(t, &t->srv, p, len, slc_mysql_track_srv_msg);
+    (void) slc_mysql_track_feed(t, &t->srv, p, len,
+                                slc_mysql_track_srv_msg, NULL);
     return SLC_OK;
+}
+
+size_t
+slc_mysql_track_server_edit(slc_mysql_track_t *t, uint8_t *p, size_t len,
+    size_t *hold)
+{
+    len = slc_mysql_track_feed(t, &t->srv, p, len, slc_mysql_track_srv_msg,
+                               p);
+    *hold = t->g != NULL && t->g->hide && !t->broken
+            ? slc_mysql_track_hold(t, &t->srv) : 0;
+    return len;
 }
 
 int

@@ -116,6 +116,8 @@ typedef struct {
     uint8_t     ok_on;        /* the packet being read is such an OK */
     uint8_t     row;          /* ... or the row a GTID query returned */
     uint8_t     row_want;     /* the next response answers such a query */
+    uint8_t     hide;         /* last_gtid is taken out of the OKs the
+                                 client sees (slc_mysql_track_server_edit) */
     uint64_t    gtids;
     uint64_t    gtid_lost;
     slc_gtid_t  gtid;
@@ -181,6 +183,33 @@ int  slc_mysql_track_client(slc_mysql_track_t *t, const uint8_t *p,
 /* Bytes the server sent to the client. */
 int  slc_mysql_track_server(slc_mysql_track_t *t, const uint8_t *p,
     size_t len);
+
+/*
+ * As slc_mysql_track_server, for the bytes p[0..len) the caller is about
+ * to send its client, which it lets the tracker change: with `hide` on
+ * (slc_mysql_track_hide_gtid), an OK whose last_gtid the tracker read is
+ * rewritten in place without it (slc_mysql_okstate_hide_gtid), the bytes
+ * after it moving down.  Returns the new length.  *hold: how many bytes at
+ * the end belong to a packet that may still be rewritten (its head not
+ * read yet, or such an OK not complete); the caller sends them only once
+ * a later call completed it, and keeps them directly before the bytes it
+ * passes next (they may extend before p: what earlier calls held).
+ */
+size_t slc_mysql_track_server_edit(slc_mysql_track_t *t, uint8_t *p,
+    size_t len, size_t *hold);
+/* Hide last_gtid from the client (on) or not; after want_gtid. */
+static inline void
+slc_mysql_track_hide_gtid(slc_mysql_track_t *t, int on)
+{
+    if (t->g != NULL) {
+        t->g->hide = (uint8_t) (on != 0);
+    }
+}
+static inline int
+slc_mysql_track_hiding(const slc_mysql_track_t *t)
+{
+    return t->g != NULL && t->g->hide;
+}
 
 /* Read last_gtid from OKs from now on (the connection negotiated
    CLIENT_SESSION_TRACK); SLC_ERROR: no memory.  Initialising the tracker

@@ -8,8 +8,10 @@
 #include "slc_test.h"
 
 #include "slc_core.h"
+#include "slc_mysql_codec.h"
 #include "slc_mysql_gtid.h"
 #include "slc_mysql_proto.h"
+#include "slc_mysql_okstate.h"
 #include "slc_mysql_track.h"
 
 /* Hex text into bytes; returns the length. */
@@ -277,6 +279,98 @@ START_TEST(test_track)
 }
 END_TEST
 
+/* slc_mysql_okstate_hide_gtid: last_gtid out, the rest kept. */
+START_TEST(test_hide)
+{
+    uint8_t ok[600], out[600], want[600];
+    size_t  n, k, w;
+
+    /* the only entry: flag cleared, state gone */
+    n = slc_test_hex(SLC_OK_INSERT, ok, sizeof(ok));
+    k = slc_mysql_okstate_hide_gtid(ok, n, out);
+    w = slc_test_hex("0001000200000000", want, sizeof(want));
+    ck_assert_uint_eq(k, w);
+    ck_assert(memcmp(out, want, w) == 0);
+    /* the info string stays */
+    n = slc_test_hex(SLC_OK_INSERT_INFO, ok, sizeof(ok));
+    k = slc_mysql_okstate_hide_gtid(ok, n, out);
+    ck_assert_uint_eq(k, n - 19);
+    ck_assert_uint_eq(out[3] | out[4] << 8, 0x0002);
+    ck_assert(memcmp(out + 7, ok + 7, k - 7) == 0);
+    /* nothing to hide: 0, the packet as it is */
+    n = slc_test_hex(SLC_OK_TWO_VARS, ok, sizeof(ok));
+    ck_assert_uint_eq(slc_mysql_okstate_hide_gtid(ok, n, out), 0);
+    n = slc_test_hex(SLC_OK_PLAIN, ok, sizeof(ok));
+    ck_assert_uint_eq(slc_mysql_okstate_hide_gtid(ok, n, out), 0);
+    /* autocommit and time_zone entries, then last_gtid: the two stay */
+    n = slc_test_hex("00000002400000" "0035" "000e0a6175746f636f6d6d6974024f4e0011"
+                     "0974696d655f7a6f6e65062b30313a3030"
+                     "0010096c6173745f6774696405302d312d33", ok, sizeof(ok));
+    k = slc_mysql_okstate_hide_gtid(ok, n, out);
+    w = slc_test_hex(SLC_OK_TWO_VARS, want, sizeof(want));
+    ck_assert_uint_eq(k, w);
+    ck_assert(memcmp(out, want, w) == 0);
+    /* malformed: a state string longer than the packet */
+    n = slc_test_hex("0001000240000000300010096c6173745f6774696405302d312d33",
+                     ok, sizeof(ok));
+    ck_assert_uint_eq(slc_mysql_okstate_hide_gtid(ok, n, out), 0);
+}
+END_TEST
+
+/*
+ * The OK with last_gtid, in chunks of every size, the way the
+ * command layer's pump feeds them (slc_cmd_track): what reaches the
+ * client is the OK without it, the GTID is read, and the bytes held back
+ * are always the end of what was read.
+ */
+static void
+slc_test_hide_feed(size_t chunk)
+{
+    slc_mysql_track_t t;
+    uint8_t           ok[600], stream[700], buf[800], got[700], want[700];
+    uint8_t           q[] = { 5, 0, 0, 0, 3, 'x', 'y', 'z', '1' };
+    size_t            n = slc_test_hex(SLC_OK_INSERT_INFO, ok, sizeof(ok));
+    size_t            len = 0, ngot = 0, held = 0, hold, k, w;
+
+    memset(&t, 0, sizeof(t));
+    slc_mysql_track_init(&t, SLC_CLIENT_PROTOCOL_41
+        | SLC_CLIENT_SESSION_TRACK | SLC_CLIENT_DEPRECATE_EOF,
+        SLC_SERVER_STATUS_AUTOCOMMIT);
+    ck_assert_int_eq(slc_mysql_track_want_gtid(&t), SLC_OK);
+    slc_mysql_track_hide_gtid(&t, 1);
+    slc_mysql_hdr_write(stream, (uint32_t) n, 1);
+    memcpy(stream + 4, ok, n);
+    len = n + 4;
+    slc_mysql_track_client(&t, q, sizeof(q));
+    for (size_t off = 0; off < len; off += chunk) {
+        size_t c = slc_min(chunk, len - off);
+
+        memcpy(buf + held, stream + off, c);
+        k = slc_mysql_track_server_edit(&t, buf + held, c, &hold);
+        ck_assert_uint_le(hold, held + k);
+        memcpy(got + ngot, buf, held + k - hold);
+        ngot += held + k - hold;
+        memmove(buf, buf + held + k - hold, hold);
+        held = hold;
+    }
+    ck_assert_uint_eq(held, 0);
+    ck_assert(slc_mysql_track_idle(&t));
+    ck_assert_uint_eq(slc_mysql_track_gtids(&t), 1);
+    w = slc_mysql_okstate_hide_gtid(ok, n, want + 4);
+    slc_mysql_hdr_write(want, (uint32_t) w, 1);
+    ck_assert_uint_eq(ngot, w + 4);
+    ck_assert(memcmp(got, want, ngot) == 0);
+    slc_mysql_track_free(&t);
+}
+
+START_TEST(test_track_hide)
+{
+    for (size_t chunk = 1; chunk < 90; chunk++) {
+        slc_test_hide_feed(chunk);
+    }
+}
+END_TEST
+
 START_TEST(test_track_not_wanted)
 {
     slc_mysql_track_t t;
@@ -426,6 +520,8 @@ slc_gtid_suite(void)
     tcase_add_test(tc, test_ok_several_entries);
     tcase_add_test(tc, test_track);
     tcase_add_test(tc, test_track_not_wanted);
+    tcase_add_test(tc, test_hide);
+    tcase_add_test(tc, test_track_hide);
     tcase_add_test(tc, test_track_returning);
     tcase_add_test(tc, test_track_row);
     suite_add_tcase(s, tc);
