@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <linux/futex.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <sys/syscall.h>
 
@@ -203,26 +204,52 @@ slc_account_wild(const char *s, const char *p, int fold)
 }
 
 int
-slc_account_host_match(const slc_account_t *a, const char *host)
+slc_account_loopback(const char *ip)
 {
-    int      local = strcmp(host, "localhost") == 0;
+    struct in_addr  a4;
+    struct in6_addr a6;
+
+    if (inet_pton(AF_INET, ip, &a4) == 1) {
+        return ntohl(a4.s_addr) == INADDR_LOOPBACK;
+    }
+    return inet_pton(AF_INET6, ip, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
+void
+slc_account_client(slc_account_client_t *c, const char *host, int resolve)
+{
+    if (strcmp(host, "localhost") == 0) {
+        c->name = host;                 /* a unix socket: no address */
+        c->ip = NULL;
+        return;
+    }
+    /* the server's ip_to_hostname: a loopback peer is "localhost" with
+       no DNS; any other it would resolve, which sluice does not */
+    c->name = resolve && slc_account_loopback(host) ? "localhost" : NULL;
+    c->ip = host;
+}
+
+int
+slc_account_host_match(const slc_account_t *a, const slc_account_client_t *c)
+{
     uint32_t ip;
 
     if (a->host[0] == '\0') {
         return 1;
     }
     if (a->mask != 0) {
-        return !local
-               && slc_account_ipv4(host, strlen(host), &ip) == SLC_OK
+        return c->ip != NULL
+               && slc_account_ipv4(c->ip, strlen(c->ip), &ip) == SLC_OK
                && (ip & a->mask) == a->ip;
     }
     /* a name is compared case-blind, an address as it is */
-    return slc_account_wild(host, a->host, local);
+    return (c->name != NULL && slc_account_wild(c->name, a->host, 1))
+           || (c->ip != NULL && slc_account_wild(c->ip, a->host, 0));
 }
 
 const slc_account_t *
 slc_accounts_match(const slc_account_t *a, unsigned n, const char *user,
-    const char *host)
+    const slc_account_client_t *c)
 {
     const slc_account_t *best = NULL;
     unsigned             lo = 0, hi = n, i;
@@ -237,7 +264,7 @@ slc_accounts_match(const slc_account_t *a, unsigned n, const char *user,
         }
     }
     for (i = lo; i < n && strcmp(a[i].user, user) == 0; i++) {
-        if (slc_account_host_match(&a[i], host)) {
+        if (slc_account_host_match(&a[i], c)) {
             best = &a[i];
             break;
         }
@@ -248,7 +275,7 @@ slc_accounts_match(const slc_account_t *a, unsigned n, const char *user,
         if (best != NULL && a[i].sort <= best->sort) {
             break;
         }
-        if (slc_account_host_match(&a[i], host)) {
+        if (slc_account_host_match(&a[i], c)) {
             return &a[i];
         }
     }
@@ -290,6 +317,7 @@ slc_accounts_find(const slc_accounts_zone_t *z, const char *user,
         const slc_accounts_table_t *tab = &z->tab[t];
         uint32_t s0 = slc_seqlock_read_begin(&tab->seq);
         const slc_account_t *a;
+        slc_account_client_t c;
         unsigned n;
 
         if (s0 & 1) {
@@ -297,8 +325,10 @@ slc_accounts_find(const slc_accounts_zone_t *z, const char *user,
             continue;
         }
         n = __atomic_load_n(&tab->n, __ATOMIC_RELAXED);
+        slc_account_client(&c, host,
+            (int) __atomic_load_n(&tab->resolve, __ATOMIC_RELAXED));
         a = slc_accounts_match(tab->a, n < SLC_ACCOUNTS_MAX ? n
-                               : SLC_ACCOUNTS_MAX, user, host);
+                               : SLC_ACCOUNTS_MAX, user, &c);
         if (a != NULL) {
             memcpy(out, a, sizeof(*out));
         }
@@ -339,6 +369,21 @@ slc_mysql_cred_find(const slc_cycle_t *cycle, const slc_mysql_srv_t *srv,
     }
     explicit_bzero(&a, sizeof(a));
     return rc == SLC_OK ? SLC_OK : SLC_ERROR;
+}
+
+const char *
+slc_accounts_host_name(const slc_mysql_srv_t *srv, const char *host)
+{
+    const slc_accounts_zone_t *z = slc_accounts_of(srv);
+    uint32_t                   t;
+
+    if (z == NULL || !slc_account_loopback(host)) {
+        return host;
+    }
+    /* one word of the table readers use: no seqlock needed */
+    t = __atomic_load_n(&z->active, __ATOMIC_ACQUIRE) & 1;
+    return __atomic_load_n(&z->tab[t].resolve, __ATOMIC_RELAXED)
+           ? "localhost" : host;
 }
 
 /* ---- asking for a load ------------------------------------------------ */

@@ -20,6 +20,16 @@
  * after its request (slc_accounts_served), so an account created a moment
  * ago logs in on the first try.  The monitor loads at most once a second
  * per upstream, whoever asks (`loaded_at`, shared by every process).
+ *
+ * Host names: with the server's @@skip_name_resolve OFF (its default) it
+ * names a TCP client at a loopback address (127.0.0.1, ::1) `localhost`
+ * without asking DNS, and matches host patterns against that name and
+ * the address both.  The loader reads the setting with the accounts, and
+ * each table says which it holds (`resolve`), so a loopback client
+ * matches 'u'@'localhost' as it would on the server.  Other addresses
+ * the server would resolve by reverse DNS; sluice does not (the worker's
+ * loop never waits on DNS): they match by address only (docs/directives.md,
+ * users_from).
  */
 
 #define SLC_ACCOUNT_USER_MAX    128     /* characters of mysql.user.User */
@@ -48,6 +58,10 @@ typedef struct {
 typedef struct {
     uint32_t                  seq;      /* seqlock (slc_seqlock.h) */
     uint32_t                  n;
+    /* 1: the server these accounts came from resolves client names
+       (@@skip_name_resolve OFF), so a loopback peer is `localhost` */
+    uint32_t                  resolve;
+    uint32_t                  pad;
     slc_account_t             a[SLC_ACCOUNTS_MAX];  /* slc_account_cmp */
 } slc_accounts_table_t;
 
@@ -93,19 +107,41 @@ void     slc_account_prepare(slc_account_t *a);
    descending, as the server sorts its acl_users. */
 int      slc_account_cmp(const void *a, const void *b);
 /*
- * Whether the account's host matches a client at `host`: "localhost"
- * for a unix socket client, else its IP address (the server resolves no
- * names here: see the docs).  `%`, `_` and `\` as in LIKE (case-blind
- * for names), IP/netmask for IPv4.
+ * A client as the server sees it at login: a host name, an address, or
+ * both (the server's sctx->host and sctx->ip).
  */
-int      slc_account_host_match(const slc_account_t *a, const char *host);
+typedef struct {
+    const char               *name;     /* NULL: none */
+    const char               *ip;       /* text; NULL: a unix socket */
+} slc_account_client_t;
+
+/* 1 if `ip` (text) is what the server counts as loopback: 127.0.0.1
+   exactly (not the rest of 127/8), or ::1. */
+int      slc_account_loopback(const char *ip);
 /*
- * The account the server would pick for `user` at `host` in a table
- * sorted by slc_account_cmp: the most specific match among that user's
- * entries and the anonymous ones, a named entry winning a tie.
+ * The client at `host`, as sessions keep it ("localhost" for a unix
+ * socket, else the peer's address as text), for a server that resolves
+ * names (`resolve`) or not: a unix socket is the name "localhost"; a
+ * TCP peer is its address, and also the name "localhost" when it is
+ * loopback and the server resolves.  `c` points into `host`.
+ */
+void     slc_account_client(slc_account_client_t *c, const char *host,
+    int resolve);
+/*
+ * Whether the account's host matches the client, as the server's
+ * compare_hostname: IP/netmask (IPv4) against the address; else the
+ * pattern (`%`, `_` and `\` as in LIKE) against the name, case-blind,
+ * or against the address as it is.  An empty host matches any client.
+ */
+int      slc_account_host_match(const slc_account_t *a,
+    const slc_account_client_t *c);
+/*
+ * The account the server would pick for `user` from client `c` in a
+ * table sorted by slc_account_cmp: the most specific match among that
+ * user's entries and the anonymous ones, a named entry winning a tie.
  */
 const slc_account_t *slc_accounts_match(const slc_account_t *a, unsigned n,
-    const char *user, const char *host);
+    const char *user, const slc_account_client_t *c);
 
 /* ---- what workers use ------------------------------------------------ */
 
@@ -125,6 +161,16 @@ typedef struct {
    `out` is the caller's and must be wiped by it (explicit_bzero). */
 int  slc_mysql_cred_find(const slc_cycle_t *cycle, const slc_mysql_srv_t *srv,
     const char *user, const char *host, slc_mysql_cred_t *out);
+
+/*
+ * The host the server would name a client at `host` (as sessions keep
+ * it) in its messages ('u'@'HOST'): "localhost" for a loopback peer when
+ * the block's users_from server resolves names (as of the last load),
+ * else `host` itself.  Without users_from the server's setting is not
+ * known, and the address is named.
+ */
+const char *slc_accounts_host_name(const slc_mysql_srv_t *srv,
+    const char *host);
 
 /* The users_from zone of a server {} block, NULL without one, and its
    upstream. */
@@ -147,8 +193,9 @@ int  slc_accounts_loader_init(slc_cycle_t *cycle);
 void slc_accounts_loader_exit(void);
 
 /* Publish a new table (the loader; also the unit tests): sorts `a`,
-   writes the inactive table and flips. */
+   writes the inactive table, with `resolve` (the server's
+   skip_name_resolve is OFF), and flips. */
 void slc_accounts_publish(slc_accounts_zone_t *z, slc_account_t *a,
-    unsigned n);
+    unsigned n, int resolve);
 
 #endif /* SLC_MYSQL_ACCOUNTS_H */

@@ -30,6 +30,10 @@
  * old and a new monitor around a reload count together): then a timer
  * starts it when the interval is over.
  *
+ * Host names: @@skip_name_resolve is read once a connection (the server
+ * cannot change it without a restart, which ends the connection) and
+ * published with every table read over it.
+ *
  * Secrets: the authentication_string values are copied into the table
  * and wiped from Connector/C's result and buffers right after; they are
  * never logged.
@@ -41,6 +45,7 @@ typedef struct {
     MYSQL                    *mysql;    /* to `us`, NULL: not connected */
     const slc_upstream_server_t *us;
     int                       legacy;   /* no mysql.global_priv: MySQL */
+    int                       resolve;  /* `us` resolves client names */
     int                       first;    /* the start's own load is due */
     int                       no_primary;   /* logged: none known yet */
     slc_timer_t               timer;
@@ -211,6 +216,39 @@ slc_accounts_disconnect(slc_accounts_loader_t *l)
     }
 }
 
+/* Whether the server names loopback clients `localhost`, into
+   l->resolve. */
+static int
+slc_accounts_query_resolve(slc_accounts_loader_t *l)
+{
+    MYSQL_RES *res;
+    MYSQL_ROW  row;
+    int        rc = SLC_ERROR;
+
+    if (mysql_query(l->mysql, "SELECT @@global.skip_name_resolve") != 0
+        || (res = mysql_store_result(l->mysql)) == NULL)
+    {
+        return SLC_ERROR;
+    }
+    row = mysql_fetch_row(res);
+    if (row != NULL && row[0] != NULL) {
+        l->resolve = atoi(row[0]) == 0;
+        rc = SLC_OK;
+    }
+    mysql_free_result(res);
+    return rc;
+}
+
+static int
+slc_accounts_connect_failed(slc_accounts_loader_t *l, const char *what)
+{
+    slc_log(SLC_LOG_ERR, "accounts of upstream \"%s\": cannot %s %s: %s",
+        l->up->name.data, what, l->us->name,
+        l->mysql != NULL ? mysql_error(l->mysql) : "out of memory");
+    slc_accounts_disconnect(l);
+    return SLC_ERROR;
+}
+
 static int
 slc_accounts_connect(slc_accounts_loader_t *l,
     const slc_upstream_server_t *us)
@@ -225,11 +263,11 @@ slc_accounts_connect(slc_accounts_loader_t *l,
     if (slc_monitor_login(&l->mysql, us, slc_monitor_conf(l->up))
         != SLC_OK)
     {
-        slc_log(SLC_LOG_ERR, "accounts of upstream \"%s\": cannot log in "
-            "to %s: %s", l->up->name.data, us->name,
-            l->mysql != NULL ? mysql_error(l->mysql) : "out of memory");
-        slc_accounts_disconnect(l);
-        return SLC_ERROR;
+        return slc_accounts_connect_failed(l, "log in to");
+    }
+    if (slc_accounts_query_resolve(l) != SLC_OK) {
+        return slc_accounts_connect_failed(l,
+            "read @@skip_name_resolve from");
     }
     return SLC_OK;
 }
@@ -268,7 +306,8 @@ slc_accounts_read(slc_accounts_loader_t *l, const slc_upstream_server_t *us,
 /* ---- publishing -------------------------------------------------------- */
 
 void
-slc_accounts_publish(slc_accounts_zone_t *z, slc_account_t *a, unsigned n)
+slc_accounts_publish(slc_accounts_zone_t *z, slc_account_t *a, unsigned n,
+    int resolve)
 {
     uint32_t              t, seq;
     slc_accounts_table_t *tab;
@@ -283,6 +322,7 @@ slc_accounts_publish(slc_accounts_zone_t *z, slc_account_t *a, unsigned n)
                                                 ? tab->n : SLC_ACCOUNTS_MAX));
     memcpy(tab->a, a, sizeof(*a) * n);
     tab->n = n;
+    tab->resolve = resolve != 0;
     slc_seqlock_write_end(&tab->seq, seq);
     __atomic_store_n(&z->active, t, __ATOMIC_RELEASE);
     __atomic_add_fetch(&z->loads, 1, __ATOMIC_ACQ_REL);
@@ -317,11 +357,13 @@ slc_accounts_load(slc_accounts_loader_t *l, const slc_upstream_server_t *us)
     }
     n = slc_accounts_read(l, us, a);
     if (n >= 0) {
-        slc_accounts_publish(l->z, a, (unsigned) n);
+        slc_accounts_publish(l->z, a, (unsigned) n, l->resolve);
         slc_log(SLC_LOG_INFO, "accounts of upstream \"%s\": %d loaded "
-            "from %s (load %llu)", l->up->name.data, n, l->us->name,
+            "from %s (load %llu, skip_name_resolve %s)", l->up->name.data,
+            n, l->us->name,
             (unsigned long long) __atomic_load_n(&l->z->loads,
-                                                 __ATOMIC_RELAXED));
+                                                 __ATOMIC_RELAXED),
+            l->resolve ? "OFF" : "ON");
     }
     explicit_bzero(a, sizeof(*a) * SLC_ACCOUNTS_MAX);
     free(a);

@@ -86,15 +86,16 @@ slc_session_answer(slc_session_t *s)
         explicit_bzero(&c.hash, sizeof(c.hash));
         slc_session_fail(s, SLC_ER_NOT_SUPPORTED_AUTH_MODE, "08004",
             "Account '%s'@'%s' uses the authentication plugin '%s': "
-            "sluice checks mysql_native_password only", s->user, s->host,
-            c.plugin);
+            "sluice checks mysql_native_password only", s->user,
+            slc_accounts_host_name(s->srv, s->host), c.plugin);
         return;
     }
     explicit_bzero(&c, sizeof(c));
     if (s->denied) {
         slc_session_fail(s, SLC_ER_ACCESS_DENIED_ERROR, "28000",
             "Access denied for user '%s'@'%s' (using password: %s)",
-            s->user, s->host, s->with_password ? "YES" : "NO");
+            s->user, slc_accounts_host_name(s->srv, s->host),
+            s->with_password ? "YES" : "NO");
         return;
     }
     slc_session_start_router(s);

@@ -162,7 +162,8 @@ slc_cu_refuse(slc_session_t *s, size_t token_len)
         s->cu_failures++;
     }
     snprintf(msg, sizeof(msg), "Access denied for user '%s'@'%s' (using "
-        "password: %s)", s->change_user->user, s->host,
+        "password: %s)", s->change_user->user,
+        slc_accounts_host_name(s->srv, s->host),
         token_len > 0 ? "YES" : "NO");
     slc_session_log(s, SLC_LOG_WARN, "COM_CHANGE_USER refused: %s", msg);
     n = slc_mysql_err_build(pkt, sizeof(pkt), SLC_ER_ACCESS_DENIED_ERROR,

@@ -49,7 +49,9 @@ struct slc_session_s {
     slc_mysql_srv_t       *srv;
     slc_timer_t            timer;
     char                   peer[64];     /* address:port, for logs */
-    char                   host[48];     /* address only, for messages */
+    /* address only ("localhost": a unix socket), as accounts match it;
+       messages name slc_accounts_host_name() of it */
+    char                   host[48];
     slc_peer_t            *addr;      /* held until authenticated/closed */
 
     /* identity, as the client gave it */

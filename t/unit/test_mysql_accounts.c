@@ -2,7 +2,9 @@
  * Unit tests for the accounts from the servers
  * (src/mysql/slc_mysql_accounts.c): host patterns match as MariaDB
  * matches them, the table sorts as its acl_users do, the entry picked for
- * user@host is the server's, a published table is read back, and the
+ * user@host is the server's, a loopback client is also `localhost` when
+ * the server resolves names (skip_name_resolve OFF) and only its address
+ * when not, a published table is read back with its setting, and the
  * request/served tickets survive the counter wrapping.
  */
 
@@ -37,13 +39,24 @@ slc_test_account(const char *user, const char *host, const char *plugin)
     return a;
 }
 
+/* `client` as sessions keep it: "localhost" (a unix socket) or an
+   address; the server resolves names if `resolve`. */
+static int
+slc_test_match_as(const char *pattern, const char *client, int resolve)
+{
+    slc_account_t        a = slc_test_account("u", pattern,
+                                              "mysql_native_password");
+    slc_account_client_t c;
+
+    slc_account_client(&c, client, resolve);
+    return slc_account_host_match(&a, &c);
+}
+
+/* skip_name_resolve ON: addresses only */
 static int
 slc_test_match(const char *pattern, const char *client)
 {
-    slc_account_t a = slc_test_account("u", pattern,
-                                       "mysql_native_password");
-
-    return slc_account_host_match(&a, client);
+    return slc_test_match_as(pattern, client, 0);
 }
 
 START_TEST(test_host_match)
@@ -91,6 +104,66 @@ START_TEST(test_host_match)
         ck_assert_msg(slc_test_match(cases[i].pattern, cases[i].client)
                       == cases[i].match, "'%s' against %s: expected %d",
                       cases[i].pattern, cases[i].client, cases[i].match);
+    }
+}
+END_TEST
+
+START_TEST(test_loopback)
+{
+    ck_assert(slc_account_loopback("127.0.0.1"));
+    ck_assert(slc_account_loopback("::1"));
+    ck_assert(slc_account_loopback("0:0:0:0:0:0:0:1"));
+    /* the server's is_ip_loopback: 127.0.0.1 exactly, not 127/8 */
+    ck_assert(!slc_account_loopback("127.0.0.2"));
+    ck_assert(!slc_account_loopback("127.1.0.1"));
+    ck_assert(!slc_account_loopback("::ffff:127.0.0.1"));
+    ck_assert(!slc_account_loopback("10.0.0.1"));
+    ck_assert(!slc_account_loopback("localhost"));  /* a unix socket */
+    ck_assert(!slc_account_loopback(""));
+}
+END_TEST
+
+/* With the server resolving names, a loopback peer is "localhost" and its
+   address both, as sctx->host and sctx->ip. */
+START_TEST(test_host_match_resolve)
+{
+    static const struct {
+        const char *pattern, *client;
+        int         on, off;    /* match with skip_name_resolve ON, OFF */
+    } cases[] = {
+        { "localhost", "127.0.0.1", 0, 1 },
+        { "localhost", "::1", 0, 1 },
+        { "LOCALHOST", "127.0.0.1", 0, 1 },     /* names: case-blind */
+        { "local%", "127.0.0.1", 0, 1 },
+        { "localhos_", "::1", 0, 1 },
+        /* the address still matches as it is */
+        { "127.0.0.1", "127.0.0.1", 1, 1 },
+        { "127.%", "127.0.0.1", 1, 1 },
+        { "127.0.0.0/255.0.0.0", "127.0.0.1", 1, 1 },
+        { "::1", "::1", 1, 1 },
+        { "%", "127.0.0.1", 1, 1 },
+        /* other loopback addresses are not "localhost" to the server */
+        { "localhost", "127.0.0.2", 0, 0 },
+        { "127.0.0.2", "127.0.0.2", 1, 1 },
+        /* sluice resolves no other address: a name never matches it */
+        { "localhost", "10.0.0.1", 0, 0 },
+        { "%.example.com", "10.0.0.1", 0, 0 },
+        { "10.0.0.%", "10.0.0.1", 1, 1 },
+        /* a unix socket is "localhost" either way, and has no address */
+        { "localhost", "localhost", 1, 1 },
+        { "127.0.0.1", "localhost", 0, 0 },
+        { "127.0.0.0/255.0.0.0", "localhost", 0, 0 },
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        ck_assert_msg(slc_test_match_as(cases[i].pattern, cases[i].client,
+                                        0) == cases[i].on,
+                      "'%s' against %s, skip_name_resolve ON: expected %d",
+                      cases[i].pattern, cases[i].client, cases[i].on);
+        ck_assert_msg(slc_test_match_as(cases[i].pattern, cases[i].client,
+                                        1) == cases[i].off,
+                      "'%s' against %s, skip_name_resolve OFF: expected %d",
+                      cases[i].pattern, cases[i].client, cases[i].off);
     }
 }
 END_TEST
@@ -158,11 +231,21 @@ START_TEST(test_table_order)
 END_TEST
 
 static const slc_account_t *
+slc_test_pick_as(slc_account_t *a, unsigned n, const char *user,
+    const char *host, int resolve)
+{
+    slc_account_client_t c;
+
+    qsort(a, n, sizeof(a[0]), slc_account_cmp);
+    slc_account_client(&c, host, resolve);
+    return slc_accounts_match(a, n, user, &c);
+}
+
+static const slc_account_t *
 slc_test_pick(slc_account_t *a, unsigned n, const char *user,
     const char *host)
 {
-    qsort(a, n, sizeof(a[0]), slc_account_cmp);
-    return slc_accounts_match(a, n, user, host);
+    return slc_test_pick_as(a, n, user, host, 0);
 }
 
 START_TEST(test_pick)
@@ -199,9 +282,50 @@ START_TEST(test_pick)
     ck_assert_ptr_null(m);
     /* a user that exists at other hosts only */
     a[0] = slc_test_account("w", "10.%", "mysql_native_password");
-    m = slc_accounts_match(a, 1, "w", "localhost");
+    m = slc_test_pick(a, 1, "w", "localhost");
     ck_assert_ptr_null(m);
-    ck_assert_ptr_null(slc_accounts_match(a, 0, "w", "10.0.0.1"));
+    ck_assert_ptr_null(slc_test_pick(a, 0, "w", "10.0.0.1"));
+}
+END_TEST
+
+/* The issue's case: 'u'@'localhost' only, a client over TCP from
+   127.0.0.1; then the server's pick among a loopback peer's entries. */
+START_TEST(test_pick_loopback)
+{
+    slc_account_t        a[4];
+    const slc_account_t *m;
+
+    a[0] = slc_test_account("u", "localhost", "mysql_native_password");
+    ck_assert_ptr_null(slc_test_pick_as(a, 1, "u", "127.0.0.1", 0));
+    m = slc_test_pick_as(a, 1, "u", "127.0.0.1", 1);
+    ck_assert_ptr_nonnull(m);
+    ck_assert_str_eq(m->host, "localhost");
+    ck_assert_ptr_nonnull(slc_test_pick_as(a, 1, "u", "::1", 1));
+    ck_assert_ptr_null(slc_test_pick_as(a, 1, "u", "127.0.0.2", 1));
+    ck_assert_ptr_null(slc_test_pick_as(a, 1, "u", "10.0.0.1", 1));
+
+    /* both match a loopback peer; as specific, the server's order (host
+       descending) puts localhost first */
+    a[0] = slc_test_account("u", "127.0.0.1", "mysql_native_password");
+    a[1] = slc_test_account("u", "localhost", "ed25519");
+    a[2] = slc_test_account("u", "%", "mysql_native_password");
+    m = slc_test_pick_as(a, 3, "u", "127.0.0.1", 1);
+    ck_assert_str_eq(m->host, "localhost");
+    m = slc_test_pick_as(a, 3, "u", "127.0.0.1", 0);
+    ck_assert_str_eq(m->host, "127.0.0.1");
+    m = slc_test_pick_as(a, 3, "u", "::1", 1);
+    ck_assert_str_eq(m->host, "localhost");
+    m = slc_test_pick_as(a, 3, "u", "::1", 0);
+    ck_assert_str_eq(m->host, "%");
+
+    /* the anonymous ''@'localhost' of a fresh install beats 'u'@'%' for
+       a loopback peer once the server resolves, as on the server */
+    a[0] = slc_test_account("u", "%", "mysql_native_password");
+    a[1] = slc_test_account("", "localhost", "mysql_native_password");
+    m = slc_test_pick_as(a, 2, "u", "127.0.0.1", 1);
+    ck_assert_str_eq(m->user, "");
+    m = slc_test_pick_as(a, 2, "u", "127.0.0.1", 0);
+    ck_assert_str_eq(m->user, "u");
 }
 END_TEST
 
@@ -209,26 +333,32 @@ START_TEST(test_publish)
 {
     slc_accounts_zone_t *z = calloc(1, sizeof(*z));
     slc_account_t        a[3];
+    slc_account_client_t c;
     const slc_accounts_table_t *tab;
 
     ck_assert_ptr_nonnull(z);
     a[0] = slc_test_account("u", "%", "mysql_native_password");
     a[1] = slc_test_account("a", "%", "mysql_native_password");
     a[2] = slc_test_account("u", "localhost", "mysql_native_password");
-    slc_accounts_publish(z, a, 3);
+    slc_accounts_publish(z, a, 3, 1);
     ck_assert_uint_eq(z->loads, 1);
     tab = &z->tab[z->active];
     ck_assert_uint_eq(tab->n, 3);
     ck_assert_uint_eq(tab->seq, 2);     /* even: written and done */
-    ck_assert_str_eq(slc_accounts_match(tab->a, tab->n, "u",
-                                        "localhost")->host, "localhost");
-    /* the next load goes into the other table, and replaces it whole */
-    slc_accounts_publish(z, a, 1);
+    ck_assert_uint_eq(tab->resolve, 1);
+    slc_account_client(&c, "localhost", (int) tab->resolve);
+    ck_assert_str_eq(slc_accounts_match(tab->a, tab->n, "u", &c)->host,
+                     "localhost");
+    /* the next load goes into the other table, and replaces it whole,
+       with its own setting */
+    slc_accounts_publish(z, a, 1, 0);
     ck_assert_uint_eq(z->loads, 2);
     ck_assert_ptr_ne(&z->tab[z->active], tab);
     ck_assert_uint_eq(z->tab[z->active].n, 1);
-    slc_accounts_publish(z, a, 0);
+    ck_assert_uint_eq(z->tab[z->active].resolve, 0);
+    slc_accounts_publish(z, a, 0, 1);
     ck_assert_uint_eq(z->tab[z->active].n, 0);
+    ck_assert_uint_eq(z->tab[z->active].resolve, 1);
     /* a table that shrank keeps no hash of the accounts it dropped */
     for (unsigned i = 1; i < 3; i++) {
         const char *p = (const char *) &z->tab[z->active].a[i];
@@ -268,9 +398,12 @@ main(void)
     TCase *tc = tcase_create("core");
 
     tcase_add_test(tc, test_host_match);
+    tcase_add_test(tc, test_loopback);
+    tcase_add_test(tc, test_host_match_resolve);
     tcase_add_test(tc, test_sort_hosts);
     tcase_add_test(tc, test_table_order);
     tcase_add_test(tc, test_pick);
+    tcase_add_test(tc, test_pick_loopback);
     tcase_add_test(tc, test_publish);
     tcase_add_test(tc, test_tickets);
     suite_add_tcase(s, tc);

@@ -134,10 +134,15 @@ sub _reserve_dir {
     return $env ? $env->dir . '/ports' : _tmp_root() . '/sluice-ports';
 }
 
+# A sandbox of the test's own, stopped and removed at its end; not started.
+# mariadbd_args => [...]: options for both servers, after the common ones
+# (so --skip-name-resolve=OFF turns one of those off).
 sub _private_sandbox {
+    my (%o) = @_;
     my $dir = tempdir('sandbox-XXXXXX', DIR => _tmp_root());
     my $sb = Sluice::Sandbox->new(dir => "$dir/sb",
-                                  reserve_dir => _reserve_dir());
+                                  reserve_dir => _reserve_dir(),
+                                  mariadbd_args => $o{mariadbd_args});
     push @PRIVATE, { sandbox => $sb, dir => $dir };
     $GUARDIAN->add_sandbox($sb->dir, keep => 1);
     return $sb;
