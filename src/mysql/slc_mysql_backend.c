@@ -174,9 +174,36 @@ slc_backend_connect(slc_backend_t *b)
     return SLC_OK;
 }
 
+/*
+ * The client ended with COM_QUIT (its session's own backend carried it):
+ * b, another of the session's backends (a router's: readwritesplit's
+ * replicas), says it too before it goes, so that its server counts a
+ * clean end, as it does for the own backend.  Every other close is plain,
+ * without it: the client vanished or the backend failed, and the server
+ * counts an aborted client (Aborted_clients), as it would without the
+ * proxy.  Plain rather than a reset (SO_LINGER 0): the server counts both
+ * alike, and a FIN lets it read what was sent before.  Best effort: an
+ * idle connection's socket buffer takes the 5 bytes at once.
+ */
+static void
+slc_backend_quit_too(slc_backend_t *b)
+{
+    static const uint8_t  quit[] = { 1, 0, 0, 0, SLC_COM_QUIT };
+    const slc_backend_t  *own = b->session->backend;
+
+    if (own == NULL || own == b || !slc_mysql_track_quit_sent(&own->track)
+        || b->state != SLC_BS_READY || slc_mysql_track_quit_sent(&b->track)
+        || b->conn.closed || b->out != NULL)
+    {
+        return;
+    }
+    (void) slc_conn_write(&b->conn, quit, sizeof(quit));
+}
+
 void
 slc_backend_close(slc_backend_t *b)
 {
+    slc_backend_quit_too(b);
     slc_timer_del(slc_loop, &b->timer);
     slc_backend_handshake_done(b);
     if (b->counted) {
