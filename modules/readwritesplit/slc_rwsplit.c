@@ -241,23 +241,13 @@ slc_rws_ctx(slc_session_t *s)
 static void
 slc_rws_start(slc_session_t *s)
 {
-    slc_upstream_server_t *us;
-    int                    full;
+    slc_rws_ctx_t *rc = slc_rws_ctx(s);
 
-    if (slc_rws_ctx(s) == NULL) {
+    if (rc == NULL) {
         slc_session_close(s, SLC_LOG_ERR, "out of memory");
         return;
     }
-    us = slc_upstream_pick(s->srv->upstream, SLC_ROLE_PRIMARY, NULL, &full);
-    if (us == NULL) {
-        slc_session_fail(s, full ? SLC_ER_CON_COUNT_ERROR
-                                 : SLC_ER_CONNECT_TO_BACKEND,
-            full ? "08004" : "HY000", "No primary server of upstream \"%s\" "
-            "is available%s", s->srv->upstream->name.data,
-            full ? " (max_connections)" : "");
-        return;
-    }
-    (void) slc_backend_open(s, us);
+    slc_rws_open_own(s, rc);            /* slc_rwsplit_primary.c */
 }
 
 /* Never called: command() puts the session in command mode. */
@@ -785,6 +775,7 @@ slc_rws_close(slc_session_t *s)
     slc_rws_ctx_t *rc = s->router_data;
 
     if (rc != NULL) {
+        slc_rws_own_stop(rc);
         slc_rws_forget(rc, 0);
         free(rc->hist);
         free(rc->retry);

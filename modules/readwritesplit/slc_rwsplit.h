@@ -135,6 +135,10 @@ typedef struct {
     unsigned        primary_lost:1;
     slc_backend_t  *primary;
     uint64_t        primary_next_try;   /* ms */
+    /* a new session no server can take yet (a switchover under way):
+       looked at again on this timer until own_until (ms) */
+    slc_timer_t     own_wait;
+    uint64_t        own_until;
     /* a read sent to a replica, kept to be sent again elsewhere if that
        replica fails before answering (retry_failed_reads) */
     uint8_t        *retry;
@@ -179,6 +183,15 @@ int    slc_rws_idle(const slc_backend_t *b);
 void   slc_rws_adopt_replica(slc_rws_ctx_t *rc, slc_backend_t *b);
 
 /* slc_rwsplit_primary.c */
+/*
+ * Open a new session's own backend (the router's start, and retry after
+ * a server failed before the client was told anything): on the primary;
+ * without one, with fail_on_write, on a replica, as a session that lost
+ * its primary; with neither, wait for the monitor to see one, up to
+ * connect_timeout, then ERR 1429.  slc_rws_own_stop before rc goes.
+ */
+void   slc_rws_open_own(slc_session_t *s, slc_rws_ctx_t *rc);
+void   slc_rws_own_stop(slc_rws_ctx_t *rc);
 slc_backend_t *slc_rws_own_lost(slc_session_t *s, const char *why);
 void   slc_rws_primary_check(slc_session_t *s, slc_rws_ctx_t *rc);
 slc_backend_t *slc_rws_primary_gone(slc_session_t *s, slc_rws_ctx_t *rc);

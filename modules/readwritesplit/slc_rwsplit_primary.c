@@ -12,6 +12,12 @@
  * history, the next command makes it the session's own again and the
  * replica goes back to being a replica.  A session with no replica
  * backend when its primary goes ends, as with fail_instantly.
+ *
+ * A new session that finds no primary (a switchover: the old one turned
+ * read_only, the new one not promoted yet) starts that way too, on a
+ * replica; one that finds neither (the replica being promoted has
+ * stopped replicating) waits for the monitor to see one, up to
+ * connect_timeout: a read is answered while the topology changes.
  */
 
 #include "slc_core.h"
@@ -19,11 +25,15 @@
 #include "slc_mysql_backend.h"
 #include "slc_mysql_cmd.h"
 #include "slc_mysql_codec.h"
+#include "slc_mysql_monitor.h"
 #include "slc_mysql_router.h"
 #include "slc_mysql_upstream.h"
 #include "slc_rwsplit.h"
 
 #define SLC_RWS_PRIMARY_RETRY  1000     /* ms between tries to reopen */
+#define SLC_RWS_OWN_POLL       20       /* ms between looks at the roles
+                                           while no server takes a new
+                                           session */
 
 static void slc_rws_primary_ready(slc_backend_t *b);
 static void slc_rws_primary_fail(slc_backend_t *b, const char *why);
@@ -35,6 +45,89 @@ static const slc_backend_ops_t slc_rws_primary_ops = {
     .fail = slc_rws_primary_fail,
     .done = slc_rws_primary_done,
 };
+
+/* Without a primary from the start: reads go on, writes wait for one
+   or get ERR 1429 (slc_rws_primary_gone), as after own_lost. */
+static void
+slc_rws_start_lost(slc_rws_ctx_t *rc)
+{
+    rc->primary_lost = 1;
+    rc->primary_next_try = 0;
+    rc->causal.track = SLC_RWS_TRACK_OFF;   /* nothing to ask a replica */
+}
+
+static void
+slc_rws_own_retry(slc_timer_t *t)
+{
+    slc_session_t *s = t->data;
+
+    slc_rws_open_own(s, s->router_data);
+}
+
+/* Look again soon, if the roles may change (a monitor follows them) and
+   connect_timeout has not passed since the first look. */
+static int
+slc_rws_own_wait(slc_session_t *s, slc_rws_ctx_t *rc)
+{
+    slc_upstream_t *up = s->srv->upstream;
+
+    if (slc_monitor_conf(up)->user == NULL) {
+        return SLC_ERROR;
+    }
+    if (rc->own_until == 0) {
+        rc->own_until = slc_loop->now
+                        + (uint64_t) s->srv->timeouts->connect_timeout;
+        slc_session_log(s, SLC_LOG_INFO, "readwritesplit: no server of "
+            "upstream \"%s\" can take the session now: waiting for the "
+            "monitor to see one", up->name.data);
+    } else if (slc_loop->now >= rc->own_until) {
+        return SLC_ERROR;
+    }
+    rc->own_wait.handler = slc_rws_own_retry;
+    rc->own_wait.data = s;
+    slc_timer_add(slc_loop, &rc->own_wait, SLC_RWS_OWN_POLL);
+    return SLC_OK;
+}
+
+void
+slc_rws_open_own(slc_session_t *s, slc_rws_ctx_t *rc)
+{
+    slc_upstream_t        *up = s->srv->upstream;
+    slc_upstream_server_t *us;
+    int                    full, lost = 0;
+
+    rc->primary_lost = 0;
+    us = slc_upstream_pick(up, SLC_ROLE_PRIMARY, NULL, &full);
+    if (us == NULL && !full
+        && rc->conf->master_failure_mode == SLC_RWS_FAIL_ON_WRITE)
+    {
+        us = slc_upstream_pick(up, SLC_ROLE_REPLICA, NULL, &full);
+        lost = us != NULL;
+    }
+    if (us != NULL) {
+        if (lost) {
+            slc_rws_start_lost(rc);
+            slc_session_log(s, SLC_LOG_INFO, "readwritesplit: no primary "
+                "server of upstream \"%s\": the session starts on replica "
+                "%s", up->name.data, us->name);
+        }
+        (void) slc_backend_open(s, us);
+        return;
+    }
+    if (!full && slc_rws_own_wait(s, rc) == SLC_OK) {
+        return;
+    }
+    slc_session_fail(s, full ? SLC_ER_CON_COUNT_ERROR
+                             : SLC_ER_CONNECT_TO_BACKEND,
+        full ? "08004" : "HY000", "No primary server of upstream \"%s\" "
+        "is available%s", up->name.data, full ? " (max_connections)" : "");
+}
+
+void
+slc_rws_own_stop(slc_rws_ctx_t *rc)
+{
+    slc_timer_del(slc_loop, &rc->own_wait);
+}
 
 slc_backend_t *
 slc_rws_own_lost(slc_session_t *s, const char *why)

@@ -20,6 +20,26 @@ static void slc_backend_timeout(slc_timer_t *t);
 static int  slc_backend_connect(slc_backend_t *b);
 static void slc_backend_free(void *arg);
 
+/*
+ * A backend a router or the proxy opened besides the session's own
+ * (b->ops != NULL) failed: logged at info, naming its server (the line's
+ * context names the session's own backend, another server).  Its owner
+ * decides what the client hears (ops->retry, ops->fail) and logs that:
+ * a read run elsewhere is nothing the client saw, an ERR is.
+ */
+static void __attribute__((format(printf, 2, 3)))
+slc_backend_log_other(slc_backend_t *b, const char *fmt, ...)
+{
+    char    msg[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    (void) vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    slc_session_log(b->session, SLC_LOG_INFO, "backend server '%s' %s",
+        b->server->name, msg);
+}
+
 /* Fail the session because of this backend: ERR to the client. */
 static void
 slc_backend_fail(slc_backend_t *b, const char *why, int down)
@@ -35,11 +55,12 @@ slc_backend_fail(slc_backend_t *b, const char *why, int down)
     if (down) {
         slc_upstream_mark_down(b->server);
     }
-    slc_session_log(s, SLC_LOG_ERR, "backend failed: %s", why);
     if (b->ops != NULL) {
+        slc_backend_log_other(b, "failed: %s", why);
         slc_cmd_backend_fail(b, why);
         return;
     }
+    slc_session_log(s, SLC_LOG_ERR, "backend failed: %s", why);
     if (down && b->state <= SLC_BS_GREETING
         && slc_mysql_srv_router(s->srv)->retry != NULL
         && (s->state == SLC_SS_BACKEND || s->state == SLC_SS_RELAY))
@@ -174,9 +195,36 @@ slc_backend_connect(slc_backend_t *b)
     return SLC_OK;
 }
 
+/*
+ * The client ended with COM_QUIT (its session's own backend carried it):
+ * b, another of the session's backends (a router's: readwritesplit's
+ * replicas), says it too before it goes, so that its server counts a
+ * clean end, as it does for the own backend.  Every other close is plain,
+ * without it: the client vanished or the backend failed, and the server
+ * counts an aborted client (Aborted_clients), as it would without the
+ * proxy.  Plain rather than a reset (SO_LINGER 0): the server counts both
+ * alike, and a FIN lets it read what was sent before.  Best effort: an
+ * idle connection's socket buffer takes the 5 bytes at once.
+ */
+static void
+slc_backend_quit_too(slc_backend_t *b)
+{
+    static const uint8_t  quit[] = { 1, 0, 0, 0, SLC_COM_QUIT };
+    const slc_backend_t  *own = b->session->backend;
+
+    if (own == NULL || own == b || !slc_mysql_track_quit_sent(&own->track)
+        || b->state != SLC_BS_READY || slc_mysql_track_quit_sent(&b->track)
+        || b->conn.closed || b->out != NULL)
+    {
+        return;
+    }
+    (void) slc_conn_write(&b->conn, quit, sizeof(quit));
+}
+
 void
 slc_backend_close(slc_backend_t *b)
 {
+    slc_backend_quit_too(b);
     slc_timer_del(slc_loop, &b->timer);
     slc_backend_handshake_done(b);
     if (b->counted) {
@@ -373,12 +421,14 @@ slc_backend_on_greeting(slc_backend_t *b, uint8_t *p, uint32_t len)
         if (slc_mysql_err_parse(p, len, &code, state, &msg, &mlen, &err)
             == SLC_OK)
         {
-            slc_session_log(b->session, SLC_LOG_ERR, "backend refused: "
-                "%u %.*s", code, (int) mlen, msg);
             if (b->ops != NULL) {
+                slc_backend_log_other(b, "refused the connection: %u %.*s",
+                    code, (int) mlen, msg);
                 slc_cmd_backend_fail(b, "the server refused the connection");
                 return;
             }
+            slc_session_log(b->session, SLC_LOG_ERR, "backend refused: "
+                "%u %.*s", code, (int) mlen, msg);
             slc_session_fail(b->session, code, state, "%.*s", (int) mlen,
                 msg);
             return;
@@ -435,6 +485,27 @@ slc_backend_on_switch(slc_backend_t *b, uint8_t *p, uint32_t len)
     explicit_bzero(token, sizeof(token));
 }
 
+/* The server's reason, when its answer to a login is an ERR. */
+static void
+slc_backend_log_refused_login(slc_backend_t *b, const uint8_t *p,
+    uint32_t len)
+{
+    uint16_t    code;
+    char        state[6];
+    const char *msg, *err;
+    size_t      mlen;
+
+    if (p[0] == SLC_MYSQL_ERR
+        && slc_mysql_err_parse(p, len, &code, state, &msg, &mlen, &err)
+           == SLC_OK)
+    {
+        slc_backend_log_other(b, "refused the login: %u %.*s", code,
+            (int) mlen, msg);
+        return;
+    }
+    slc_backend_log_other(b, "refused the login");
+}
+
 static void
 slc_backend_on_auth_reply(slc_backend_t *b, uint8_t *p, uint32_t len)
 {
@@ -447,6 +518,7 @@ slc_backend_on_auth_reply(slc_backend_t *b, uint8_t *p, uint32_t len)
     if (b->ops != NULL && p[0] != SLC_MYSQL_AUTH_SWITCH) {
         slc_timer_del(slc_loop, &b->timer);
         if (p[0] != SLC_MYSQL_OK) {
+            slc_backend_log_refused_login(b, p, len);
             slc_cmd_backend_fail(b, "the server refused the login");
             return;
         }

@@ -108,6 +108,10 @@ slc_kill_aux_fail(slc_backend_t *b, const char *why)
 
     snprintf(msg, sizeof(msg), "KILL through backend '%s' failed (%s)",
         b->server->name, why);
+    /* the backend layer logged the failure at info: what the client
+       hears is logged here */
+    slc_session_log(s, SLC_LOG_WARN, "answered error %u: %s",
+        SLC_ER_CONNECT_TO_BACKEND, msg);
     n = slc_mysql_err_build(pkt, sizeof(pkt), SLC_ER_CONNECT_TO_BACKEND,
         "HY000", msg);
     if (slc_session_send(s, pkt, n) != SLC_OK) {
