@@ -96,6 +96,10 @@ static const slc_command_t slc_rws_commands[] = {
       .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
       .set = slc_conf_set_msec_slot, .conf = SLC_CONF_MODULE,
       .offset = offsetof(slc_rws_conf_t, causal_timeout) },
+    { .name = "replica_read_timeout",
+      .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
+      .set = slc_conf_set_msec_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_rws_conf_t, read_timeout) },
     { .name = NULL }
 };
 
@@ -153,6 +157,7 @@ slc_rws_create_conf(slc_conf_t *cf, unsigned level)
     rc->max_prepared_statements = SLC_CONF_UNSET;
     rc->causal = SLC_CONF_UNSET;
     rc->causal_timeout = SLC_CONF_UNSET;
+    rc->read_timeout = SLC_CONF_UNSET;
     return rc;
 }
 
@@ -176,6 +181,8 @@ slc_rws_merge_conf(slc_conf_t *cf, unsigned level, void *parent,
     slc_conf_merge_value(rc->max_prepared_statements, prev != NULL
         ? prev->max_prepared_statements : SLC_CONF_UNSET,
         SLC_RWS_MAX_STMTS);
+    slc_conf_merge_value(rc->read_timeout, prev != NULL
+        ? prev->read_timeout : SLC_CONF_UNSET, 0);
     slc_rws_causal_merge(rc, prev);
     return NULL;
 }
@@ -301,6 +308,9 @@ slc_rws_drop_replica(slc_rws_ctx_t *rc, slc_backend_t *b)
     }
     if (rc->retry_on == b) {
         rc->retry_on = NULL;
+    }
+    if (rc->read_on == b) {
+        rc->read_on = NULL;
     }
     slc_rws_ps_replica_gone(rc, b);
     slc_backend_close(b);
@@ -750,6 +760,9 @@ slc_rws_command(slc_session_t *s, const slc_cmd_t *c)
     if (b != NULL) {
         rc->last = b;
     }
+    if (b != NULL && b != s->backend && slc_rws_copies(rc, b) != NULL) {
+        slc_rws_read_sent(s, rc, b);
+    }
     if (b == s->backend && c->command == SLC_COM_QUERY
         && c->avail == c->len && !rc->primary_lost)
     {
@@ -776,6 +789,7 @@ slc_rws_close(slc_session_t *s)
 
     if (rc != NULL) {
         slc_rws_own_stop(rc);
+        slc_rws_read_stop(rc);
         slc_rws_forget(rc, 0);
         free(rc->hist);
         free(rc->retry);

@@ -81,6 +81,7 @@ typedef struct {
     long long  max_prepared_statements;
     int        causal;              /* SLC_RWS_CAUSAL_* */
     long long  causal_timeout;      /* ms, 0: do not wait */
+    long long  read_timeout;        /* replica_read_timeout, ms, 0: none */
 } slc_rws_conf_t;
 
 /* A statement being prepared on replica backend b (slc_rwsplit_ps.c). */
@@ -171,6 +172,11 @@ typedef struct {
                                        transaction); else a refusal sends
                                        it to the primary */
     slc_rws_causal_t causal;
+    /* a statement in flight on a replica, checked every second while it
+       runs (slc_rwsplit_read.c) */
+    slc_backend_t  *read_on;
+    uint64_t        read_since;     /* ms */
+    slc_timer_t     read_timer;
 } slc_rws_ctx_t;
 
 extern slc_module_t slc_readwritesplit_module;
@@ -222,6 +228,12 @@ void   slc_rws_state_hold(slc_session_t *s, slc_rws_ctx_t *rc,
 void   slc_rws_state_settle(slc_session_t *s, slc_rws_ctx_t *rc,
     const slc_mysql_reply_t *r);
 void   slc_rws_state_drop(slc_rws_ctx_t *rc);
+
+/* slc_rwsplit_read.c: a command goes to replica backend b, or (b NULL)
+   the session closes */
+void   slc_rws_read_sent(slc_session_t *s, slc_rws_ctx_t *rc,
+    slc_backend_t *b);
+void   slc_rws_read_stop(slc_rws_ctx_t *rc);
 
 /* slc_rwsplit_hist.c */
 void   slc_rws_hist_key(const uint8_t *q, size_t n, slc_sql_kind_t kind,

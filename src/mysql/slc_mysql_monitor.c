@@ -156,6 +156,19 @@ slc_monitor_role(const slc_upstream_server_t *us)
 }
 
 int
+slc_monitor_seen_down(const slc_upstream_server_t *us)
+{
+    slc_monitor_entry_t e;
+
+    if (us->monitor == NULL || slc_monitor_read(us->monitor, &e, 0) != SLC_OK
+        || e.st.checked_at == 0)
+    {
+        return 0;
+    }
+    return !(e.st.flags & SLC_MONITOR_UP);
+}
+
+int
 slc_monitor_synced(const slc_upstream_server_t *us, uint64_t *at,
     uint64_t *seen)
 {

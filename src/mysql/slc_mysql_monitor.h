@@ -90,6 +90,9 @@ int      slc_monitor_read(const slc_monitor_entry_t *e,
  * the role seen (none before the first check).
  */
 unsigned slc_monitor_role(const slc_upstream_server_t *us);
+/* Whether the monitor's last check of `us` found it down (0 without a
+   monitor or before its first check). */
+int      slc_monitor_seen_down(const slc_upstream_server_t *us);
 
 /*
  * What the replica `us` is known to hold (the cache keeps a replica's
