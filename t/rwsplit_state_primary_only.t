@@ -44,7 +44,9 @@ $P->do('CREATE OR REPLACE PROCEDURE test.rws_limit() '
 ok($t->wait_for(sub {
        ($R->selectrow_array("SELECT COUNT(*) FROM information_schema.ROUTINES"
            . " WHERE ROUTINE_NAME = 'rws_limit'"))[0]
-       && ($R->selectrow_array('SELECT COUNT(*) FROM test.rws_t1'))[0] },
+       && eval { ($R->selectrow_array('SELECT COUNT(*) FROM test.rws_t1'))[0] }
+       && eval { ($R->selectrow_array(
+              'SELECT COUNT(*) FROM rws_db2.rws_which'))[0] } },
        what => 'the tables and the procedure on the replica'),
    'replicated');
 
