@@ -592,47 +592,65 @@ slc_rws_ro_write(slc_session_t *s)
     return NULL;
 }
 
+static slc_backend_t *slc_rws_route(slc_session_t *s, slc_rws_ctx_t *rc,
+    const slc_cmd_t *c, const slc_sql_info_t *si);
+
 slc_backend_t *
 slc_rws_query(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
+{
+    slc_sql_info_t si;
+    slc_backend_t *b;
+
+    if (c->avail < c->len) {
+        slc_rws_causal_primary(rc, NULL);
+        return s->backend;              /* larger than a buffer: a write */
+    }
+    (void) slc_sql_classify(c->payload + 1, c->avail - 1,
+                            s->backend->track.status, &si);
+    b = slc_rws_route(s, rc, c, &si);
+    if (b == s->backend && !rc->primary_lost) {
+        slc_rws_causal_unhide(s, rc, c->payload + 1, c->avail - 1, &si);
+    }
+    return b;
+}
+
+/* Where the statement of c, classified as *si, runs. */
+static slc_backend_t *
+slc_rws_route(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c,
+    const slc_sql_info_t *si)
 {
     const uint8_t  *q = c->payload + 1;
     size_t          n = c->avail - 1;
     uint16_t        status = s->backend->track.status;
     int             in_trx;
     slc_sql_route_t route;
-    slc_sql_info_t  si;
     slc_backend_t  *b, *ro;
 
-    if (c->avail < c->len) {
-        slc_rws_causal_primary(rc, NULL);
-        return s->backend;              /* larger than a buffer: a write */
-    }
-    (void) slc_sql_classify(q, n, status, &si);
     ro = slc_rws_ro_trx(rc);
     in_trx = ro == NULL && (slc_mysql_track_in_trans(&s->backend->track)
                             || !(status & SLC_SERVER_STATUS_AUTOCOMMIT));
-    if (si.flags & SLC_SQL_F_TEMPORARY) {
+    if (si->flags & SLC_SQL_F_TEMPORARY) {
         rc->temp = 1;
     }
-    route = slc_sql_route(&si, in_trx, ro != NULL);
+    route = slc_sql_route(si, in_trx, ro != NULL);
     if (ro != NULL && route != SLC_SQL_TO_ALL) {
-        if (slc_rws_is_dml(&si)) {
+        if (slc_rws_is_dml(si)) {
             return slc_rws_ro_write(s);
         }
         return ro;              /* the read-only transaction, to its end */
     }
     switch (route) {
     case SLC_SQL_TO_ALL:
-        return slc_rws_all(s, rc, q, n, si.kind);
+        return slc_rws_all(s, rc, q, n, si->kind);
     case SLC_SQL_TO_LAST:
         return rc->last != NULL ? rc->last : s->backend;
     case SLC_SQL_TO_REPLICA:
-        if (si.hint == SLC_SQL_HINT_REPLICA) {
+        if (si->hint == SLC_SQL_HINT_REPLICA) {
             b = slc_rws_replica(s, rc);
             return b != NULL ? b : s->backend;
         }
         if (rc->temp
-            || (rc->uservars && (si.flags & SLC_SQL_F_USER_VAR_READ)))
+            || (rc->uservars && (si->flags & SLC_SQL_F_USER_VAR_READ)))
         {
             return s->backend;
         }
@@ -640,7 +658,7 @@ slc_rws_query(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
         if (b == NULL || (b = slc_rws_causal_read(s, rc, b)) == s->backend) {
             return s->backend;
         }
-        if (!(si.flags & SLC_SQL_F_READ_ONLY_TRX)) {
+        if (!(si->flags & SLC_SQL_F_READ_ONLY_TRX)) {
             slc_rws_keep(rc, b, c, 0);  /* an autocommit read */
         }
         return b;
@@ -648,9 +666,9 @@ slc_rws_query(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
         if (rc->primary_lost) {
             return slc_rws_primary_gone(s, rc);
         }
-        slc_rws_state_apply(s, rc, slc_rws_state_effect(rc, q, n, &si,
+        slc_rws_state_apply(s, rc, slc_rws_state_effect(rc, q, n, si,
                                                          status));
-        slc_rws_causal_primary(rc, &si);
+        slc_rws_causal_primary(rc, si);
         return s->backend;
     }
 }
@@ -762,11 +780,6 @@ slc_rws_command(slc_session_t *s, const slc_cmd_t *c)
     }
     if (b != NULL && b != s->backend && slc_rws_copies(rc, b) != NULL) {
         slc_rws_read_sent(s, rc, b);
-    }
-    if (b == s->backend && c->command == SLC_COM_QUERY
-        && c->avail == c->len && !rc->primary_lost)
-    {
-        slc_rws_causal_unhide(s, rc, c->payload + 1, c->len - 1);
     }
     return b;
 }

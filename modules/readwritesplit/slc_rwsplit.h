@@ -310,7 +310,7 @@ void  slc_rws_causal_set(slc_rws_ctx_t *rc, const uint8_t *q, size_t n);
    system_variables, the primary's list is the client's for it (the
    proxy's last_gtid out), and tracking is asked again after it. */
 void  slc_rws_causal_unhide(slc_session_t *s, slc_rws_ctx_t *rc,
-    const uint8_t *q, size_t n);
+    const uint8_t *q, size_t n, const slc_sql_info_t *si);
 /* A new user or a reset: the session variables are the server's again. */
 void  slc_rws_causal_forget(slc_rws_ctx_t *rc);
 

@@ -425,22 +425,19 @@ slc_rws_causal_set(slc_rws_ctx_t *rc, const uint8_t *q, size_t n)
 
 void
 slc_rws_causal_unhide(slc_session_t *s, slc_rws_ctx_t *rc,
-    const uint8_t *q, size_t n)
+    const uint8_t *q, size_t n, const slc_sql_info_t *si)
 {
     static const char set[] = "\x03" "SET @@session." SLC_RWS_TRACK_VARS
         " = TRIM(BOTH ',' FROM REPLACE(CONCAT(',', @@session."
         SLC_RWS_TRACK_VARS ", ','), ',last_gtid,', ','))";
     slc_rws_causal_t *cc = &rc->causal;
-    slc_sql_info_t    si;
 
+    /* a write's GTID must be tracked: the list stays for it */
     if ((cc->track != SLC_RWS_TRACK_ON && cc->track != SLC_RWS_TRACK_ASKED)
-        || cc->client_gtid || !slc_rws_causal_names(q, n, SLC_RWS_TRACK_VARS))
+        || cc->client_gtid || slc_rws_may_write(si)
+        || !slc_rws_causal_names(q, n, SLC_RWS_TRACK_VARS))
     {
         return;
-    }
-    (void) slc_sql_classify(q, n, s->backend->track.status, &si);
-    if (slc_rws_may_write(&si)) {
-        return;             /* its GTID must be tracked: the list stays */
     }
     if (slc_cmd_inject(s->backend, (const uint8_t *) set, sizeof(set) - 1)
         == SLC_OK)

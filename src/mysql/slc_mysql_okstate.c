@@ -97,7 +97,7 @@ slc_mysql_okstate_hide_gtid(const uint8_t *p, size_t len, uint8_t *out)
     uint8_t        state[SLC_MYSQL_MAX_OKSTATE];
     const uint8_t *s;
     uint64_t       slen;
-    size_t         off = slc_mysql_ok_status_at(p, len), k, n, o;
+    size_t         off = slc_mysql_ok_status_at(p, len), at, k, n, o;
     uint16_t       status;
     int            hid = 0;
 
@@ -108,6 +108,7 @@ slc_mysql_okstate_hide_gtid(const uint8_t *p, size_t len, uint8_t *out)
     if (!(status & SLC_SERVER_SESSION_STATE_CHANGED)) {
         return 0;
     }
+    at = off;
     off += 4;                                   /* status, warnings */
     k = slc_mysql_okstate_str(p + off, len - off);          /* info */
     if (k == 0) {
@@ -124,8 +125,8 @@ slc_mysql_okstate_hide_gtid(const uint8_t *p, size_t len, uint8_t *out)
     }
     memcpy(out, p, off);                        /* up to the state */
     if (n == 0) {
-        slc_mysql_ok_set_status(out, off,
-            (uint16_t) (status & ~SLC_SERVER_SESSION_STATE_CHANGED));
+        slc_mysql_le_put(out + at,
+            (uint16_t) (status & ~SLC_SERVER_SESSION_STATE_CHANGED), 2);
         return off;
     }
     o = (size_t) (slc_mysql_lenenc_int_put(out + off, n) - out);
