@@ -736,7 +736,9 @@ slc_rws_command(slc_session_t *s, const slc_cmd_t *c)
     slc_backend_t *b;
 
     slc_rws_ps_settle(s, rc);
-    slc_rws_state_drop(rc);     /* its answer never came: not applied */
+    if (rc->held != NULL) {
+        slc_rws_state_drop(rc); /* its answer never came: not applied */
+    }
     if (rc->user_gen != s->user_gen) {
         rc->user_gen = s->user_gen;
         slc_rws_forget(rc, 0);

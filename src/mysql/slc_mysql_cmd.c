@@ -954,10 +954,12 @@ slc_cmd_track(slc_session_t *s, slc_backend_t *b, uint8_t *p, size_t n)
 
 /* Bytes held back from the client (slc_cmd_track) go to the start of the
    buffer, for the rest of their packet to follow them. */
-static void
+static inline void
 slc_cmd_held_down(slc_buf_t *buf, const slc_backend_t *b)
 {
-    memmove(buf->start, buf->last - b->held, b->held);
+    if (b->held > 0) {
+        memmove(buf->start, buf->last - b->held, b->held);
+    }
     buf->pos = buf->start;
     buf->last = buf->start + b->held;
 }
