@@ -931,6 +931,23 @@ slc_cmd_packets(slc_session_t *s, const uint8_t *p, size_t len,
     }
 }
 
+/* Bytes read from b to its tracker; when they end the response of the
+   session's own backend, the router hears it before the client does. */
+static void
+slc_cmd_track(slc_session_t *s, slc_backend_t *b, const uint8_t *p,
+    size_t n)
+{
+    const slc_router_t *rt = slc_mysql_srv_router(s->srv);
+    int                 was_idle = slc_mysql_track_idle(&b->track);
+
+    slc_mysql_track_server(&b->track, p, n);
+    if (b == s->backend && !was_idle && rt->ended != NULL
+        && slc_mysql_track_idle(&b->track))
+    {
+        rt->ended(s, &b->track.reply);
+    }
+}
+
 static void
 slc_cmd_pump(slc_session_t *s, slc_backend_t *b)
 {
@@ -986,7 +1003,7 @@ slc_cmd_pump(slc_session_t *s, slc_backend_t *b)
         }
         buf->last += n;
         s->last_active = slc_loop->now;
-        slc_mysql_track_server(&b->track, buf->pos, (size_t) n);
+        slc_cmd_track(s, b, buf->pos, (size_t) n);
         slc_upstream_count_bytes(b->server, (size_t) n, 0);
         if (c->packets && !c->silent) {
             slc_cmd_packets(s, buf->pos, (size_t) n, b);
