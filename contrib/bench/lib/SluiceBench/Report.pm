@@ -505,8 +505,9 @@ sub _md_causal_method {
         . 'it that did not return the value written, over all such reads.  '
         . 'vs local: the TPS over that of causal_reads local with the same '
         . 'causal_reads_timeout in the same round (run just before or '
-        . 'after it), median and range over the rounds.  Replica behind: transactions the primary had '
-        . 'binlogged and the replica not applied as sysbench ended '
+        . 'after it), median and range over the rounds.  Replica behind: '
+        . 'transactions the primary had binlogged and the replica not '
+        . 'applied as sysbench ended '
         . '(median, max).');
 }
 
