@@ -65,7 +65,9 @@ const slc_conf_enum_t slc_rws_causal_modes[] = {
 
 /* --- conf ----------------------------------------------------------------- */
 
-/* A server takes them from mysql {}, else local and no wait. */
+/* A server takes them from mysql {}, else local and no wait: global
+   costs the replica its reads, or a wait before most of them, wherever
+   writes flow (docs/benchmarks.md, "causal_reads: what global costs"). */
 void
 slc_rws_causal_merge(slc_rws_conf_t *c, const slc_rws_conf_t *prev)
 {
