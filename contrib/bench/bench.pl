@@ -46,9 +46,19 @@ use SluiceBench::Util qw(note fail_msg run_capture on_cleanup
 
 my $TOP = abs_path("$FindBin::RealBin/../..");
 
-# Workload short names: the sysbench script of each.
+# Workload short names: the sysbench script of each, and its options.
 my %SCRIPT = (point_select => 'oltp_point_select',
-              read_only    => 'oltp_read_only');
+              read_only    => 'oltp_read_only',
+              read_write   => 'oltp_read_write',
+              web          => "$FindBin::RealBin/causal_web.lua");
+my %SCRIPT_ARGS = (
+    # autocommit statements: readwritesplit sends every statement of a
+    # transaction to the primary, where causal_reads has nothing to do.
+    # Without a transaction a DELETE and the INSERT of the same id by
+    # two threads may meet: a duplicate key is ignored as a deadlock is
+    read_write => [ '--skip_trx=on',
+                    '--mysql-ignore-errors=1062,1213,1205,1020' ],
+);
 
 my %DEFAULTS = (
     targets    => join(',', SluiceBench::Target->default_names),
@@ -79,6 +89,16 @@ my %CACHE = (targets => join(',', 'direct', 'sluice-1', 'sluice-auto',
              threads => '8,32', transports => 'tcp', tables => 4,
              table_size => 1000, idle_conns => 0,
              output => "$TOP/docs/bench-cache");
+# --causal: what causal_reads costs (issue 19): oltp_read_write in
+# autocommit and a web application's mix (causal_web.lua) through
+# readwritesplit with each causal_reads setting; the servers count where
+# the reads went, the web mix how many reads missed the write before them
+my %CAUSAL = (targets => join(',',
+                  SluiceBench::Target->preset_names('causal')),
+              workloads => 'read_write,web', ps_modes => 'disable',
+              threads => '8,32', transports => 'tcp', rounds => 5,
+              time => 10, idle_conns => 0,
+              output => "$TOP/docs/bench-causal");
 
 my $USAGE = <<'EOF';
 usage: contrib/bench/run [options]        (or: make bench BENCH_ARGS='...')
@@ -89,9 +109,15 @@ usage: contrib/bench/run [options]        (or: make bench BENCH_ARGS='...')
                         1000 rows, 8 and 32 threads, TCP, direct and
                         readconn with and without the cache, report in
                         docs/bench-cache/
+  --causal              what causal_reads costs: oltp_read_write
+                        (autocommit) and a web mix (causal_web.lua)
+                        through readwritesplit with 2 workers, for each
+                        causal_reads setting, 8 and 32 threads, 5 rounds
+                        of 10 s; the reads that reached the replica and
+                        the stale ones; report in docs/bench-causal/
   --targets LIST        comma-separated, from: %TARGETS%
   --transports LIST     tcp,unix
-  --workloads LIST      point_select,read_only
+  --workloads LIST      point_select,read_only (--causal: read_write,web)
   --ps-modes LIST       sysbench --db-ps-mode values: disable,auto
   --threads LIST        client threads, e.g. 1,8,32,128
   --rounds N            runs of every point (the median is reported)
@@ -120,7 +146,8 @@ my (%opt, $CTX);
 sub parse_args {
     my @argv = @_;
     my %given;
-    GetOptionsFromArray(\@argv, \%given, 'quick', 'cache', 'targets=s',
+    GetOptionsFromArray(\@argv, \%given, 'quick', 'cache', 'causal',
+        'targets=s',
         'transports=s', 'workloads=s', 'ps-modes=s', 'threads=s',
         'rounds=i', 'time=i', 'idle-conns=i', 'tables=i', 'table-size=i',
         'keep-sandbox', 'sandbox=s', 'sluice=s', 'build-dir=s',
@@ -130,10 +157,14 @@ sub parse_args {
     usage(0) if $given{help};
     usage(2) if @argv;
     my %g = map { (my $k = $_) =~ tr/-/_/; ($k => $given{$_}) } keys %given;
-    %opt = (%DEFAULTS, ($g{cache} ? %CACHE : ()), ($g{quick} ? %QUICK : ()),
-            %g);
-    if ($g{cache} && $g{quick}) {
-        $opt{targets} = $CACHE{targets};    # --quick's are not the cache's
+    die "--cache and --causal: one preset at a time\n"
+        if $g{cache} && $g{causal};
+    %opt = (%DEFAULTS, ($g{cache} ? %CACHE : ()),
+            ($g{causal} ? %CAUSAL : ()), ($g{quick} ? %QUICK : ()), %g);
+    # --quick's targets are not a preset's, nor its workloads
+    if ($g{quick} && ($g{cache} || $g{causal})) {
+        my $pre = $g{cache} ? \%CACHE : \%CAUSAL;
+        $opt{$_} = $g{$_} // $pre->{$_} for qw(targets workloads);
     }
     for my $k (qw(targets transports workloads ps_modes threads)) {
         $opt{$k} = [ grep { length } split /\s*,\s*/, $opt{$k} ];
@@ -435,6 +466,93 @@ sub versions {
 }
 
 
+# --- causal_reads: where the reads went ---------------------------------
+
+# Each server counts the statements of each user (userstat,
+# information_schema.USER_STATISTICS): the bench user's SELECTs on the
+# primary and on the replica are the reads each of them served, the
+# monitor's and the replication applier's apart.  Turned on for the run,
+# and off again at its end where it was off.
+sub causal_prepare {
+    for my $role (qw(primary replica)) {
+        my $dbh = $CTX->{sandbox}->admin_dbh($role);
+        next if $dbh->selectrow_array('SELECT @@global.userstat');
+        $dbh->do('SET GLOBAL userstat = 1');
+        on_cleanup("userstat on the $role", sub {
+            $CTX->{sandbox}->admin_dbh($role)->do('SET GLOBAL userstat = 0');
+        });
+    }
+}
+
+sub server_dbh {
+    my ($role) = @_;
+    return admin_dbh() if $role eq 'primary';
+    my $d = $CTX->{replica_admin};
+    return $d if $d && $d->ping;
+    return $CTX->{replica_admin} = $CTX->{sandbox}->admin_dbh('replica');
+}
+
+# { select, update, other }: the statements of the bench user on $role
+# since the server started.
+sub user_statements {
+    my ($role) = @_;
+    my ($sel, $upd, $oth) = server_dbh($role)->selectrow_array(
+        'SELECT SELECT_COMMANDS, UPDATE_COMMANDS, OTHER_COMMANDS FROM '
+        . 'information_schema.USER_STATISTICS WHERE USER = ?', undef,
+        $CTX->{user});
+    return { select => $sel // 0, update => $upd // 0, other => $oth // 0 };
+}
+
+# The transactions the primary binlogged that the replica has not
+# applied: over the GTID domains, the primary's seq less the replica's.
+sub replica_backlog {
+    my ($p) = admin_dbh()->selectrow_array('SELECT @@global.gtid_binlog_pos');
+    my ($r) = server_dbh('replica')->selectrow_array(
+        'SELECT @@global.gtid_slave_pos');
+    my %applied = map { /^(\d+)-\d+-(\d+)\z/ ? ($1 => $2) : () }
+                  split /,/, $r // '';
+    my $n = 0;
+    for (split /,/, $p // '') {
+        my ($d, $seq) = /^(\d+)-\d+-(\d+)\z/ or next;
+        $n += max(0, $seq - ($applied{$d} // 0));
+    }
+    return $n;
+}
+
+# Before a run: the replica has applied what the runs before wrote, so
+# that no series inherits another's lag.
+sub wait_replica {
+    my $n;
+    poll_until(300, sub { ($n = replica_backlog()) == 0 })
+        or ctx_note("the replica was still $n transactions behind after "
+                    . '300 s');
+}
+
+# What the servers counted around a run of a causal target, into $r:
+# the reads each served (reads_primary, reads_replica, replica_share),
+# the replica's other statements (the waits of causal_reads_timeout,
+# session commands), and how far behind the replica was as sysbench
+# ended (backlog, in transactions).
+sub causal_counts {
+    my ($r, $before, $after, $backlog) = @_;
+    my $rp = $after->{primary}{select} - $before->{primary}{select};
+    my $rr = $after->{replica}{select} - $before->{replica}{select};
+    $r->{reads_primary} = $rp;
+    $r->{reads_replica} = $rr;
+    $r->{replica_share} = $rp + $rr ? $rr / ($rp + $rr) : undef;
+    $r->{replica_other} = $after->{replica}{other}
+        - $before->{replica}{other};
+    $r->{backlog} = $backlog;
+    # more than sysbench sent: the proxy's own (the GTID asked of a
+    # client without session tracking)
+    $r->{reads_extra} = $rp + $rr - ($r->{reads} // 0);
+}
+
+sub causal_snapshot {
+    return { map { ($_ => user_statements($_)) } qw(primary replica) };
+}
+
+
 # --- targets -----------------------------------------------------------------
 
 sub make_targets {
@@ -625,7 +743,7 @@ sub workloads {
     for my $wl (@{ $opt{workloads} }) {
         for my $ps (@{ $opt{ps_modes} }) {
             push @w, { id => "$wl/$ps", name => $wl, script => $SCRIPT{$wl},
-                       ps => $ps };
+                       args => $SCRIPT_ARGS{$wl} // [], ps => $ps };
         }
     }
     return @w;
@@ -681,7 +799,7 @@ sub run_sysbench {
     make_path("$CTX->{workdir}/runs");
     my ($rc, $out) = run_capture(
         cmd => sysbench_cmd(script => $wl->{script}, ps => $wl->{ps},
-            threads => $th, time => $time,
+            args => $wl->{args}, threads => $th, time => $time,
             endpoint => $s->{target}->endpoint($s->{transport}),
             user => $CTX->{user}, password => $CTX->{password},
             db => $CTX->{db}, tables => $opt{tables},
@@ -700,6 +818,11 @@ sub run_sysbench {
 sub measure {
     my ($s, $wl, $th, $round) = @_;
     my $t = $s->{target};
+    my $counts;
+    if ($t->{causal}) {
+        wait_replica();
+        $counts = causal_snapshot();
+    }
     my @pids = $t->cpu_pids;
     my $p0 = _ticks(@pids);
     my $srv0 = _ticks(@{ $CTX->{server_pids} });
@@ -708,6 +831,7 @@ sub measure {
     my $w0 = time;
 
     my $r = run_sysbench($s, $wl, $th, $opt{time}, "r$round");
+    my $backlog = $counts ? replica_backlog() : undef;
     wait_settled(30);
 
     my $wall = time - $w0;
@@ -717,6 +841,7 @@ sub measure {
     my @pids1 = $t->cpu_pids;
     my $p1 = _ticks(@pids1);
     return $r if $r->{error};
+    causal_counts($r, $counts, causal_snapshot(), $backlog) if $counts;
     if (_pidset(@pids) ne _pidset(@pids1) || !defined $p0 || !defined $p1) {
         $r->{error} = "$t->{name}: its processes changed during the run "
             . '(a worker died?)';
@@ -778,6 +903,7 @@ sub main {
     start_sandbox();
     versions();
     prepare_tables();
+    causal_prepare() if $opt{causal};
     my @targets = make_targets();
     my $idle = $opt{idle_conns} > 0 ? idle_phase(@targets) : [];
     my $tp = throughput_phase(@targets);
@@ -788,7 +914,8 @@ sub main {
     aggregate(\%res);
     make_path($opt{output});
     write_markdown(\%res, "$opt{output}/benchmarks.md");
-    write_plots(\%res, $opt{output});
+    # --causal's points are settings, not a curve over threads
+    write_plots(\%res, $opt{output}) unless $opt{causal};
     print_summary(\%res);
     if ($opt{sandbox}) {
         note('the sandbox stays up: %s (stop it with '

@@ -45,6 +45,7 @@ static void slc_rws_start(slc_session_t *s);
 static void slc_rws_ready(slc_session_t *s);
 static slc_backend_t *slc_rws_command(slc_session_t *s, const slc_cmd_t *c);
 static void slc_rws_done(slc_session_t *s, const slc_mysql_reply_t *r);
+static void slc_rws_ended(slc_session_t *s, const slc_mysql_reply_t *r);
 static void slc_rws_close(slc_session_t *s);
 static int  slc_rws_extra(slc_session_t *s, slc_backend_t **b,
     uint8_t *tags, unsigned max);
@@ -110,6 +111,7 @@ static const slc_router_t slc_rws_router = {
     .retry = slc_rws_start,
     .command = slc_rws_command,
     .done = slc_rws_done,
+    .ended = slc_rws_ended,
     .close = slc_rws_close,
     .extra = slc_rws_extra,
     .save = slc_rws_save,
@@ -792,6 +794,14 @@ slc_rws_done(slc_session_t *s, const slc_mysql_reply_t *r)
 {
     slc_rws_state_settle(s, s->router_data, r);
     slc_rws_causal_taken(s, s->router_data);
+}
+
+/* The same response, before the client has it. */
+static void
+slc_rws_ended(slc_session_t *s, const slc_mysql_reply_t *r)
+{
+    (void) r;
+    slc_rws_causal_publish(s, s->router_data);
 }
 
 

@@ -283,7 +283,6 @@ int   slc_rws_causal_init_conf(slc_cycle_t *cycle, char *err,
     size_t errlen);
 /* Before each command: last_gtid tracking asked of the primary. */
 void  slc_rws_causal_command(slc_session_t *s, slc_rws_ctx_t *rc);
-/* A response of the primary's is complete: the GTID it reported. */
 /* Keep the read going to replica b, to send it elsewhere if b fails
    before answering it (retry_failed_reads): to the primary alone when
    `primary_only`. */
@@ -292,6 +291,10 @@ void  slc_rws_keep(slc_rws_ctx_t *rc, slc_backend_t *b, const slc_cmd_t *c,
 /* A statement (si; NULL: one not classified) runs on the primary: if it
    may write, the session's reads must see it (sets rc->wrote too). */
 void  slc_rws_causal_primary(slc_rws_ctx_t *rc, const slc_sql_info_t *si);
+/* A response of the primary's has ended, the client does not have it
+   yet: causal_reads global publishes the GTID it reported. */
+void  slc_rws_causal_publish(slc_session_t *s, slc_rws_ctx_t *rc);
+/* A response of the primary's is complete: the GTID it reported. */
 void  slc_rws_causal_taken(slc_session_t *s, slc_rws_ctx_t *rc);
 /* A read may go to `replica`: it, or the primary if the replica has not
    applied what the session must see (or `replica` with a wait ahead). */

@@ -65,7 +65,9 @@ const slc_conf_enum_t slc_rws_causal_modes[] = {
 
 /* --- conf ----------------------------------------------------------------- */
 
-/* A server takes them from mysql {}, else local and no wait. */
+/* A server takes them from mysql {}, else local and no wait: global
+   costs the replica its reads, or a wait before most of them, wherever
+   writes flow (docs/benchmarks.md, "causal_reads: what global costs"). */
 void
 slc_rws_causal_merge(slc_rws_conf_t *c, const slc_rws_conf_t *prev)
 {
@@ -363,9 +365,33 @@ slc_rws_causal_primary(slc_rws_ctx_t *rc, const slc_sql_info_t *si)
 }
 
 /*
- * Taken in as the response completes, not at the next command: with
- * causal_reads global another session may read the moment the client
- * has its OK.
+ * causal_reads global: the GTID of a write goes into the zone as soon as
+ * the tracker has read it, before the client is sent the OK (the
+ * router's `ended` hook).  The client may read on another connection the
+ * moment it has its OK, and another worker may serve that read while
+ * this one has not yet run `done` (preempted, or busy with the other
+ * sessions the same events woke): published only there, the GTID came
+ * too late for 16 reads in 10 500 of contrib/bench's web mix with 2
+ * workers (t/rwsplit_causal_workers.t holds a worker there).  Any GTID
+ * the tracker read is a write's, whatever the tracking state: `taken`
+ * adds it again, harmless, since the zone's seqs only grow.
+ */
+void
+slc_rws_causal_publish(slc_session_t *s, slc_rws_ctx_t *rc)
+{
+    const slc_mysql_track_t *t = &s->backend->track;
+    uint64_t                 gtids = slc_mysql_track_gtids(t);
+
+    if (gtids != 0 && gtids != rc->causal.gtids
+        && slc_rws_conf(s)->causal == SLC_RWS_CAUSAL_GLOBAL)
+    {
+        slc_rws_zone_add(&t->g->gtid);
+    }
+}
+
+/*
+ * Taken in as the response completes, not at the next command: the
+ * session's next read needs it.
  */
 void
 slc_rws_causal_taken(slc_session_t *s, slc_rws_ctx_t *rc)

@@ -935,20 +935,28 @@ slc_cmd_packets(slc_session_t *s, const uint8_t *p, size_t len,
  * Server bytes just read at p[0..n) (what b held back before them, at
  * buf->pos): the tracker follows them, and where it hides something from
  * the client (readwritesplit's last_gtid) it rewrites them and may hold
- * the last ones back.  Their new length.
+ * the last ones back.  When they end the response of the session's own
+ * backend, the router hears it (`ended`) before the client does.  Their
+ * new length.
  */
 static size_t
 slc_cmd_track(slc_session_t *s, slc_backend_t *b, uint8_t *p, size_t n)
 {
-    size_t hold;
+    const slc_router_t *rt = slc_mysql_srv_router(s->srv);
+    int                 was_idle = slc_mysql_track_idle(&b->track);
+    size_t              hold;
 
     if (!slc_mysql_track_hiding(&b->track)) {
         slc_mysql_track_server(&b->track, p, n);
-        return n;
+    } else {
+        n = slc_mysql_track_server_edit(&b->track, p, n, &hold);
+        b->held = (uint32_t) hold;
     }
-    n = slc_mysql_track_server_edit(&b->track, p, n, &hold);
-    b->held = (uint32_t) hold;
-    (void) s;
+    if (b == s->backend && !was_idle && rt->ended != NULL
+        && slc_mysql_track_idle(&b->track))
+    {
+        rt->ended(s, &b->track.reply);
+    }
     return n;
 }
 

@@ -42,6 +42,12 @@ struct slc_router_s {
        is complete (its last bytes were just written to the client);
        its backend's tracker holds what it said.  Optional. */
     void  (*done)(slc_session_t *s, const slc_mysql_reply_t *r);
+    /* Command mode, optional: that response has ended in bytes just
+       read from s->backend, which the client has not been sent yet
+       (done follows once it has); the tracker holds what it said.  For
+       what other sessions, on other workers too, must know by the time
+       the client does.  It may not send, inject, retarget or close. */
+    void  (*ended)(slc_session_t *s, const slc_mysql_reply_t *r);
     /* The session closes: close the backends the router opened. */
     void  (*close)(slc_session_t *s);
     /* Whether the router supports `auth passthrough`. */

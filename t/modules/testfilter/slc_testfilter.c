@@ -12,6 +12,12 @@
  *                           hooks saw of the previous response
  *                           ("packets bytes status first stmt_id columns
  *                           params")
+ *   / *tf:pid* /            answers one row: the pid of the worker
+ *   / *tf:stall MS* / ...   passes it on; once the client has the
+ *                           response (the filters' done hook, before the
+ *                           router's), blocks the worker MS ms, as a
+ *                           worker preempted there would be
+ *                           (t/rwsplit_causal_workers.t)
  *
  * (written here with blanks inside the comment markers).
  *
@@ -39,6 +45,8 @@
 #include "slc_shm.h"
 #include "slc_shmtx.h"
 
+#include <time.h>
+
 #define SLC_TF_ROW  100
 #define SLC_TF_HOLD "SELECT 'testfilter: hold shm zone "
 
@@ -46,6 +54,7 @@ typedef struct {
     slc_session_t      *session;
     slc_timer_t         timer;
     int                 hold;       /* after the pause: answer OK */
+    unsigned long long  stall;      /* ms to block at done, or 0 */
     uint64_t            rows;       /* of a rows answer: to send */
     uint64_t            sent;
     int                 phase;      /* 0 header, 1 rows, 2 end */
@@ -213,6 +222,19 @@ slc_tf_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
         (void) slc_cmd_reply_err(s, 1105, "HY000", "testfilter: refused");
         return SLC_FILTER_ANSWER;
     }
+    if (n >= 3 && memcmp(q, "pid", 3) == 0) {
+        char pid[32];
+
+        snprintf(pid, sizeof(pid), "%ld", (long) getpid());
+        (void) slc_cmd_reply_columns(s, slc_tf_columns, 1);
+        (void) slc_tf_row(s, pid);
+        (void) slc_cmd_reply_end(s);
+        return SLC_FILTER_ANSWER;
+    }
+    if (n > 6 && memcmp(q, "stall ", 6) == 0) {
+        tf->stall = strtoull(q + 6, NULL, 10);
+        return SLC_FILTER_PASS;
+    }
     if (n >= 4 && memcmp(q, "last", 4) == 0) {
         (void) slc_cmd_reply_columns(s, slc_tf_columns, 1);
         (void) slc_tf_row(s, tf->last);
@@ -248,4 +270,15 @@ slc_tf_done(slc_session_t *s, void *ctx, const slc_mysql_reply_t *r,
     snprintf(tf->last, sizeof(tf->last), "%llu %llu %u %u %u %u %u",
         (unsigned long long) tf->packets, (unsigned long long) tf->bytes,
         status, r->first, r->stmt_id, r->columns, r->params);
+    if (tf->stall > 0) {
+        struct timespec ts = {
+            .tv_sec = (time_t) (tf->stall / 1000),
+            .tv_nsec = (long) (tf->stall % 1000) * 1000000
+        };
+
+        tf->stall = 0;
+        while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+            /* the rest of it */
+        }
+    }
 }

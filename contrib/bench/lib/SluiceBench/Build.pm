@@ -33,7 +33,7 @@ my $NOT_BUILT = qr{^(?:t|docs|contrib|sandbox|objs|\.git)(?:/|\z)};
 sub _tree_files {
     my ($top) = @_;
     my @f;
-    if (-d "$top/.git") {
+    if (-e "$top/.git") {          # a directory, or a worktree's file
         my ($rc, $out) = run_capture(
             cmd => [ 'git', '-C', $top, 'ls-files', '-z', '--cached',
                      '--others', '--exclude-standard' ], timeout => 60);

@@ -9,7 +9,9 @@ package SluiceBench::Report;
 #   workloads [ { id => 'point_select/disable', name, script, ps } ]
 #   points    { "WORKLOAD|SERIES|THREADS" => { runs => [ sysbench_parse
 #               results plus cpu_us_per_query, server_cpu_us_per_query,
-#               other_cores, or { error } ] } }
+#               other_cores, the servers' counts of a causal target
+#               (reads_primary, reads_replica, replica_other, backlog),
+#               or { error } ] } }, a run's index its round's
 #   idle      [ { target, label, conns, rss_before, rss_after,
 #                 bytes_per_conn, backend_conns } or { target, error } ]
 #   ctx, opt, command, targets
@@ -37,7 +39,16 @@ use constant {
                                     # readconn's (issue 9)
     CACHE_MAX_US     => 6.6,        # the cache's CPU per hit (issue 10)
     CACHE_MIN_RATIO  => 2.0,        # and its QPS against direct
+    CAUSAL_MIN_RATIO => 0.95,       # a causal_reads setting's TPS against
+                                    # local's, the default's (issue 19)
 };
+# --causal: what a setting is compared with, round by round: local with
+# the same causal_reads_timeout (causal-global-100ms: causal-local-100ms)
+sub _causal_base {
+    my ($name) = @_;
+    (my $b = $name) =~ s/^causal-(?:off|global)/causal-local/;
+    return $b;
+}
 my @CPU_PAIRS = (['sluice-1', 'haproxy-1'], ['sluice-auto', 'haproxy-auto']);
 my @CPU_THREADS = (8, 32);
 
@@ -72,7 +83,9 @@ sub aggregate {
         }
         my @q = map { $_->{qps} } @ok;
         $p->{spread} = (max(@q) - min(@q)) / $p->{qps} if @q > 1;
+        _aggregate_causal($p, @ok);
     }
+    _causal_pairs($res);
     for my $key (keys %{ $res->{points} }) {
         my ($wl, $sid, $th) = split /\|/, $key;
         my ($tr) = $sid =~ m{/(\w+)\z};
@@ -86,6 +99,55 @@ sub aggregate {
         map { @{ $_->{runs} } } values %{ $res->{points} };
     $res->{other_load} = { median => median(@other), max => max(@other) }
         if @other;
+}
+
+# A causal target's runs: the reads each server served and the stale
+# reads, summed over the rounds (share: of the sum), the share's range,
+# TPS and the replica's backlog, medians.
+sub _aggregate_causal {
+    my ($p, @ok) = @_;
+    $p->{tps} = median(map { $_->{tps} } @ok);
+    if (grep { defined $_->{checks} } @ok) {
+        for my $k (qw(checks stale)) {
+            $p->{$k} = sum(map { $_->{$k} // 0 } @ok);
+        }
+    }
+    my @c = grep { defined $_->{reads_replica} } @ok or return;
+    for my $k (qw(reads_primary reads_replica replica_other reads_extra)) {
+        $p->{$k} = sum(map { $_->{$k} } @c);
+    }
+    my $reads = $p->{reads_primary} + $p->{reads_replica};
+    $p->{replica_share} = $reads ? $p->{reads_replica} / $reads : undef;
+    $p->{replica_other_per_read} = $reads ? $p->{replica_other} / $reads
+                                          : undef;
+    my @sh = map { $_->{replica_share} // () } @c;
+    ($p->{share_min}, $p->{share_max}) = (min(@sh), max(@sh)) if @sh;
+    $p->{backlog} = median(map { $_->{backlog} } @c);
+    $p->{backlog_max} = max(map { $_->{backlog} // 0 } @c);
+}
+
+# The TPS of each causal setting over that of local with the same
+# timeout in the same round (the two ran one after the other): median
+# and range of the ratios.
+sub _causal_pairs {
+    my ($res) = @_;
+    for my $key (keys %{ $res->{points} }) {
+        my ($wl, $sid, $th) = split /\|/, $key;
+        my ($name, $tr) = $sid =~ m{^(causal-[^/]+)/(\w+)\z} or next;
+        my $base = _causal_base($name);
+        next if $base eq $name;
+        my $b = _point($res, $wl, "$base/$tr", $th) or next;
+        my $p = $res->{points}{$key};
+        my @r;
+        for my $i (0 .. $#{ $p->{runs} }) {
+            my ($x, $y) = ($p->{runs}[$i], $b->{runs}[$i]);
+            push @r, $x->{tps} / $y->{tps}
+                if $x && $y && !$x->{error} && !$y->{error} && $y->{tps};
+        }
+        next unless @r;
+        $p->{vs_base} = median(@r);
+        ($p->{vs_base_min}, $p->{vs_base_max}) = (min(@r), max(@r));
+    }
 }
 
 sub _check {
@@ -104,7 +166,34 @@ sub floor_checks {
                  _scale_checks($res, $wl), _p95_checks($res, $wl),
                  _rwsplit_checks($res, $wl), _cache_checks($res, $wl);
     }
-    push @c, _idle_checks($res);
+    push @c, _idle_checks($res), _causal_checks($res);
+    return @c;
+}
+
+# --causal: causal_reads global lets no stale read through in the web
+# mix (the write on one connection, its read on the next), and what each
+# setting costs against local's TPS.
+sub _causal_checks {
+    my ($res) = @_;
+    my @c;
+    for my $key (sort keys %{ $res->{points} }) {
+        my ($wl, $sid, $th) = split /\|/, $key;
+        my ($name) = $sid =~ m{^(causal-[^/]+)/tcp\z} or next;
+        my $p = $res->{points}{$key};
+        my $w = (split m{/}, $wl)[0];
+        if ($name =~ /global/ && defined $p->{checks}) {
+            push @c, _check("no stale read through $name, $w, $th threads",
+                $p->{stale} == 0 ? 1 : 0, sprintf '%d stale of %d reads '
+                . 'after a write', $p->{stale}, $p->{checks});
+        }
+        next unless defined $p->{vs_base};
+        push @c, _check(sprintf('TPS %s >= %.2f x %s, %s, %d threads',
+            $name, CAUSAL_MIN_RATIO, _causal_base($name), $w, $th),
+            $p->{vs_base} >= CAUSAL_MIN_RATIO ? 1 : 0, sprintf
+            'x %.3f (rounds x %.3f to x %.3f); reads to the replica %s',
+            $p->{vs_base}, $p->{vs_base_min}, $p->{vs_base_max},
+            _pct($p->{replica_share}));
+    }
     return @c;
 }
 
@@ -280,6 +369,11 @@ sub _f {
     return defined $v ? sprintf($fmt, $v) : '—';
 }
 
+sub _pct {
+    my ($v) = @_;
+    return defined $v ? sprintf('%.1f %%', $v * 100) : '—';
+}
+
 sub _bytes {
     my ($b) = @_;
     return '—' unless defined $b;
@@ -294,9 +388,17 @@ sub _duration {
     return sprintf('%.0f s', $s);
 }
 
+my %WL_TITLE = (
+    read_write => 'oltp_read_write --skip_trx=on (autocommit: 14 reads, '
+        . '4 writes per event)',
+    web => 'causal_web.lua (a page: a write on one connection, the read '
+        . 'of it on the next, 8 point selects on both; 90 % reads)',
+);
+
 sub _wl_title {
     my ($wl) = @_;
-    return "$wl->{script}, $PS_LABEL{$wl->{ps}}";
+    return ($WL_TITLE{ $wl->{name} } // $wl->{script})
+        . ", $PS_LABEL{$wl->{ps}}";
 }
 
 sub _series_label {
@@ -310,8 +412,9 @@ sub _series_label {
 sub write_markdown {
     my ($res, $path) = @_;
     my @md = (_md_head($res), _md_method($res), _md_floor($res),
-              _md_analysis($res), _md_throughput($res), _md_idle($res),
-              _md_plots($res), _md_notes($res));
+              _md_analysis($res),
+              $res->{opt}{causal} ? _md_causal($res) : _md_throughput($res),
+              _md_idle($res), _md_plots($res), _md_notes($res));
     open(my $fh, '>', "$path.new") or die "$path.new: $!\n";
     print $fh join("\n", @md);
     close $fh or die "$path.new: $!\n";
@@ -381,7 +484,94 @@ sub _md_method {
         . '/ N.  Each proxy is started afresh for it.',
         '- sysbench, MariaDB and the proxy share the machine\'s CPUs: '
         . 'ratios are of this machine, not of a proxy on its own host.',
+        $o->{causal} ? _md_causal_method() : (),
         '');
+}
+
+sub _md_causal_method {
+    return ('- --causal: readwritesplit with 2 workers and a monitor '
+        . '(monitor_interval 1s, the default), one target per causal_reads '
+        . 'setting.  Before each run the bench waits until the replica '
+        . 'has applied every transaction of the primary.  Reads to the '
+        . 'replica: the bench user\'s SELECTs counted by the replica over '
+        . 'those counted by both servers (userstat, '
+        . 'information_schema.USER_STATISTICS: the monitor\'s and the '
+        . 'replication applier\'s are not the bench user\'s), summed over '
+        . 'the rounds (the range: of the rounds).  Replica\'s other '
+        . 'statements per read: its non-SELECT statements of that user '
+        . '(the MASTER_GTID_WAIT of causal_reads_timeout, session '
+        . 'commands) over all reads.  Stale reads: causal_web.lua\'s '
+        . 'reads of a row on the connection after the one that just wrote '
+        . 'it that did not return the value written, over all such reads.  '
+        . 'vs local: the TPS over that of causal_reads local with the same '
+        . 'causal_reads_timeout in the same round (run just before or '
+        . 'after it), median and range over the rounds.  Replica behind: '
+        . 'transactions the primary had binlogged and the replica not '
+        . 'applied as sysbench ended '
+        . '(median, max).');
+}
+
+sub _md_causal {
+    my ($res) = @_;
+    my @l = ('## causal_reads', '');
+    for my $wl (@{ $res->{workloads} }) {
+        push @l, '### ' . _wl_title($wl), '',
+            '| threads | causal_reads | TPS | QPS | vs local (rounds) '
+            . '| p95 ms | reads to the replica (rounds) | replica\'s other '
+            . 'statements per read | stale reads | replica behind '
+            . '(max) | proxy CPU µs/query | spread |',
+            '|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|';
+        for my $th (@{ $res->{opt}{threads} }) {
+            my $first = 1;
+            for my $s (@{ $res->{series} }) {
+                my $p = _point($res, $wl->{id}, $s->{id}, $th) or next;
+                push @l, _md_causal_row($p, $s, $first ? $th : '');
+                $first = 0;
+            }
+        }
+        push @l, '', _md_causal_extra($res, $wl);
+    }
+    return @l;
+}
+
+# The servers count the SELECTs sysbench sent, and the proxy's own: the
+# GTID asked of a client that did not negotiate session tracking.
+sub _md_causal_extra {
+    my ($res, $wl) = @_;
+    my @x;
+    for my $s (@{ $res->{series} }) {
+        for my $th (@{ $res->{opt}{threads} }) {
+            my $p = _point($res, $wl->{id}, $s->{id}, $th) or next;
+            push @x, "$s->{target}{name} at $th threads: $p->{reads_extra}"
+                if $p->{reads_extra};
+        }
+    }
+    return ('The servers counted as many SELECTs as sysbench sent.', '')
+        unless @x;
+    return ('SELECTs the servers counted beyond those sysbench sent: '
+            . join('; ', @x) . '.', '');
+}
+
+sub _md_causal_row {
+    my ($p, $s, $th) = @_;
+    my $t = $s->{target};
+    return sprintf '| %s | %s | failed | | | | | | | | | |', $th,
+        $t->{setting} // $t->label unless $p->{n};
+    return sprintf '| %s | %s | %.0f | %.0f | %s | %.3f | %s | %s | %s '
+        . '| %s | %s | %s |', $th, $t->{setting} // $t->label, $p->{tps},
+        $p->{qps}, defined $p->{vs_base} ? sprintf('× %.3f (%.3f–%.3f)',
+            $p->{vs_base}, $p->{vs_base_min}, $p->{vs_base_max}) : '—',
+        $p->{p95_ms}, defined $p->{replica_share} ? sprintf('%s (%s–%s)',
+            _pct($p->{replica_share}), _pct($p->{share_min}),
+            _pct($p->{share_max})) : '—',
+        _f($p->{replica_other_per_read}, '%.3f'),
+        defined $p->{checks} ? sprintf('%d of %d (%s)', $p->{stale},
+            $p->{checks}, _pct($p->{checks} ? $p->{stale} / $p->{checks}
+                                             : undef)) : '—',
+        defined $p->{backlog} ? sprintf('%.0f (%d)', $p->{backlog},
+            $p->{backlog_max}) : '—',
+        _f($p->{cpu_us_per_query}, '%.2f'),
+        _f(defined $p->{spread} ? $p->{spread} * 100 : undef, '%.1f %%');
 }
 
 sub _md_floor {
@@ -625,6 +815,9 @@ sub _json {
                     map({ ($_ => _num($p->{$_})) }
                         qw(qps p95_ms ratio cpu_us_per_query
                            server_cpu_us_per_query spread)),
+                    map({ ($_ => _num($p->{$_})) } grep { defined $p->{$_} }
+                        qw(tps replica_share replica_other_per_read checks
+                           stale backlog vs_base reads_extra)),
                     @{ $p->{errors} } ? (errors => $p->{errors}) : () };
             }
         }

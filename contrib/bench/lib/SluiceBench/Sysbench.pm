@@ -36,12 +36,14 @@ sub _endpoint {
     return ("--mysql-host=$ep->{tcp}[0]", "--mysql-port=$ep->{tcp}[1]");
 }
 
-# sysbench_cmd(script => 'oltp_point_select', ps => 'disable'|'auto',
+# sysbench_cmd(script => 'oltp_point_select' | PATH of a .lua,
+#   ps => 'disable'|'auto', args => [ more options of the script ],
 #   threads => N, time => S, endpoint => {...}, user, password, db,
 #   tables, table_size): the argv of one run.
 sub sysbench_cmd {
     my (%o) = @_;
     return [ sysbench_bin(), $o{script}, _common(%o), _endpoint($o{endpoint}),
+             @{ $o{args} // [] },
              "--db-ps-mode=$o{ps}", "--threads=$o{threads}",
              "--time=$o{time}", '--events=0', '--report-interval=0',
              '--histogram=on', '--percentile=95', 'run' ];
@@ -73,8 +75,11 @@ sub sysbench_prepare {
     return 'prepared';
 }
 
-# The report of one run: { queries, qps, tps, events, seconds, p95_ms,
-# p95_summary_ms, avg_ms, errors, reconnects } or { error => TEXT }.
+# The report of one run: { queries, reads, writes, qps, tps, events,
+# seconds, p95_ms, p95_summary_ms, avg_ms, errors, reconnects } or
+# { error => TEXT }; and with the lines `causal check: thread N reads R
+# stale S` that contrib/bench/causal_web.lua prints, { checks, stale },
+# their sums.
 sub sysbench_parse {
     my ($text) = @_;
     my %r;
@@ -85,6 +90,8 @@ sub sysbench_parse {
         $text =~ /^\s*queries:\s+(\d+)\s+\(([\d.]+) per sec/m;
     ($r{events}, $r{tps}) =
         $text =~ /^\s*transactions:\s+(\d+)\s+\(([\d.]+) per sec/m;
+    ($r{reads})      = $text =~ /^\s*read:\s+(\d+)/m;
+    ($r{writes})     = $text =~ /^\s*write:\s+(\d+)/m;
     ($r{errors})     = $text =~ /^\s*ignored errors:\s+(\d+)/m;
     ($r{reconnects}) = $text =~ /^\s*reconnects:\s+(\d+)/m;
     ($r{seconds})    = $text =~ /^\s*total time:\s+([\d.]+)s/m;
@@ -94,6 +101,10 @@ sub sysbench_parse {
         unless defined $r{queries} && defined $r{seconds};
     return { error => 'no query completed' } unless $r{queries} > 0;
     $r{p95_ms} = _hist_pct($text, 95) // $r{p95_summary_ms};
+    while ($text =~ /^causal check: thread \d+ reads (\d+) stale (\d+)$/mg) {
+        $r{checks} += $1;
+        $r{stale} += $2;
+    }
     return \%r;
 }
 

@@ -80,7 +80,32 @@ our @REGISTRY = (
       variant => 1 ],
     [ 'null-auto',          'Null',    threads => 'auto', preset => 'cache',
       variant => 1 ],
+    # what causal_reads costs (`--causal`): readwritesplit, 2 workers, a
+    # monitor (its gtid_current_pos tells what the replica has applied)
+    _causal('off'),
+    _causal('local'),
+    _causal('local', '100ms'),
+    _causal('local', '1s'),
+    _causal('global'),
+    _causal('global', '100ms'),
+    _causal('global', '1s'),
 );
+
+# A registry entry of --causal: causal_reads MODE, causal_reads_timeout
+# TIMEOUT if given.
+sub _causal {
+    my ($mode, $timeout) = @_;
+    my $conf = "router readwritesplit;\n        causal_reads $mode;";
+    $conf .= "\n        causal_reads_timeout $timeout;" if $timeout;
+    return [ 'causal-' . $mode . ($timeout ? "-$timeout" : ''), 'Sluice',
+        workers => 2, preset => 'causal', module => 'readwritesplit',
+        replica => 1, causal => 1,
+        upstream_conf => 'monitor_user monitor; monitor_password "monitor";',
+        server_conf => $conf,
+        setting => $mode . ($timeout ? ", timeout $timeout" : ''),
+        label => "readwritesplit, 2 workers, causal_reads $mode"
+            . ($timeout ? ", causal_reads_timeout $timeout" : '') ];
+}
 
 sub names { map { $_->[0] } @REGISTRY }
 
