@@ -783,7 +783,7 @@ slc_rws_command(slc_session_t *s, const slc_cmd_t *c)
         rc->last = b;
     }
     if (b != NULL && b != s->backend && slc_rws_copies(rc, b) != NULL) {
-        slc_rws_read_sent(s, rc, b);
+        slc_rws_read_sent(rc, b);
     }
     return b;
 }

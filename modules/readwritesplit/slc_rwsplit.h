@@ -229,10 +229,9 @@ void   slc_rws_state_settle(slc_session_t *s, slc_rws_ctx_t *rc,
     const slc_mysql_reply_t *r);
 void   slc_rws_state_drop(slc_rws_ctx_t *rc);
 
-/* slc_rwsplit_read.c: a command goes to replica backend b, or (b NULL)
-   the session closes */
-void   slc_rws_read_sent(slc_session_t *s, slc_rws_ctx_t *rc,
-    slc_backend_t *b);
+/* slc_rwsplit_read.c: a command of the client's goes to replica backend
+   b (it is watched while it runs); the session closes (stop) */
+void   slc_rws_read_sent(slc_rws_ctx_t *rc, slc_backend_t *b);
 void   slc_rws_read_stop(slc_rws_ctx_t *rc);
 
 /* slc_rwsplit_hist.c */

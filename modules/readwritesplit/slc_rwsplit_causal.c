@@ -449,6 +449,30 @@ slc_rws_causal_set(slc_rws_ctx_t *rc, const uint8_t *q, size_t n)
     }
 }
 
+/* Whether statement q, classified as si, can read the list of tracked
+   variables: a SHOW, an @@ read, a table of information_schema or
+   performance_schema (a read of a user table does not: no scan). */
+static int
+slc_rws_causal_reads_vars(const uint8_t *q, const slc_sql_info_t *si)
+{
+    if (si->kind == SLC_SQL_SHOW || (si->flags & SLC_SQL_F_SYSVAR_READ)) {
+        return 1;
+    }
+    for (unsigned i = 0; i < si->ntables; i++) {
+        const slc_sql_name_t *t = &si->tables[i];
+
+        if (t->db_len == 18
+            && (strncasecmp((const char *) q + t->db_off,
+                            "information_schema", 18) == 0
+                || strncasecmp((const char *) q + t->db_off,
+                               "performance_schema", 18) == 0))
+        {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 void
 slc_rws_causal_unhide(slc_session_t *s, slc_rws_ctx_t *rc,
     const uint8_t *q, size_t n, const slc_sql_info_t *si)
@@ -461,6 +485,7 @@ slc_rws_causal_unhide(slc_session_t *s, slc_rws_ctx_t *rc,
     /* a write's GTID must be tracked: the list stays for it */
     if ((cc->track != SLC_RWS_TRACK_ON && cc->track != SLC_RWS_TRACK_ASKED)
         || cc->client_gtid || slc_rws_may_write(si)
+        || !slc_rws_causal_reads_vars(q, si)
         || !slc_rws_causal_names(q, n, SLC_RWS_TRACK_VARS))
     {
         return;

@@ -62,9 +62,8 @@ slc_rws_read_check(slc_timer_t *t)
 }
 
 void
-slc_rws_read_sent(slc_session_t *s, slc_rws_ctx_t *rc, slc_backend_t *b)
+slc_rws_read_sent(slc_rws_ctx_t *rc, slc_backend_t *b)
 {
-    (void) s;
     rc->read_on = b;
     rc->read_since = slc_loop->now;
     if (!rc->read_timer.armed) {

@@ -943,7 +943,7 @@ static size_t
 slc_cmd_track(slc_session_t *s, slc_backend_t *b, uint8_t *p, size_t n)
 {
     const slc_router_t *rt = slc_mysql_srv_router(s->srv);
-    int                 was_idle = slc_mysql_track_idle(&b->track);
+    uint64_t            done = b->track.reply.done;
     size_t              hold;
 
     if (!slc_mysql_track_hiding(&b->track)) {
@@ -952,10 +952,10 @@ slc_cmd_track(slc_session_t *s, slc_backend_t *b, uint8_t *p, size_t n)
         n = slc_mysql_track_server_edit(&b->track, p, n, &hold);
         b->held = (uint32_t) hold;
     }
-    if (b == s->backend && !was_idle && rt->ended != NULL
-        && slc_mysql_track_idle(&b->track))
+    if (rt->ended != NULL && b == s->backend
+        && b->track.reply.done != done && slc_mysql_track_idle(&b->track))
     {
-        rt->ended(s, &b->track.reply);
+        rt->ended(s, &b->track.reply);  /* a response ended, none owed */
     }
     return n;
 }

@@ -371,6 +371,56 @@ START_TEST(test_track_hide)
 }
 END_TEST
 
+/* An OK longer than the tracker keeps (a long info string): neither read
+   nor rewritten, passed on whole, nothing held back at its end; its GTID
+   counts as lost. */
+START_TEST(test_track_hide_long_ok)
+{
+    static uint8_t    pk[1200], buf[1400], got[1400];
+    slc_mysql_track_t t;
+    uint8_t           q[] = { 5, 0, 0, 0, 3, 'x', 'y', 'z', '1' };
+    size_t            n = 0, len, held = 0, ngot = 0, hold, k;
+
+    memset(&t, 0, sizeof(t));
+    slc_mysql_track_init(&t, SLC_CLIENT_PROTOCOL_41
+        | SLC_CLIENT_SESSION_TRACK | SLC_CLIENT_DEPRECATE_EOF,
+        SLC_SERVER_STATUS_AUTOCOMMIT);
+    ck_assert_int_eq(slc_mysql_track_want_gtid(&t), SLC_OK);
+    slc_mysql_track_hide_gtid(&t, 1);
+    n = 4;
+    pk[n++] = 0x00;                             /* OK */
+    pk[n++] = 1;                                /* affected */
+    pk[n++] = 0;                                /* insert id */
+    pk[n++] = 0x02; pk[n++] = 0x40;             /* status: state changed */
+    pk[n++] = 0; pk[n++] = 0;                   /* warnings */
+    pk[n++] = 0xfc; pk[n++] = 0x4c; pk[n++] = 0x04;     /* info: 1100 */
+    memset(pk + n, 'i', 1100);
+    n += 1100;
+    n += slc_test_hex("120010096c6173745f6774696405302d312d33", pk + n, 40);
+    slc_mysql_hdr_write(pk, (uint32_t) (n - 4), 1);
+    len = n;
+    slc_mysql_track_client(&t, q, sizeof(q));
+    for (size_t off = 0; off < len; off += 100) {
+        size_t c = slc_min((size_t) 100, len - off);
+
+        memcpy(buf + held, pk + off, c);
+        k = slc_mysql_track_server_edit(&t, buf + held, c, &hold);
+        ck_assert_uint_eq(k, c);
+        memcpy(got + ngot, buf, held + k - hold);
+        ngot += held + k - hold;
+        memmove(buf, buf + held + k - hold, hold);
+        held = hold;
+    }
+    ck_assert_uint_eq(held, 0);
+    ck_assert(slc_mysql_track_idle(&t));
+    ck_assert_uint_eq(ngot, len);
+    ck_assert(memcmp(got, pk, len) == 0);
+    ck_assert_uint_eq(slc_mysql_track_gtids(&t), 0);
+    ck_assert_uint_eq(slc_mysql_track_gtid_lost(&t), 1);
+    slc_mysql_track_free(&t);
+}
+END_TEST
+
 START_TEST(test_track_not_wanted)
 {
     slc_mysql_track_t t;
@@ -522,6 +572,7 @@ slc_gtid_suite(void)
     tcase_add_test(tc, test_track_not_wanted);
     tcase_add_test(tc, test_hide);
     tcase_add_test(tc, test_track_hide);
+    tcase_add_test(tc, test_track_hide_long_ok);
     tcase_add_test(tc, test_track_returning);
     tcase_add_test(tc, test_track_row);
     suite_add_tcase(s, tc);
