@@ -937,19 +937,20 @@ slc_cmd_packets(slc_session_t *s, const uint8_t *p, size_t len,
  * the client (readwritesplit's last_gtid) it rewrites them and may hold
  * the last ones back.  When they end the response of the session's own
  * backend, the router hears it (`ended`) before the client does.  Their
- * new length.
+ * new end (before p when an OK held back from earlier shrank).
  */
-static size_t
+static uint8_t *
 slc_cmd_track(slc_session_t *s, slc_backend_t *b, uint8_t *p, size_t n)
 {
     const slc_router_t *rt = slc_mysql_srv_router(s->srv);
     uint64_t            done = b->track.reply.done;
     size_t              hold;
+    uint8_t            *end = p + n;
 
     if (!slc_mysql_track_hiding(&b->track)) {
         slc_mysql_track_server(&b->track, p, n);
     } else {
-        n = slc_mysql_track_server_edit(&b->track, p, n, &hold);
+        end -= slc_mysql_track_server_edit(&b->track, p, n, &hold);
         b->held = (uint32_t) hold;
     }
     if (rt->ended != NULL && b == s->backend
@@ -957,7 +958,7 @@ slc_cmd_track(slc_session_t *s, slc_backend_t *b, uint8_t *p, size_t n)
     {
         rt->ended(s, &b->track.reply);  /* a response ended, none owed */
     }
-    return n;
+    return end;
 }
 
 /* Bytes held back from the client (slc_cmd_track) go to the start of the
@@ -978,7 +979,6 @@ slc_cmd_pump(slc_session_t *s, slc_backend_t *b)
     struct slc_cmd_s *c = s->cmd;
     slc_buf_t        *buf = b->in;
     ssize_t           n;
-    size_t            k;
 
     for ( ;; ) {
         while (buf != NULL && slc_buf_len(buf) > b->held) {
@@ -1034,8 +1034,7 @@ slc_cmd_pump(slc_session_t *s, slc_backend_t *b)
         }
         s->last_active = slc_loop->now;
         slc_upstream_count_bytes(b->server, (size_t) n, 0);
-        k = slc_cmd_track(s, b, buf->last, (size_t) n);
-        buf->last += k;
+        buf->last = slc_cmd_track(s, b, buf->last, (size_t) n);
         if (c->packets && !c->silent && slc_buf_len(buf) > b->held) {
             slc_cmd_packets(s, buf->pos, slc_buf_len(buf) - b->held, b);
             if (s->state != SLC_SS_READY) {

@@ -971,16 +971,18 @@ slc_mysql_track_hold(const slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 
 /*
  * With w (the caller's writable p, slc_mysql_track_server_edit): OKs
- * edited in place, and the new length returned; else len.
+ * edited in place, and by how many bytes the bytes ending at p + len
+ * shrank returned (an OK that began in bytes held before p may shrink
+ * by more than len); else 0.
  */
 static size_t
 slc_mysql_track_feed(slc_mysql_track_t *t, slc_mysql_frame_t *f,
     const uint8_t *p, size_t len, slc_mysql_track_msg_pt msg, uint8_t *w)
 {
-    size_t  n, total = len;
+    size_t  n, shrunk = 0;
 
     if (t->broken && f == &t->srv) {
-        return len;
+        return 0;
     }
     while (len > 0) {
         size_t h0 = f->head_len, body = 0;
@@ -1013,13 +1015,13 @@ slc_mysql_track_feed(slc_mysql_track_t *t, slc_mysql_frame_t *f,
                     size_t   cut = slc_mysql_track_ok_edit(t, f, end, len);
 
                     p -= cut;
-                    total -= cut;
+                    shrunk += cut;
                 }
             }
             f->hdr_len = 0;
         }
     }
-    return total;
+    return shrunk;
 }
 
 
@@ -1080,11 +1082,12 @@ size_t
 slc_mysql_track_server_edit(slc_mysql_track_t *t, uint8_t *p, size_t len,
     size_t *hold)
 {
-    len = slc_mysql_track_feed(t, &t->srv, p, len, slc_mysql_track_srv_msg,
-                               p);
+    size_t shrunk = slc_mysql_track_feed(t, &t->srv, p, len,
+                                         slc_mysql_track_srv_msg, p);
+
     *hold = t->g != NULL && t->g->hide && !t->broken
             ? slc_mysql_track_hold(t, &t->srv) : 0;
-    return len;
+    return shrunk;
 }
 
 int

@@ -189,7 +189,9 @@ int  slc_mysql_track_server(slc_mysql_track_t *t, const uint8_t *p,
  * to send its client, which it lets the tracker change: with `hide` on
  * (slc_mysql_track_hide_gtid), an OK whose last_gtid the tracker read is
  * rewritten in place without it (slc_mysql_okstate_hide_gtid), the bytes
- * after it moving down.  Returns the new length.  *hold: how many bytes at
+ * after it moving down.  Returns by how many bytes the data ending at
+ * p + len shrank: the new end is p + len - that, which may lie before p
+ * when the OK began in bytes held earlier.  *hold: how many bytes at
  * the end belong to a packet that may still be rewritten (its head not
  * read yet, or such an OK not complete); the caller sends them only once
  * a later call completed it, and keeps them directly before the bytes it

@@ -318,6 +318,35 @@ START_TEST(test_hide)
 END_TEST
 
 /*
+ * Server bytes stream[0..len) fed in chunks of `chunk` the way the command
+ * layer's pump feeds them (slc_cmd_track): what the tracker holds back
+ * moves to the start of the buffer and the next chunk follows it; what it
+ * releases goes to got.  Returns the bytes released; nothing may stay held.
+ */
+static size_t
+slc_test_feed_held(slc_mysql_track_t *t, const uint8_t *stream, size_t len,
+    size_t chunk, uint8_t *buf, uint8_t *got)
+{
+    size_t held = 0, ngot = 0, hold, cut, have;
+
+    for (size_t off = 0; off < len; off += chunk) {
+        size_t c = slc_min(chunk, len - off);
+
+        memcpy(buf + held, stream + off, c);
+        cut = slc_mysql_track_server_edit(t, buf + held, c, &hold);
+        ck_assert_uint_le(cut, held + c);       /* the end stays in buf */
+        have = held + c - cut;
+        ck_assert_uint_le(hold, have);
+        memcpy(got + ngot, buf, have - hold);
+        ngot += have - hold;
+        memmove(buf, buf + have - hold, hold);
+        held = hold;
+    }
+    ck_assert_uint_eq(held, 0);
+    return ngot;
+}
+
+/*
  * The OK with last_gtid, in chunks of every size, the way the
  * command layer's pump feeds them (slc_cmd_track): what reaches the
  * client is the OK without it, the GTID is read, and the bytes held back
@@ -330,7 +359,7 @@ slc_test_hide_feed(size_t chunk)
     uint8_t           ok[600], stream[700], buf[800], got[700], want[700];
     uint8_t           q[] = { 5, 0, 0, 0, 3, 'x', 'y', 'z', '1' };
     size_t            n = slc_test_hex(SLC_OK_INSERT_INFO, ok, sizeof(ok));
-    size_t            len = 0, ngot = 0, held = 0, hold, k, w;
+    size_t            len = 0, ngot, w;
 
     memset(&t, 0, sizeof(t));
     slc_mysql_track_init(&t, SLC_CLIENT_PROTOCOL_41
@@ -342,18 +371,7 @@ slc_test_hide_feed(size_t chunk)
     memcpy(stream + 4, ok, n);
     len = n + 4;
     slc_mysql_track_client(&t, q, sizeof(q));
-    for (size_t off = 0; off < len; off += chunk) {
-        size_t c = slc_min(chunk, len - off);
-
-        memcpy(buf + held, stream + off, c);
-        k = slc_mysql_track_server_edit(&t, buf + held, c, &hold);
-        ck_assert_uint_le(hold, held + k);
-        memcpy(got + ngot, buf, held + k - hold);
-        ngot += held + k - hold;
-        memmove(buf, buf + held + k - hold, hold);
-        held = hold;
-    }
-    ck_assert_uint_eq(held, 0);
+    ngot = slc_test_feed_held(&t, stream, len, chunk, buf, got);
     ck_assert(slc_mysql_track_idle(&t));
     ck_assert_uint_eq(slc_mysql_track_gtids(&t), 1);
     w = slc_mysql_okstate_hide_gtid(ok, n, want + 4);
@@ -379,7 +397,7 @@ START_TEST(test_track_hide_long_ok)
     static uint8_t    pk[1200], buf[1400], got[1400];
     slc_mysql_track_t t;
     uint8_t           q[] = { 5, 0, 0, 0, 3, 'x', 'y', 'z', '1' };
-    size_t            n = 0, len, held = 0, ngot = 0, hold, k;
+    size_t            n = 0, len, ngot;
 
     memset(&t, 0, sizeof(t));
     slc_mysql_track_init(&t, SLC_CLIENT_PROTOCOL_41
@@ -400,18 +418,7 @@ START_TEST(test_track_hide_long_ok)
     slc_mysql_hdr_write(pk, (uint32_t) (n - 4), 1);
     len = n;
     slc_mysql_track_client(&t, q, sizeof(q));
-    for (size_t off = 0; off < len; off += 100) {
-        size_t c = slc_min((size_t) 100, len - off);
-
-        memcpy(buf + held, pk + off, c);
-        k = slc_mysql_track_server_edit(&t, buf + held, c, &hold);
-        ck_assert_uint_eq(k, c);
-        memcpy(got + ngot, buf, held + k - hold);
-        ngot += held + k - hold;
-        memmove(buf, buf + held + k - hold, hold);
-        held = hold;
-    }
-    ck_assert_uint_eq(held, 0);
+    ngot = slc_test_feed_held(&t, pk, len, 100, buf, got);
     ck_assert(slc_mysql_track_idle(&t));
     ck_assert_uint_eq(ngot, len);
     ck_assert(memcmp(got, pk, len) == 0);
