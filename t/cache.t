@@ -660,7 +660,7 @@ my $st1 = zone_stats('qc');
 cmp_ok($st1->{lookups} // 0, '>=', $st0->{lookups} // 1, 'the counters '
        . 'go on across the reload');
 my $r2 = raw($t->port(0));
-my $after;
+undef $after;
 is(served(sub { $after = raw_query($r2, $rq) }), 0,
    'a reload keeps the cache: a new worker serves the entry');
 is(no_status($after), no_status($before), 'with the same bytes');

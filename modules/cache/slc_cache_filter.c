@@ -1491,13 +1491,13 @@ slc_cache_packet(slc_session_t *s, void *ctx, const slc_cmd_packet_t *p)
 static int
 slc_cache_in_step(const slc_cache_ctx_t *cc, const slc_backend_t *b)
 {
-    uint64_t at, seen;
+    uint64_t at;
 
     if (slc_monitor_role(b->server) & SLC_ROLE_PRIMARY) {
         return 1;
     }
-    return slc_monitor_synced(b->server, &at, &seen) == SLC_OK
-           && seen <= cc->sent_after && slc_cache_store_synced(&cc->st, at);
+    return slc_monitor_synced(b->server, cc->sent_after, &at) == SLC_OK
+           && slc_cache_store_synced(&cc->st, at);
 }
 
 /*

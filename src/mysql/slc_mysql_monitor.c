@@ -169,19 +169,24 @@ slc_monitor_seen_down(const slc_upstream_server_t *us)
 }
 
 int
-slc_monitor_synced(const slc_upstream_server_t *us, uint64_t *at,
-    uint64_t *seen)
+slc_monitor_synced(const slc_upstream_server_t *us, uint64_t before,
+    uint64_t *at)
 {
     slc_monitor_entry_t e;
 
-    if (us->monitor == NULL || slc_monitor_read(us->monitor, &e, 0) != SLC_OK
-        || e.st.synced_at == 0)
+    if (us->monitor == NULL || slc_monitor_read(us->monitor, &e, 0) != SLC_OK)
     {
         return SLC_ERROR;
     }
-    *at = e.st.synced_at;
-    *seen = e.st.synced_seen;
-    return SLC_OK;
+    if (e.st.synced_at != 0 && e.st.synced_seen <= before) {
+        *at = e.st.synced_at;
+        return SLC_OK;
+    }
+    if (e.st.synced_prev_at != 0 && e.st.synced_prev_seen <= before) {
+        *at = e.st.synced_prev_at;
+        return SLC_OK;
+    }
+    return SLC_ERROR;
 }
 
 /* ---- configuration ---------------------------------------------------- */
@@ -673,6 +678,8 @@ slc_monitor_sync(const slc_upstream_t *up, const slc_monitor_status_t *old,
 
     e->st.synced_at = old->synced_at;
     e->st.synced_seen = old->synced_seen;
+    e->st.synced_prev_at = old->synced_prev_at;
+    e->st.synced_prev_seen = old->synced_prev_seen;
     if (e->st.role != SLC_ROLE_REPLICA || (e->st.flags & SLC_MONITOR_GTID_LONG))
     {
         return;
@@ -695,6 +702,8 @@ slc_monitor_sync(const slc_upstream_t *up, const slc_monitor_status_t *old,
         at = slc_min(at, p->st.asked_at);
     }
     if (at != UINT64_MAX && at > e->st.synced_at) {
+        e->st.synced_prev_at = e->st.synced_at;
+        e->st.synced_prev_seen = e->st.synced_seen;
         e->st.synced_at = at;
         e->st.synced_seen = e->st.answered_at;
     }

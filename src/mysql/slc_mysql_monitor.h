@@ -39,9 +39,12 @@ typedef struct {
                                            holds every commit before it */
     uint64_t            answered_at;    /* rounded up: its answer had come */
     /* a replica: it holds every commit a primary of its upstream had at
-       synced_at, and has since synced_seen (both 0: not known) */
+       synced_at, and has since synced_seen (both 0: not known); the pair
+       before it too, for a read sent before the newest was seen */
     uint64_t            synced_at;
     uint64_t            synced_seen;
+    uint64_t            synced_prev_at;
+    uint64_t            synced_prev_seen;
 } slc_monitor_status_t;
 
 typedef struct slc_monitor_entry_s {
@@ -95,19 +98,23 @@ unsigned slc_monitor_role(const slc_upstream_server_t *us);
 int      slc_monitor_seen_down(const slc_upstream_server_t *us);
 
 /*
- * What the replica `us` is known to hold (the cache keeps a replica's
- * answer only if it holds every write its tables saw): every commit its
- * upstream's primary had at *at, known since *seen (CLOCK_MONOTONIC ms).
- * SLC_ERROR when nothing is known: no monitor, a MySQL server (its
- * positions are not compared), never seen in step.
+ * What the replica `us` was known to hold by the time `before`
+ * (CLOCK_MONOTONIC ms; the cache keeps a replica's answer only if it
+ * holds every write its tables saw): every commit its upstream's primary
+ * had at *at, the latest such time the monitor had seen by `before`.
+ * SLC_ERROR when nothing was known by then: no monitor, a MySQL server
+ * (its positions are not compared), never seen in step, or seen only
+ * after `before` (the two last findings are kept, so a check that ends
+ * while a read is out does not hide the one before it).
  */
-int slc_monitor_synced(const slc_upstream_server_t *us, uint64_t *at,
-    uint64_t *seen);
+int slc_monitor_synced(const slc_upstream_server_t *us, uint64_t before,
+    uint64_t *at);
 
 /*
  * The monitor's step for a replica's fresh check `e` (its previous status
  * `old`): against the last check of every primary of `up`, fill
- * e->st.synced_at and synced_seen (kept from `old` unless they grow).
+ * e->st.synced_at and synced_seen (kept from `old` unless they grow; when
+ * they grow, the old pair moves to synced_prev_at/_seen).
  * Exposed for its unit test.
  */
 void slc_monitor_sync(const slc_upstream_t *up,

@@ -32,9 +32,9 @@ START_TEST(test_layout)
     ck_assert_uint_eq(offsetof(slc_monitor_entry_t, st), 8);
     ck_assert_uint_eq(offsetof(slc_monitor_entry_t, gtid),
                       8 + sizeof(slc_monitor_status_t));
-    ck_assert_uint_eq(sizeof(slc_monitor_status_t), 72);
+    ck_assert_uint_eq(sizeof(slc_monitor_status_t), 88);
     ck_assert_uint_eq(sizeof(slc_monitor_entry_t),
-                      8 + 72 + 2 * SLC_MONITOR_TEXT);
+                      8 + 88 + 2 * SLC_MONITOR_TEXT);
     /* one entry per stats slot: under 1 MiB in all */
     ck_assert_uint_lt(SLC_STATS_MAX * sizeof(slc_monitor_entry_t), 1 << 20);
 }
@@ -228,6 +228,7 @@ START_TEST(test_sync)
     slc_upstream_t              up = { .servers = us, .nservers = 3 };
     slc_monitor_entry_t         re;
     slc_monitor_status_t        old;
+    uint64_t                    at;
 
     memset(us, 0, sizeof(us));
     memset(pe, 0, sizeof(pe));
@@ -283,6 +284,16 @@ START_TEST(test_sync)
     slc_monitor_sync(&up, &old, &re);
     ck_assert_uint_eq(re.st.synced_at, 200);
     ck_assert_uint_eq(re.st.synced_seen, 250);
+    ck_assert_uint_eq(re.st.synced_prev_at, 100);   /* the one before */
+    ck_assert_uint_eq(re.st.synced_prev_seen, 150);
+    /* a read sent at 240 sees 100 (200 was learnt at 250, after it) */
+    us[2].monitor = &re;
+    ck_assert_int_eq(slc_monitor_synced(&us[2], 240, &at), SLC_OK);
+    ck_assert_uint_eq(at, 100);
+    ck_assert_int_eq(slc_monitor_synced(&us[2], 250, &at), SLC_OK);
+    ck_assert_uint_eq(at, 200);
+    ck_assert_int_eq(slc_monitor_synced(&us[2], 149, &at), SLC_ERROR);
+    us[2].monitor = NULL;
 
     /* two primaries: it must hold both, from the older check */
     old = re.st;
@@ -298,6 +309,8 @@ START_TEST(test_sync)
     slc_monitor_sync(&up, &old, &re);
     ck_assert_uint_eq(re.st.synced_at, 300);
     ck_assert_uint_eq(re.st.synced_seen, 320);
+    ck_assert_uint_eq(re.st.synced_prev_at, 200);
+    ck_assert_uint_eq(re.st.synced_prev_seen, 250);
     /* a primary down does not count; with none up nothing is learnt */
     old = re.st;
     pe[0].st.flags = 0;
