@@ -319,8 +319,7 @@ SKIP: {
         exec("$sb oltp_read_only @c --skip_trx=on --db-ps-mode=disable "
              . "--mysql-user=$v --mysql-password=r-pw --mysql-host=127.0.0.1 "
              . '--mysql-port=' . $t->port(0) . " --threads=4 --time=6 run "
-             . ">$out 2>&1");
-        POSIX::_exit(127);
+             . ">$out 2>&1") or POSIX::_exit(127);
     }
     my $kills = 0;
     while (waitpid($child, POSIX::WNOHANG()) == 0) {
