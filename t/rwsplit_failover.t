@@ -140,8 +140,7 @@ SKIP: {
         exec("$bin oltp_read_only @c --skip_trx=on --db-ps-mode=disable "
              . '--mysql-user=app --mysql-password=secret '
              . '--mysql-host=127.0.0.1 --mysql-port=' . $t->port(0)
-             . " --threads=4 --time=6 run >$out 2>&1");
-        POSIX::_exit(127);
+             . " --threads=4 --time=6 run >$out 2>&1") or POSIX::_exit(127);
     }
     # the replica serves reads, then dies
     my $served = Sluice::Test::wait_for(sub { $reads->() - $before > 500 },

@@ -6,6 +6,7 @@
 #include "slc_mysql_handover.h"
 #include "slc_mysql_monitor.h"
 #include "slc_mysql_router.h"
+#include "slc_mysql_session_backend.h"
 #include "slc_mysql_upstream.h"
 
 /*
@@ -185,7 +186,7 @@ slc_readconn_start(slc_session_t *s)
     }
     slc_upstream_set(rc->tried, (unsigned) (us - s->srv->upstream->servers));
     rc->ntried++;
-    (void) slc_backend_open(s, us);
+    (void) slc_session_backend_open(s, us);
 }
 
 /*

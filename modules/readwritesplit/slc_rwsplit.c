@@ -44,7 +44,8 @@ static int  slc_rws_check(slc_mysql_srv_t *srv, char *err, size_t errlen);
 static void slc_rws_start(slc_session_t *s);
 static void slc_rws_ready(slc_session_t *s);
 static slc_backend_t *slc_rws_command(slc_session_t *s, const slc_cmd_t *c);
-static void slc_rws_done(slc_session_t *s, const slc_mysql_reply_t *r);
+static void slc_rws_done(slc_session_t *s, slc_backend_t *b,
+    const slc_mysql_reply_t *r);
 static void slc_rws_ended(slc_session_t *s, const slc_mysql_reply_t *r);
 static void slc_rws_close(slc_session_t *s);
 static int  slc_rws_extra(slc_session_t *s, slc_backend_t **b,
@@ -53,8 +54,11 @@ static size_t slc_rws_save(slc_session_t *s, uint8_t *buf, size_t cap);
 static void slc_rws_restore(slc_session_t *s, const uint8_t *p, size_t len);
 static const char *slc_rws_adopt(slc_session_t *s, slc_backend_t **extra,
     const uint8_t *tags, unsigned n);
-static void slc_rws_replica_ready(slc_backend_t *b);
-static void slc_rws_replica_fail(slc_backend_t *b, const char *why);
+static void slc_rws_replica_ready(slc_backend_t *b, const uint8_t *ok,
+    size_t len);
+static void slc_rws_replica_drop(slc_backend_t *b, const char *why);
+static void slc_rws_replica_fail(slc_backend_t *b,
+    const slc_backend_fail_t *f);
 static void slc_rws_replica_done(slc_backend_t *b,
     const slc_mysql_reply_t *r);
 static slc_backend_t *slc_rws_replica_retry(slc_backend_t *b,
@@ -123,7 +127,6 @@ static const slc_router_t slc_rws_router = {
 static const slc_backend_ops_t slc_rws_replica_ops = {
     .ready = slc_rws_replica_ready,
     .fail = slc_rws_replica_fail,
-    .done = slc_rws_replica_done,
     .retry = slc_rws_replica_retry,
 };
 
@@ -349,10 +352,12 @@ slc_rws_replay(slc_rws_ctx_t *rc, slc_backend_t *b)
 }
 
 static void
-slc_rws_replica_ready(slc_backend_t *b)
+slc_rws_replica_ready(slc_backend_t *b, const uint8_t *ok, size_t len)
 {
+    (void) ok;
+    (void) len;
     if (slc_rws_replay(b->session->router_data, b) != SLC_OK) {
-        slc_rws_replica_fail(b, "cannot replay the session's history");
+        slc_rws_replica_drop(b, "cannot replay the session's history");
     }
 }
 
@@ -360,17 +365,22 @@ slc_rws_replica_ready(slc_backend_t *b)
 void
 slc_rws_adopt_replica(slc_rws_ctx_t *rc, slc_backend_t *b)
 {
-    b->ops = &slc_rws_replica_ops;
-    b->data = rc;
+    slc_cmd_give(b, &slc_rws_replica_ops, rc);
     slc_rws_add_replica(rc, b);
 }
 
 static void
-slc_rws_replica_fail(slc_backend_t *b, const char *why)
+slc_rws_replica_drop(slc_backend_t *b, const char *why)
 {
     slc_session_log(b->session, SLC_LOG_WARN, "readwritesplit: replica "
         "%s dropped from the session: %s", b->server->name, why);
     slc_rws_drop_replica(b->session->router_data, b);
+}
+
+static void
+slc_rws_replica_fail(slc_backend_t *b, const slc_backend_fail_t *f)
+{
+    slc_rws_replica_drop(b, f->why);
 }
 
 /*
@@ -490,8 +500,7 @@ slc_rws_open(slc_session_t *s, slc_rws_ctx_t *rc, unsigned roles,
     if (us == NULL) {
         return NULL;
     }
-    slc_upstream_release(us);           /* open_aux takes its own slot */
-    return slc_backend_open_aux(s, us, ops, rc, &full);
+    return slc_cmd_open_backend(s, us, ops, rc);     /* with the slot */
 }
 
 static unsigned
@@ -790,10 +799,18 @@ slc_rws_command(slc_session_t *s, const slc_cmd_t *c)
 
 /* A response of the primary's: the GTID of a write it reports. */
 static void
-slc_rws_done(slc_session_t *s, const slc_mysql_reply_t *r)
+slc_rws_done(slc_session_t *s, slc_backend_t *b, const slc_mysql_reply_t *r)
 {
-    slc_rws_state_settle(s, s->router_data, r);
-    slc_rws_causal_taken(s, s->router_data);
+    slc_rws_ctx_t *rc = s->router_data;
+
+    if (b == s->backend) {
+        slc_rws_state_settle(s, rc, r);
+        slc_rws_causal_taken(s, rc);
+    } else if (b == rc->primary) {
+        slc_rws_primary_done(b, r);     /* the one being reopened */
+    } else {
+        slc_rws_replica_done(b, r);
+    }
 }
 
 /* The same response, before the client has it. */

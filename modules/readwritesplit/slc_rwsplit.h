@@ -201,6 +201,9 @@ void   slc_rws_own_stop(slc_rws_ctx_t *rc);
 slc_backend_t *slc_rws_own_lost(slc_session_t *s, const char *why);
 void   slc_rws_primary_check(slc_session_t *s, slc_rws_ctx_t *rc);
 slc_backend_t *slc_rws_primary_gone(slc_session_t *s, slc_rws_ctx_t *rc);
+/* A response on the primary backend being reopened (rc->primary): its
+   replay of the session's history, all accepted, or the session ends. */
+void   slc_rws_primary_done(slc_backend_t *b, const slc_mysql_reply_t *r);
 slc_backend_t *slc_rws_ps_without_primary(slc_session_t *s,
     slc_rws_ctx_t *rc, const slc_cmd_t *c);
 
@@ -262,7 +265,7 @@ slc_backend_t *slc_rws_ps_command(slc_session_t *s, slc_rws_ctx_t *rc,
     const slc_cmd_t *c);
 /* before every command: the PREPARE_OK the last command got */
 void slc_rws_ps_settle(slc_session_t *s, slc_rws_ctx_t *rc);
-/* a replica backend answered (its ops->done) */
+/* a replica backend answered (the router's done) */
 void slc_rws_ps_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r);
 /* replica backend b goes: what was prepared there is gone */
 void slc_rws_ps_replica_gone(slc_rws_ctx_t *rc, slc_backend_t *b);
@@ -304,7 +307,7 @@ slc_backend_t *slc_rws_causal_read(slc_session_t *s, slc_rws_ctx_t *rc,
 int   slc_rws_causal_fresh(slc_session_t *s, slc_rws_ctx_t *rc,
     const slc_backend_t *replica);
 /* The replica answered what it was sent besides the client's commands
-   (from its ops->done, before the router's own checks). */
+   (from the router's done, before its own checks). */
 void  slc_rws_causal_done(slc_backend_t *b, const slc_mysql_reply_t *r);
 /* A session command (SET...) that goes to every backend. */
 void  slc_rws_causal_set(slc_rws_ctx_t *rc, const uint8_t *q, size_t n);

@@ -27,6 +27,7 @@
 #include "slc_mysql_codec.h"
 #include "slc_mysql_monitor.h"
 #include "slc_mysql_router.h"
+#include "slc_mysql_session_backend.h"
 #include "slc_mysql_upstream.h"
 #include "slc_rwsplit.h"
 
@@ -35,15 +36,15 @@
                                            while no server takes a new
                                            session */
 
-static void slc_rws_primary_ready(slc_backend_t *b);
-static void slc_rws_primary_fail(slc_backend_t *b, const char *why);
-static void slc_rws_primary_done(slc_backend_t *b,
-    const slc_mysql_reply_t *r);
+static void slc_rws_primary_ready(slc_backend_t *b, const uint8_t *ok,
+    size_t len);
+static void slc_rws_primary_drop(slc_backend_t *b, const char *why);
+static void slc_rws_primary_fail(slc_backend_t *b,
+    const slc_backend_fail_t *f);
 
 static const slc_backend_ops_t slc_rws_primary_ops = {
     .ready = slc_rws_primary_ready,
     .fail = slc_rws_primary_fail,
-    .done = slc_rws_primary_done,
 };
 
 /* Without a primary from the start: reads go on, writes wait for one
@@ -111,7 +112,7 @@ slc_rws_open_own(slc_session_t *s, slc_rws_ctx_t *rc)
                 "server of upstream \"%s\": the session starts on replica "
                 "%s", up->name.data, us->name);
         }
-        (void) slc_backend_open(s, us);
+        (void) slc_session_backend_open(s, us);
         return;
     }
     if (!full && slc_rws_own_wait(s, rc) == SLC_OK) {
@@ -173,15 +174,23 @@ slc_rws_own_lost(slc_session_t *s, const char *why)
 }
 
 static void
-slc_rws_primary_ready(slc_backend_t *b)
+slc_rws_primary_ready(slc_backend_t *b, const uint8_t *ok, size_t len)
 {
+    (void) ok;
+    (void) len;
     if (slc_rws_replay(b->session->router_data, b) != SLC_OK) {
-        slc_rws_primary_fail(b, "cannot replay the session's history");
+        slc_rws_primary_drop(b, "cannot replay the session's history");
     }
 }
 
 static void
-slc_rws_primary_fail(slc_backend_t *b, const char *why)
+slc_rws_primary_fail(slc_backend_t *b, const slc_backend_fail_t *f)
+{
+    slc_rws_primary_drop(b, f->why);
+}
+
+static void
+slc_rws_primary_drop(slc_backend_t *b, const char *why)
 {
     slc_session_t *s = b->session;
     slc_rws_ctx_t *rc = s->router_data;
@@ -200,7 +209,7 @@ slc_rws_primary_fail(slc_backend_t *b, const char *why)
 
 /* The history replayed on the new primary: all of it, or the session's
    state cannot be had there and the session ends. */
-static void
+void
 slc_rws_primary_done(slc_backend_t *b, const slc_mysql_reply_t *r)
 {
     slc_rws_ctx_t *rc = b->session->router_data;

@@ -1,11 +1,7 @@
 #include "slc_core.h"
 #include "slc_log.h"
 #include "slc_mysql_auth.h"
-#include "slc_mysql_accounts.h"
 #include "slc_mysql_backend.h"
-#include "slc_mysql_registry.h"
-#include "slc_mysql_cmd.h"
-#include "slc_mysql_router.h"
 #include "slc_mysql_upstream.h"
 
 #include <sys/socket.h>
@@ -17,149 +13,93 @@ slc_backend_profile_t  slc_backend_profile;
 static void slc_backend_on_read(slc_conn_t *c);
 static void slc_backend_on_write(slc_conn_t *c);
 static void slc_backend_timeout(slc_timer_t *t);
-static int  slc_backend_connect(slc_backend_t *b);
+static int  slc_backend_connect(slc_backend_t *b, slc_backend_fail_t *f);
 static void slc_backend_free(void *arg);
 
 /*
- * A backend a router or the proxy opened besides the session's own
- * (b->ops != NULL) failed: logged at info, naming its server (the line's
- * context names the session's own backend, another server).  Its owner
- * decides what the client hears (ops->retry, ops->fail) and logs that:
- * a read run elsewhere is nothing the client saw, an ERR is.
+ * Report b's failure to its ops, once: the server is marked down first
+ * when the failure says it may be (not once it greeted in a relayed
+ * exchange: what goes wrong there is the client's doing, and a client
+ * must never steer traffic away from a healthy server).
  */
-static void __attribute__((format(printf, 2, 3)))
-slc_backend_log_other(slc_backend_t *b, const char *fmt, ...)
+static void
+slc_backend_report(slc_backend_t *b, slc_backend_fail_t *f)
 {
-    char    msg[512];
-    va_list ap;
-
-    va_start(ap, fmt);
-    (void) vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    slc_session_log(b->session, SLC_LOG_INFO, "backend server '%s' %s",
-        b->server->name, msg);
+    if (b->failed) {
+        return;
+    }
+    b->failed = 1;
+    if (b->state == SLC_BS_RELAY) {
+        f->down = 0;
+    }
+    if (f->down) {
+        slc_upstream_mark_down(b->server);
+    }
+    b->ops->fail(b, f);
 }
 
-/* Fail the session because of this backend: ERR to the client. */
 static void
 slc_backend_fail(slc_backend_t *b, const char *why, int down)
 {
-    slc_session_t *s = b->session;
+    slc_backend_fail_t f = { .why = why, .down = down != 0 };
 
-    if (b->state == SLC_BS_RELAY) {
-        /* the server greeted us: it is up, and what goes wrong in the
-           relayed exchange is the client's doing (a client must never
-           steer traffic away from a healthy server) */
-        down = 0;
-    }
-    if (down) {
-        slc_upstream_mark_down(b->server);
-    }
-    if (b->ops != NULL) {
-        slc_backend_log_other(b, "failed: %s", why);
-        slc_cmd_backend_fail(b, why);
-        return;
-    }
-    slc_session_log(s, SLC_LOG_ERR, "backend failed: %s", why);
-    if (down && b->state <= SLC_BS_GREETING
-        && slc_mysql_srv_router(s->srv)->retry != NULL
-        && (s->state == SLC_SS_BACKEND || s->state == SLC_SS_RELAY))
-    {
-        /* nothing was said to the client yet: another server may do */
-        s->backend = NULL;
-        slc_backend_close(b);
-        slc_mysql_srv_router(s->srv)->retry(s);
-        return;
-    }
-    slc_session_fail(s, SLC_ER_CONNECT_TO_BACKEND, "HY000",
-        "Can't connect to backend server '%s' (%s)", b->server->name, why);
+    slc_backend_report(b, &f);
 }
 
-/*
- * auth passthrough opens a backend for a client nobody has authenticated:
- * max_handshakes bounds how many such clients one server holds, so
- * anonymous connects cannot fill its max_connections.  Over it the client
- * hears ERR 1040 and the server is not contacted; the log says so once
- * a second, not once a client.
- */
-static int
-slc_backend_take_handshake(slc_session_t *s, slc_upstream_server_t *us)
+void
+slc_backend_fail_text(const slc_backend_fail_t *f, char *buf, size_t len)
 {
-    uint64_t max = (uint64_t) s->srv->max_handshakes;
-    unsigned held;
+    uint16_t    code;
+    char        state[6];
+    const char *msg, *err;
+    size_t      mlen;
 
-    if (s->srv->auth != SLC_AUTH_PASSTHROUGH
-        || slc_upstream_handshake_acquire(us, max))
+    if (f->err != NULL
+        && slc_mysql_err_parse(f->err, f->err_len, &code, state, &msg, &mlen,
+                               &err) == SLC_OK)
     {
-        return SLC_OK;
+        snprintf(buf, len, "refused the %s: %u %.*s",
+            f->login ? "login" : "connection", code, (int) mlen, msg);
+        return;
     }
-    if (slc_log_burst(&us->handshake_burst, slc_loop->now, &held)) {
-        slc_log(SLC_LOG_WARN, "backend server %s reached max_handshakes "
-            "(%llu clients in their handshake), refusing new clients with "
-            "ERR 1040 (%u more refused since the last such line)", us->name,
-            (unsigned long long) max, held);
+    if (f->login) {
+        snprintf(buf, len, "refused the login");
+        return;
     }
-    slc_upstream_release(us);
-    slc_session_fail_at(s, SLC_LOG_INFO, SLC_ER_CON_COUNT_ERROR, "08004",
-        "Too many connections (max_handshakes: %llu clients are already "
-        "logging in to the backend server)", (unsigned long long) max);
-    return SLC_ERROR;
-}
-
-int
-slc_backend_open(slc_session_t *s, slc_upstream_server_t *us)
-{
-    slc_backend_t *b;
-
-    if (slc_backend_take_handshake(s, us) != SLC_OK) {
-        return SLC_ERROR;
-    }
-    b = calloc(1, sizeof(*b));
-    if (b == NULL) {
-        if (s->srv->auth == SLC_AUTH_PASSTHROUGH) {
-            slc_upstream_handshake_release(us);
-        }
-        /* the slot slc_upstream_pick() took goes back, and the client
-           hears why: nothing else holds this session now */
-        slc_upstream_release(us);
-        slc_session_fail(s, SLC_ER_CONNECT_TO_BACKEND, "HY000",
-            "Can't connect to backend server '%s' (out of memory)",
-            us->name);
-        return SLC_ERROR;
-    }
-    b->session = s;
-    b->server = us;
-    s->backend = b;
-    b->counted = 1;     /* the caller acquired a slot with the pick */
-    b->handshaking = s->srv->auth == SLC_AUTH_PASSTHROUGH;
-    return slc_backend_connect(b);
+    snprintf(buf, len, "failed: %s", f->why);
 }
 
 slc_backend_t *
-slc_backend_open_aux(slc_session_t *s, slc_upstream_server_t *us,
-    const slc_backend_ops_t *ops, void *data, int *full)
+slc_backend_open(slc_session_t *s, slc_upstream_server_t *us,
+    const slc_backend_ops_t *ops, void *data, slc_backend_fail_t *f)
 {
     slc_backend_t *b;
 
-    *full = !slc_upstream_acquire(us);
-    if (*full) {
-        return NULL;
-    }
+    memset(f, 0, sizeof(*f));
     if ((b = calloc(1, sizeof(*b))) == NULL) {
         slc_upstream_release(us);
+        f->why = "out of memory";
         return NULL;
     }
     b->session = s;
     b->server = us;
-    b->counted = 1;
+    b->counted = 1;     /* the caller's slot */
     b->ops = ops;
     b->data = data;
-    return slc_backend_connect(b) == SLC_OK ? b : NULL;
+    if (slc_backend_connect(b, f) != SLC_OK) {
+        if (f->down) {
+            slc_upstream_mark_down(us);
+        }
+        b->failed = 1;
+        slc_backend_close(b);
+        return NULL;
+    }
+    return b;
 }
 
-/* Non-blocking connect; a failure is reported through slc_backend_fail. */
+/* Non-blocking connect; SLC_ERROR with *f when it failed at once. */
 static int
-slc_backend_connect(slc_backend_t *b)
+slc_backend_connect(slc_backend_t *b, slc_backend_fail_t *f)
 {
     slc_upstream_server_t *us = b->server;
     int                    fd, on = 1;
@@ -173,7 +113,7 @@ slc_backend_connect(slc_backend_t *b)
         | SOCK_CLOEXEC, 0);
     b->conn.fd = fd;
     if (fd == -1) {
-        slc_backend_fail(b, strerror(errno), 0);
+        f->why = strerror(errno);
         return SLC_ERROR;
     }
     if (us->addr.ss_family != AF_UNIX) {
@@ -182,11 +122,12 @@ slc_backend_connect(slc_backend_t *b)
     if (connect(fd, (struct sockaddr *) &us->addr, us->addrlen) == -1
         && errno != EINPROGRESS)
     {
-        slc_backend_fail(b, strerror(errno), 1);
+        f->why = strerror(errno);
+        f->down = 1;
         return SLC_ERROR;
     }
     if (slc_conn_register(slc_loop, &b->conn) != SLC_OK) {
-        slc_backend_fail(b, "epoll_ctl() failed", 0);
+        f->why = "epoll_ctl() failed";
         return SLC_ERROR;
     }
     b->state = SLC_BS_CONNECTING;
@@ -236,6 +177,16 @@ slc_backend_close(slc_backend_t *b)
     /* events of this batch may still name b: free after the batch */
     b->conn.on_read = NULL;
     slc_loop_defer(slc_loop, &b->defer, slc_backend_free, b);
+}
+
+int
+slc_backend_at_rest(const slc_backend_t *b)
+{
+    return b->state == SLC_BS_READY && !b->conn.closed
+           && slc_mysql_track_idle(&b->track)
+           && !slc_mysql_track_in_trans(&b->track)
+           && !slc_mysql_track_quit_sent(&b->track)
+           && b->in == NULL && b->out == NULL;
 }
 
 static void
@@ -324,69 +275,46 @@ slc_backend_learn(const slc_mysql_greeting_t *g)
     p->known = 1;
 }
 
-/* KILL from any worker can now find this session's backend. */
-static void
-slc_backend_register(slc_backend_t *b)
-{
-    slc_session_t    *s = b->session;
-    slc_mysql_conf_t *mc = slc_mysql_conf(s->cycle);
-
-    if (s->registered && s->backend == b) {
-        slc_registry_set_backend(mc->registry_zone->addr, (uint32_t) s->id,
-            slc_mysql_stats_index(mc, b->server->stats) + 1, b->thread_id);
-    }
-}
-
-/* The empty password's token is empty, whatever the scramble. */
-static int
-slc_backend_empty_password(slc_session_t *s)
-{
-    slc_mysql_cred_t c;
-    int              empty;
-
-    empty = slc_mysql_cred_find(s->cycle, s->srv, s->user, s->host, &c)
-            != SLC_OK || c.hash.is_empty;
-    explicit_bzero(&c, sizeof(c));
-    return empty;
-}
-
-/* HandshakeResponse41 as the session's user, token from stage1. */
+/* HandshakeResponse41 as b's identity, token from its stage1. */
 static void
 slc_backend_login(slc_backend_t *b, const slc_mysql_greeting_t *g)
 {
-    slc_session_t      *s = b->session;
+    slc_backend_ident_t id;
     slc_mysql_hsresp_t  r;
     uint8_t             token[SLC_SHA1_LEN];
     uint8_t            *pkt;
     size_t              n, cap;
+    int                 rc;
 
+    memset(&id, 0, sizeof(id));
+    b->ops->identity(b, &id);
     memset(&r, 0, sizeof(r));
-    b->caps = (s->caps & g->capabilities) | SLC_CLIENT_PROTOCOL_41
+    b->caps = (id.caps & g->capabilities) | SLC_CLIENT_PROTOCOL_41
               | SLC_CLIENT_SECURE_CONNECTION | SLC_CLIENT_PLUGIN_AUTH;
     b->caps &= ~(SLC_CLIENT_SSL | SLC_CLIENT_COMPRESS);
     r.capabilities = b->caps;
-    r.mariadb_caps = s->mariadb_caps & g->mariadb_caps;
+    r.mariadb_caps = id.mariadb_caps & g->mariadb_caps;
     b->mariadb_caps = r.mariadb_caps;
     b->mysql = strstr(g->server_version, "MariaDB") == NULL;
-    r.max_packet = s->max_packet ? s->max_packet : 16777216;
-    r.charset = s->charset;
-    r.user = s->user;
-    r.user_len = strlen(s->user);
-    slc_mysql_native_token(g->scramble, s->stage1, token);
-    /* the empty password's token is empty */
+    r.max_packet = id.max_packet ? id.max_packet : 16777216;
+    r.charset = id.charset;
+    r.user = id.user;
+    r.user_len = strlen(id.user);
+    slc_mysql_native_token(g->scramble, id.stage1, token);
+    /* the empty password's token is empty, whatever the scramble */
     r.auth = token;
-    r.auth_len = slc_backend_empty_password(s) ? 0 : sizeof(token);
-    if (s->has_db) {
+    r.auth_len = id.empty_password ? 0 : sizeof(token);
+    if (id.db != NULL) {
         r.capabilities |= SLC_CLIENT_CONNECT_WITH_DB;
-        r.db = s->db;
-        r.db_len = strlen(s->db);
+        r.db = id.db;
+        r.db_len = strlen(id.db);
     } else {
         r.capabilities &= ~SLC_CLIENT_CONNECT_WITH_DB;
     }
     r.plugin = SLC_MYSQL_NATIVE_PLUGIN;
     r.plugin_len = strlen(SLC_MYSQL_NATIVE_PLUGIN);
-    r.attrs = s->attrs;
-    r.attrs_len = s->attrs_len;
+    r.attrs = id.attrs;
+    r.attrs_len = id.attrs_len;
     if (r.attrs == NULL) {
         r.capabilities &= ~SLC_CLIENT_CONNECT_ATTRS;
     }
@@ -398,12 +326,28 @@ slc_backend_login(slc_backend_t *b, const slc_mysql_greeting_t *g)
     explicit_bzero(token, sizeof(token));
     b->seq = 1;
     b->state = SLC_BS_AUTH;
-    if (n == 0 || slc_backend_send(b, pkt, n) != SLC_OK) {
+    rc = n > 0 ? slc_backend_send(b, pkt, n) : SLC_ERROR;
+    if (pkt != NULL) {
+        explicit_bzero(pkt, cap);       /* it held the token */
         free(pkt);
-        slc_backend_fail(b, "cannot send handshake response", 0);
-        return;
     }
-    free(pkt);
+    if (rc != SLC_OK) {
+        slc_backend_fail(b, "cannot send handshake response", 0);
+    }
+}
+
+/* A well-formed ERR. */
+static int
+slc_backend_is_err(const uint8_t *p, uint32_t len)
+{
+    uint16_t    code;
+    char        state[6];
+    const char *msg, *err;
+    size_t      mlen;
+
+    return len > 0 && p[0] == SLC_MYSQL_ERR
+           && slc_mysql_err_parse(p, len, &code, state, &msg, &mlen, &err)
+              == SLC_OK;
 }
 
 static void
@@ -412,27 +356,15 @@ slc_backend_on_greeting(slc_backend_t *b, uint8_t *p, uint32_t len)
     slc_mysql_greeting_t g;
     const char          *err;
 
-    if (len > 0 && p[0] == SLC_MYSQL_ERR) {
+    if (slc_backend_is_err(p, len)) {
         /* e.g. "Host is blocked" or too many connections on the server */
-        uint16_t code;
-        char     state[6];
-        const char *msg;
-        size_t   mlen;
-        if (slc_mysql_err_parse(p, len, &code, state, &msg, &mlen, &err)
-            == SLC_OK)
-        {
-            if (b->ops != NULL) {
-                slc_backend_log_other(b, "refused the connection: %u %.*s",
-                    code, (int) mlen, msg);
-                slc_cmd_backend_fail(b, "the server refused the connection");
-                return;
-            }
-            slc_session_log(b->session, SLC_LOG_ERR, "backend refused: "
-                "%u %.*s", code, (int) mlen, msg);
-            slc_session_fail(b->session, code, state, "%.*s", (int) mlen,
-                msg);
-            return;
-        }
+        slc_backend_fail_t f = {
+            .why = "the server refused the connection", .err = p,
+            .err_len = len,
+        };
+
+        slc_backend_report(b, &f);
+        return;
     }
     if (slc_mysql_greeting_parse(p, len, &g, &err) != SLC_OK) {
         slc_backend_fail(b, err, 1);
@@ -441,9 +373,7 @@ slc_backend_on_greeting(slc_backend_t *b, uint8_t *p, uint32_t len)
     slc_backend_learn(&g);
     memcpy(b->scramble, g.scramble, sizeof(b->scramble));
     b->thread_id = g.thread_id;
-    slc_backend_register(b);
-    if (b->session->srv->auth == SLC_AUTH_PASSTHROUGH) {
-        slc_backend_relay_greeting(b, p, len);
+    if (b->ops->greeting != NULL && b->ops->greeting(b, p, len)) {
         return;
     }
     slc_backend_login(b, &g);
@@ -452,10 +382,12 @@ slc_backend_on_greeting(slc_backend_t *b, uint8_t *p, uint32_t len)
 static void
 slc_backend_on_switch(slc_backend_t *b, uint8_t *p, uint32_t len)
 {
-    const char    *plugin, *err;
-    const uint8_t *data;
-    size_t         plen, dlen;
-    uint8_t        token[SLC_SHA1_LEN];
+    const char          *plugin, *err;
+    const uint8_t       *data;
+    size_t               plen, dlen;
+    uint8_t              token[SLC_SHA1_LEN];
+    slc_backend_ident_t  id;
+    int                  rc;
 
     if (slc_mysql_authswitch_parse(p, len, &plugin, &plen, &data, &dlen,
                                    &err) != SLC_OK)
@@ -467,89 +399,59 @@ slc_backend_on_switch(slc_backend_t *b, uint8_t *p, uint32_t len)
         || memcmp(plugin, SLC_MYSQL_NATIVE_PLUGIN, plen) != 0
         || dlen < SLC_MYSQL_SCRAMBLE_LEN)
     {
-        if (b->ops != NULL) {
-            slc_cmd_backend_fail(b, "unsupported authentication plugin");
-            return;
-        }
-        slc_session_fail(b->session, SLC_ER_ACCESS_DENIED_ERROR, "28000",
-            "Backend asks for authentication plugin '%.*s', which sluice "
-            "does not support with auth local", (int) plen, plugin);
+        slc_backend_fail_t f = {
+            .why = "unsupported authentication plugin", .plugin = plugin,
+            .plugin_len = plen,
+        };
+
+        slc_backend_report(b, &f);
         return;
     }
     memcpy(b->scramble, data, sizeof(b->scramble));
-    slc_mysql_native_token(data, b->session->stage1, token);
-    if (slc_backend_send(b, token, slc_backend_empty_password(b->session)
-                         ? 0 : sizeof(token)) != SLC_OK) {
+    memset(&id, 0, sizeof(id));
+    b->ops->identity(b, &id);
+    slc_mysql_native_token(data, id.stage1, token);
+    rc = slc_backend_send(b, token, id.empty_password ? 0 : sizeof(token));
+    explicit_bzero(token, sizeof(token));
+    if (rc != SLC_OK) {
         slc_backend_fail(b, "write failed", 0);
     }
-    explicit_bzero(token, sizeof(token));
-}
-
-/* The server's reason, when its answer to a login is an ERR. */
-static void
-slc_backend_log_refused_login(slc_backend_t *b, const uint8_t *p,
-    uint32_t len)
-{
-    uint16_t    code;
-    char        state[6];
-    const char *msg, *err;
-    size_t      mlen;
-
-    if (p[0] == SLC_MYSQL_ERR
-        && slc_mysql_err_parse(p, len, &code, state, &msg, &mlen, &err)
-           == SLC_OK)
-    {
-        slc_backend_log_other(b, "refused the login: %u %.*s", code,
-            (int) mlen, msg);
-        return;
-    }
-    slc_backend_log_other(b, "refused the login");
 }
 
 static void
 slc_backend_on_auth_reply(slc_backend_t *b, uint8_t *p, uint32_t len)
 {
-    slc_session_t *s = b->session;
-
     if (len == 0) {
         slc_backend_fail(b, "empty packet in handshake", 0);
-        return;
-    }
-    if (b->ops != NULL && p[0] != SLC_MYSQL_AUTH_SWITCH) {
-        slc_timer_del(slc_loop, &b->timer);
-        if (p[0] != SLC_MYSQL_OK) {
-            slc_backend_log_refused_login(b, p, len);
-            slc_cmd_backend_fail(b, "the server refused the login");
-            return;
-        }
-        b->state = SLC_BS_READY;
-        /* followed with what this connection negotiated: a replica may
-           skip result metadata (CACHE_METADATA) as the primary does */
-        slc_backend_track_start(b, b->caps, b->mariadb_caps, p, len);
-        b->ops->ready(b);
         return;
     }
     switch (p[0]) {
     case SLC_MYSQL_OK:
         slc_timer_del(slc_loop, &b->timer);
         b->state = SLC_BS_READY;
+        /* followed with what this connection negotiated: a replica may
+           skip result metadata (CACHE_METADATA) as the primary does */
         slc_backend_track_start(b, b->caps, b->mariadb_caps, p, len);
-        slc_session_ready(s, p, len);     /* the router starts later */
-        return;
-    case SLC_MYSQL_ERR:
-        /* the backend's own reason (unknown database, denied...) */
-        slc_session_log(s, SLC_LOG_WARN, "backend refused the login");
-        if (slc_session_send(s, p, len) != SLC_OK) {
-            slc_session_close(s, SLC_LOG_INFO, "client write failed");
-            return;
-        }
-        slc_session_linger(s);
+        b->ops->ready(b, p, len);
         return;
     case SLC_MYSQL_AUTH_SWITCH:
         slc_backend_on_switch(b, p, len);
         return;
-    default:
-        slc_backend_fail(b, "unexpected packet in handshake", 0);
+    default: {
+        /* the backend's own reason (unknown database, denied...) */
+        slc_backend_fail_t f = {
+            .why = "the server refused the login", .login = 1,
+            .err = p[0] == SLC_MYSQL_ERR ? p : NULL, .err_len = len,
+        };
+
+        slc_timer_del(slc_loop, &b->timer);
+        if (p[0] != SLC_MYSQL_ERR) {
+            slc_backend_fail(b, "unexpected packet in handshake", 0);
+            return;
+        }
+        slc_backend_report(b, &f);
+        return;
+    }
     }
 }
 
@@ -565,7 +467,7 @@ slc_backend_on_packet(void *data, uint8_t *p, uint32_t len, uint8_t seq)
     } else {
         slc_backend_on_auth_reply(b, p, len);
     }
-    if (b->conn.closed || (b->ops == NULL && b->session->backend != b)) {
+    if (b->conn.closed || b->failed) {
         return SLC_ERROR;       /* failed: b is on its way out */
     }
     return b->state == SLC_BS_GREETING || b->state == SLC_BS_AUTH
@@ -581,26 +483,22 @@ slc_backend_on_read(slc_conn_t *c)
 
     if (b->state == SLC_BS_CONNECTING) {
         slc_backend_on_write(c);
-        if (b->state == SLC_BS_CONNECTING || c->closed) {
+        if (b->state == SLC_BS_CONNECTING || c->closed || b->failed) {
             return;
         }
     }
     if (b->state == SLC_BS_RELAY) {
-        slc_backend_relay_start(b);
+        b->ops->relay(b);
         return;
     }
-    if (b->state == SLC_BS_GREETING || b->state == SLC_BS_AUTH) {
-        rc = slc_packet_loop(c, &b->in, slc_backend_on_packet, b, &why);
-        if (rc == SLC_ERROR && why != NULL) {
-            slc_backend_fail(b, why, 1);
-        }
-        if (rc != SLC_DONE) {
-            return;
-        }
+    if (b->state != SLC_BS_GREETING && b->state != SLC_BS_AUTH) {
+        return;
     }
-    if (b->state == SLC_BS_READY && b->ops == NULL
-        && b->session->state == SLC_SS_READY)
-    {
-        slc_session_go(b->session);
+    rc = slc_packet_loop(c, &b->in, slc_backend_on_packet, b, &why);
+    if (rc == SLC_ERROR && why != NULL) {
+        slc_backend_fail(b, why, 1);
+    }
+    if (rc == SLC_DONE && b->state == SLC_BS_READY && b->ops->go != NULL) {
+        b->ops->go(b);
     }
 }

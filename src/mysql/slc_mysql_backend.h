@@ -5,41 +5,88 @@
 #include "slc_mysql_session.h"
 
 /*
- * A backend connection of a session: non-blocking connect, greeting,
- * authentication as the session's user (auth local) or relaying of the
- * client's own authentication (auth passthrough).  When it is done the
- * backend calls the session back: slc_session_ready() for auth local, or
- * it hands the session to the router's forwarding for passthrough.  Any
- * failure is reported to the client as an ERR and closes the session.
+ * A backend connection of a session: non-blocking connect, greeting, and
+ * login as the session's user (auth local), or the greeting handed to
+ * whoever relays the client's own authentication (auth passthrough).
+ * The backend reports everything through its ops (mandatory): who opened
+ * it decides what the client hears and logs it; the backend logs nothing
+ * and calls nothing above it.  Once logged in, the layer that drives it
+ * (the command layer, or a router in byte mode) takes its connection's
+ * handlers and swaps its ops for its own.
  */
 
 /*
- * A backend of a session that is not the session's own (s->backend): the
- * proxy's side connection for a command it serves itself (a KILL through
- * another server).  It logs in as the session's user like the session's
- * own would; then it, not the session, hears how that ended.
+ * Why a backend failed.  `why` is always set: for the log, and for a
+ * message to the client; the server's own ERR, when it sent one, is in
+ * err (its payload): to the connection (a greeting) or, with `login`, to
+ * the login.
  */
 typedef struct {
-    void  (*ready)(slc_backend_t *b);
-    /* why: what failed; the backend is still open, the callee closes it.
-       In command mode also when it fails or speaks unasked later: the
-       router decides what the client is told (a command waiting for it
-       gets ERR 1429, one in flight on it ERR 1927, unless the callee
-       answered) */
-    void  (*fail)(slc_backend_t *b, const char *why);
-    /* command mode: the response to a command sent on it is complete */
-    void  (*done)(slc_backend_t *b, const slc_mysql_reply_t *r);
+    const char     *why;
+    unsigned        down:1;       /* its server was marked down for it */
+    unsigned        login:1;      /* err answers the login */
+    const uint8_t  *err;          /* the server's ERR payload, or NULL */
+    uint32_t        err_len;
+    const char     *plugin;       /* an authentication plugin it asked for
+                                     that sluice cannot answer, or NULL */
+    size_t          plugin_len;
+} slc_backend_fail_t;
+
+/*
+ * Who a backend logs in as (auth local): what the login's handshake
+ * response carries, and the credential derived from the password.  The
+ * pointers are the giver's, valid for the call that asked for it.
+ */
+typedef struct {
+    const char     *user;
+    const char     *db;           /* NULL: none */
+    uint16_t        charset;      /* collation id */
+    uint32_t        caps;         /* the client's capabilities */
+    uint32_t        mariadb_caps;
+    uint32_t        max_packet;   /* 0: 16 MiB */
+    const uint8_t  *attrs;        /* connect attributes, or NULL */
+    size_t          attrs_len;
+    const uint8_t  *stage1;       /* SHA1(password), 20 bytes */
+    unsigned        empty_password:1;   /* its token is empty */
+} slc_backend_ident_t;
+
+typedef struct slc_backend_ops_s  slc_backend_ops_t;
+
+struct slc_backend_ops_s {
     /*
-     * Command mode, optional: b failed (or answered "killed" or "shutting
-     * down") with a command of the client's in flight or waiting on it
-     * and nothing of the response sent yet.  The router may give another
-     * backend of the session's, logged in and idle, and the whole command
-     * (first byte: the COM_*) to run there instead; the client then never
-     * hears of b's failure.  NULL: the client gets the ERR.  fail follows.
+     * Optional: the server greeted (b->thread_id and b->scramble are its);
+     * p is the greeting.  Return 1 when the callee takes the exchange over
+     * (passthrough relays it: b->state is then SLC_BS_RELAY and `relay`
+     * hears every read of b), 0 for b to log in from its session's
+     * identity.
+     */
+    int   (*greeting)(slc_backend_t *b, uint8_t *p, uint32_t len);
+    void  (*relay)(slc_backend_t *b);
+    /* Who b logs in as (asked when the server greets, and again if it
+       switches the authentication plugin); required unless greeting
+       takes every exchange over.  The callee wipes what it gave once b
+       is done with it: b copies nothing of it. */
+    void  (*identity)(slc_backend_t *b, slc_backend_ident_t *id);
+    /* Logged in: the server's OK, still in b->in (nothing may read b from
+       here: `go` follows once it is consumed). */
+    void  (*ready)(slc_backend_t *b, const uint8_t *ok, size_t len);
+    /* Optional: after ready, the OK consumed: traffic may start. */
+    void  (*go)(slc_backend_t *b);
+    /* b failed (f, valid for the call only); it is still open: the callee
+       closes it, or has its owner close it. */
+    void  (*fail)(slc_backend_t *b, const slc_backend_fail_t *f);
+    /*
+     * A router's table, optional: b failed (or answered "killed" or
+     * "shutting down") with a command of the client's in flight or
+     * waiting on it and nothing of the response sent yet.  The router
+     * may give another backend of the session's, logged in and idle, and
+     * the whole command (first byte: the COM_*) to run there instead; the
+     * client then never hears of b's failure.  NULL: the client gets the
+     * ERR.  fail follows.
      */
     slc_backend_t *(*retry)(slc_backend_t *b, const uint8_t **payload,
                             size_t *len);
-} slc_backend_ops_t;
+};
 
 typedef enum {
     SLC_BS_CONNECTING,
@@ -76,26 +123,34 @@ struct slc_backend_s {
                                          tracker may still rewrite
                                          (slc_mysql_track_server_edit):
                                          not sent to the client yet */
-    const slc_backend_ops_t *ops;     /* NULL: the session's own */
-    void                   *data;     /* the ops' own */
+    const slc_backend_ops_t *ops;     /* who drives it: never NULL */
+    const slc_backend_ops_t *owner;   /* command mode: the router's, whose
+                                         backend it is (NULL: the
+                                         session's own) */
+    void                   *data;     /* the owner's (or ops') own */
+    unsigned                failed:1; /* reported: on its way out */
     slc_defer_t             defer;
 };
 
 /*
- * Open a connection to `us` for the session; the caller has acquired a
- * connection slot on it (slc_upstream_pick), which the backend now owns.
+ * Open a connection to `us` for the session, reporting through `ops`
+ * (data: theirs).  The caller took a connection slot on `us`
+ * (slc_upstream_pick or _acquire), which the backend now owns.  NULL when
+ * it failed at once: *f says why (its server marked down if f->down),
+ * the slot is given back, and ops were not called.
  */
-int  slc_backend_open(slc_session_t *s, slc_upstream_server_t *us);
+slc_backend_t *slc_backend_open(slc_session_t *s, slc_upstream_server_t *us,
+    const slc_backend_ops_t *ops, void *data, slc_backend_fail_t *f);
 void slc_backend_close(slc_backend_t *b);
+/* Logged in, idle, outside a transaction, no COM_QUIT sent, nothing
+   buffered either way. */
+int  slc_backend_at_rest(const slc_backend_t *b);
 /*
- * A side connection to `us` as the session's user (auth local): takes a
- * connection slot itself (NULL with *full set when max_connections is
- * reached), and reports through `ops`.  NULL also when it failed at once
- * (ops->fail was not called).
+ * What went wrong, for a log line naming the server: "failed: WHY",
+ * "refused the connection: CODE MESSAGE", "refused the login: ...".
  */
-slc_backend_t *slc_backend_open_aux(slc_session_t *s,
-    slc_upstream_server_t *us, const slc_backend_ops_t *ops, void *data,
-    int *full);
+void slc_backend_fail_text(const slc_backend_fail_t *f, char *buf,
+    size_t len);
 /*
  * Start following the connection's traffic from the server's OK that ended
  * a login or COM_CHANGE_USER, with the capabilities the connection
@@ -107,15 +162,6 @@ void slc_backend_track_start(slc_backend_t *b, uint32_t caps,
 int  slc_backend_send(slc_backend_t *b, const uint8_t *payload, size_t len);
 /* The client is authenticated: give back the max_handshakes slot. */
 void slc_backend_handshake_done(slc_backend_t *b);
-
-/*
- * auth passthrough (slc_mysql_passthrough.c): relay the server's greeting
- * (patched in place: TLS and compression cleared, the session's id as the
- * thread id) to the client, then the exchange both ways until the server's
- * OK or ERR.  relay_start runs on every read of the backend meanwhile.
- */
-void slc_backend_relay_greeting(slc_backend_t *b, uint8_t *p, uint32_t len);
-void slc_backend_relay_start(slc_backend_t *b);
 
 /* Greeting the worker learned from a backend, mirrored to clients. */
 typedef struct {

@@ -22,6 +22,7 @@
 #include "slc_mysql_handover.h"
 #include "slc_mysql_registry.h"
 #include "slc_mysql_router.h"
+#include "slc_mysql_session_backend.h"
 #include "slc_mysql_upstream.h"
 
 typedef enum {
@@ -79,13 +80,29 @@ static void slc_cmd_client(slc_session_t *s);
 static void slc_cmd_pump(slc_session_t *s, slc_backend_t *b);
 static int  slc_cmd_chain(slc_session_t *s);
 static void slc_cmd_client_read(slc_conn_t *conn);
-static void slc_cmd_unasked(slc_session_t *s, slc_backend_t *b);
+static void slc_cmd_unasked(slc_backend_t *b);
 static int  slc_cmd_forward(slc_session_t *s);
 static void slc_cmd_answer_lost(slc_session_t *s, slc_backend_t *b,
     const char *why, int connecting);
 static void slc_cmd_client_write(slc_conn_t *conn);
 static int  slc_cmd_killed(const slc_session_t *s, const slc_backend_t *b);
 static void slc_cmd_own_lost(slc_session_t *s, const char *why);
+static void slc_cmd_own_fail(slc_backend_t *b, const slc_backend_fail_t *f);
+static void slc_cmd_peer_ready(slc_backend_t *b, const uint8_t *ok,
+    size_t len);
+static void slc_cmd_peer_fail(slc_backend_t *b, const slc_backend_fail_t *f);
+
+/* The session's own backend in command mode. */
+static const slc_backend_ops_t  slc_cmd_own_ops = {
+    .fail = slc_cmd_own_fail,
+};
+
+/* A router's backend (b->owner, the router's table, hears what matters). */
+static const slc_backend_ops_t  slc_cmd_peer_ops = {
+    .identity = slc_session_backend_identity,
+    .ready = slc_cmd_peer_ready,
+    .fail = slc_cmd_peer_fail,
+};
 
 int
 slc_cmd_wanted(const slc_mysql_srv_t *srv)
@@ -281,7 +298,7 @@ slc_cmd_head(const slc_session_t *s, slc_cmd_t *cmd)
  * The command (whole: slc_cmd_also refuses a larger one) goes to the
  * router's other backends too.  Their responses are read in the
  * background and dropped (slc_cmd_background); the router hears each
- * through ops->done, and a later command for such a backend waits until
+ * through its done hook, and a later command for such a backend waits until
  * it is idle again.  A copy that cannot be queued costs the router that
  * backend (ops->fail), never the session.
  */
@@ -740,17 +757,9 @@ slc_cmd_send_released(slc_session_t *s)
             return SLC_AGAIN;           /* resumes from its on_write */
         }
         ssize_t n = slc_conn_write(&b->conn, s->in->pos, s->in_ready);
-        if (n < 0 && b != s->backend && b->ops != NULL) {
-            slc_cmd_backend_fail(b, "write failed");    /* the router's */
-            return s->state == SLC_SS_READY ? SLC_AGAIN : SLC_ERROR;
-        }
-        if (n < 0 && b == s->backend) {
-            slc_cmd_own_lost(s, "write failed");
-            return s->state == SLC_SS_READY ? SLC_AGAIN : SLC_ERROR;
-        }
         if (n < 0) {
-            slc_session_close(s, SLC_LOG_ERR, "backend write failed");
-            return SLC_ERROR;
+            slc_cmd_backend_fail(b, "write failed");
+            return s->state == SLC_SS_READY ? SLC_AGAIN : SLC_ERROR;
         }
         s->in->pos += n;
         s->in_ready -= (size_t) n;
@@ -784,13 +793,10 @@ slc_cmd_complete(slc_session_t *s)
     }
     c->answered = NULL;
     c->silent = 0;
-    if (s->state == SLC_SS_READY && b->ops != NULL && b->ops->done != NULL) {
-        b->ops->done(b, r);
-    }
-    if (s->state == SLC_SS_READY && b == s->backend
+    if (s->state == SLC_SS_READY
         && slc_mysql_srv_router(s->srv)->done != NULL)
     {
-        slc_mysql_srv_router(s->srv)->done(s, r);
+        slc_mysql_srv_router(s->srv)->done(s, b, r);
     }
 }
 
@@ -953,7 +959,7 @@ slc_cmd_track(slc_session_t *s, slc_backend_t *b, uint8_t *p, size_t n)
         end -= slc_mysql_track_server_edit(&b->track, p, n, &hold);
         b->held = (uint32_t) hold;
     }
-    if (rt->ended != NULL && b == s->backend
+    if (rt->ended != NULL && b->owner == NULL
         && b->track.reply.done != done && slc_mysql_track_idle(&b->track))
     {
         rt->ended(s, &b->track.reply);  /* a response ended, none owed */
@@ -1025,11 +1031,7 @@ slc_cmd_pump(slc_session_t *s, slc_backend_t *b)
         slc_cmd_held_down(buf, b);
         n = slc_conn_read(&b->conn, buf->last, slc_buf_room(buf));
         if (n < 0 || b->conn.eof) {
-            if (b != s->backend && b->ops != NULL) {
-                slc_cmd_backend_fail(b, "closed connection");
-                return;
-            }
-            slc_cmd_own_lost(s, "closed connection");
+            slc_cmd_backend_fail(b, "closed connection");
             return;
         }
         s->last_active = slc_loop->now;
@@ -1052,10 +1054,11 @@ slc_cmd_pump(slc_session_t *s, slc_backend_t *b)
  * A backend spoke while no command of the session was in flight on it: a
  * server says something unasked only as it goes away (a KILL, shutdown,
  * wait_timeout).  The session's own backend takes the session with it, as
- * in byte mode; a router's other backend is the router's business.
+ * in byte mode, unless its router gives another; a router's other backend
+ * is the router's business (both through b->ops).
  */
 static void
-slc_cmd_unasked(slc_session_t *s, slc_backend_t *b)
+slc_cmd_unasked(slc_backend_t *b)
 {
     uint8_t  scratch[512];
     ssize_t  n = slc_conn_read(&b->conn, scratch, sizeof(scratch));
@@ -1063,26 +1066,9 @@ slc_cmd_unasked(slc_session_t *s, slc_backend_t *b)
     if (n == 0 && !b->conn.eof) {
         return;
     }
-    if (b == s->backend) {
-        slc_cmd_own_lost(s, n > 0 ? "unexpected data" : "closed connection");
-        return;
-    }
-    if (b->ops == NULL) {
-        slc_session_close(s, SLC_LOG_ERR, "backend closed connection");
-        return;
-    }
     slc_cmd_backend_fail(b, n > 0 ? "unexpected data" : "closed connection");
 }
 
-/*
- * A backend of the router's (one with ops) failed: connecting, logging
- * in, or later.  The router hears it (ops->fail) and decides; when a
- * command was waiting for that backend (ERR 1429) or in flight on it (ERR
- * 1927), and the router did not answer it, the client gets that ERR and
- * the session goes on,
- * unless part of the response had already reached the client: then
- * nothing can be said cleanly, and the session closes.
- */
 /* The command waiting for b, or in flight on it, will not get b's
    answer: the client gets ERR `code`, and the session goes on. */
 static void
@@ -1122,10 +1108,10 @@ slc_cmd_retry(slc_session_t *s, slc_backend_t *b)
     size_t            len = 0;
     slc_backend_t    *nb;
 
-    if (b->ops->retry == NULL || s->out != NULL || c->stream != NULL) {
+    if (b->owner->retry == NULL || s->out != NULL || c->stream != NULL) {
         return 0;
     }
-    nb = b->ops->retry(b, &p, &len);
+    nb = b->owner->retry(b, &p, &len);
     if (nb == NULL || nb == b || nb->state != SLC_BS_READY
         || !slc_mysql_track_idle(&nb->track))
     {
@@ -1165,7 +1151,7 @@ slc_cmd_killed(const slc_session_t *s, const slc_backend_t *b)
 {
     const slc_mysql_reply_t *r = &b->track.reply;
 
-    return b->ops != NULL && b->ops->retry != NULL
+    return b->owner != NULL && b->owner->retry != NULL
            && r->done != s->cmd->done_mark && r->first == SLC_MYSQL_ERR
            && (r->err == SLC_ER_CONNECTION_KILLED
                || r->err == SLC_ER_SERVER_SHUTDOWN);
@@ -1210,27 +1196,41 @@ slc_cmd_prelude_lost(slc_session_t *s)
     return 1;
 }
 
-void
-slc_cmd_backend_fail(slc_backend_t *b, const char *why)
+/*
+ * A backend of the router's failed: connecting, logging in, or later.
+ * The router hears it (its owner->fail) and decides; when a command was
+ * waiting for that backend (ERR 1429) or in flight on it (ERR 1927), and
+ * the router did not answer it, the client gets that ERR and the session
+ * goes on, unless part of the response had already reached the client:
+ * then nothing can be said cleanly, and the session closes.  A failure
+ * the backend reported while logging in is logged here, at info: the
+ * router recovers from it, and what the client hears is logged where it
+ * is answered.
+ */
+static void
+slc_cmd_peer_fail(slc_backend_t *b, const slc_backend_fail_t *f)
 {
     slc_session_t    *s = b->session;
     struct slc_cmd_s *c = s->cmd;
     int               waiting, replied, connecting;
 
+    connecting = b->state != SLC_BS_READY;
+    if (connecting) {
+        slc_session_backend_log(s, b->server, f);
+    }
     if (c == NULL) {
-        b->ops->fail(b, why);
+        b->owner->fail(b, f);
         return;
     }
     waiting = slc_cmd_waits_on(c, b);
     replied = c->replied;
-    connecting = b->state != SLC_BS_READY;
     if (waiting && !replied && slc_cmd_retry(s, b)) {
         int held = c->state == SLC_CMD_WAIT;
 
         slc_session_log(s, SLC_LOG_INFO, "backend server '%s' failed (%s): "
-            "the command runs on '%s' instead", b->server->name, why,
+            "the command runs on '%s' instead", b->server->name, f->why,
             c->target->server->name);
-        b->ops->fail(b, why);
+        b->owner->fail(b, f);
         if (held && s->state == SLC_SS_READY
             && slc_cmd_forward(s) == SLC_OK)
         {
@@ -1241,7 +1241,7 @@ slc_cmd_backend_fail(slc_backend_t *b, const char *why)
     if (waiting) {
         slc_cmd_abandon(s);
     }
-    b->ops->fail(b, why);
+    b->owner->fail(b, f);
     if (!waiting || s->state != SLC_SS_READY
         || s->out != NULL || c->stream != NULL)
     {
@@ -1255,7 +1255,45 @@ slc_cmd_backend_fail(slc_backend_t *b, const char *why)
             "a response");
         return;
     }
-    slc_cmd_answer_lost(s, b, why, connecting);
+    slc_cmd_answer_lost(s, b, f->why, connecting);
+}
+
+static void
+slc_cmd_peer_ready(slc_backend_t *b, const uint8_t *ok, size_t len)
+{
+    b->owner->ready(b, ok, len);
+}
+
+void
+slc_cmd_backend_fail(slc_backend_t *b, const char *why)
+{
+    slc_backend_fail_t f = { .why = why };
+
+    b->ops->fail(b, &f);
+}
+
+slc_backend_t *
+slc_cmd_open_backend(slc_session_t *s, slc_upstream_server_t *us,
+    const slc_backend_ops_t *owner, void *data)
+{
+    slc_backend_fail_t  f;
+    slc_backend_t      *b;
+
+    b = slc_backend_open(s, us, &slc_cmd_peer_ops, data, &f);
+    if (b == NULL) {
+        slc_session_backend_log(s, us, &f);
+        return NULL;
+    }
+    b->owner = owner;
+    return b;
+}
+
+void
+slc_cmd_give(slc_backend_t *b, const slc_backend_ops_t *owner, void *data)
+{
+    b->ops = &slc_cmd_peer_ops;
+    b->owner = owner;
+    b->data = data;
 }
 
 slc_backend_t *
@@ -1265,7 +1303,8 @@ slc_cmd_set_own(slc_session_t *s, slc_backend_t *b)
     slc_mysql_conf_t *mc = slc_mysql_conf(s->cycle);
 
     s->backend = b;
-    b->ops = NULL;
+    b->ops = &slc_cmd_own_ops;
+    b->owner = NULL;
     b->data = NULL;
     if (s->registered) {
         slc_registry_set_backend(mc->registry_zone->addr, (uint32_t) s->id,
@@ -1317,6 +1356,12 @@ slc_cmd_own_lost(slc_session_t *s, const char *why)
     }
 }
 
+static void
+slc_cmd_own_fail(slc_backend_t *b, const slc_backend_fail_t *f)
+{
+    slc_cmd_own_lost(b->session, f->why);
+}
+
 /*
  * A backend answering a copy of a command (slc_cmd_also): read, follow
  * and drop; once it is idle the router hears how it went, and a command
@@ -1341,8 +1386,8 @@ slc_cmd_background(slc_session_t *s, slc_backend_t *b)
     if (!slc_mysql_track_idle(&b->track)) {
         return;
     }
-    if (b->ops != NULL && b->ops->done != NULL) {
-        b->ops->done(b, &b->track.reply);
+    if (slc_mysql_srv_router(s->srv)->done != NULL) {
+        slc_mysql_srv_router(s->srv)->done(s, b, &b->track.reply);
         if (s->state != SLC_SS_READY) {
             return;
         }
@@ -1361,7 +1406,7 @@ slc_cmd_background(slc_session_t *s, slc_backend_t *b)
             slc_cmd_client(s);
         }
     } else if (b->conn.readable) {
-        slc_cmd_unasked(s, b);          /* more than it was asked */
+        slc_cmd_unasked(b);          /* more than it was asked */
     }
 }
 
@@ -1379,7 +1424,7 @@ slc_cmd_backend_read(slc_conn_t *conn)
     } else if (!slc_mysql_track_idle(&b->track)) {
         slc_cmd_background(s, b);
     } else {
-        slc_cmd_unasked(s, b);
+        slc_cmd_unasked(b);
     }
 }
 
@@ -1572,6 +1617,7 @@ slc_cmd_start(slc_session_t *s)
     }
     s->client.on_read = slc_cmd_client_read;
     s->client.on_write = slc_cmd_client_write;
+    s->backend->ops = &slc_cmd_own_ops;
     slc_cmd_attach(s->backend);
     /* the login OK may still be queued */
     if (s->cmd->state == SLC_CMD_IDLE && s->out != NULL) {

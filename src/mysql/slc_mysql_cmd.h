@@ -4,6 +4,7 @@
 #include "slc_core.h"
 #include "slc_mysql_filter.h"
 #include "slc_mysql_session.h"
+#include "slc_mysql_backend.h"
 
 /*
  * Command mode (slc_mysql_cmd.c): the session core's side of the command
@@ -35,24 +36,39 @@ void slc_cmd_core_done(slc_session_t *s);
 void slc_cmd_core_resume(slc_session_t *s);
 
 /*
- * For routers (slc_router_t.command): a backend the router opened with
- * slc_backend_open_aux is ready: from now on the command layer reads and
- * writes it (call from its ops->ready); and, if a command waits for it,
- * the command goes on.
+ * For routers: open a backend of the router's on `us` (the caller took a
+ * connection slot there, which the backend now owns).  The command layer
+ * drives it; the router hears of it through `owner` (its ready, fail,
+ * done and retry; data: b->data): ready once it is logged in, and every
+ * failure, after the command layer dealt with a command that waited for
+ * it or ran on it.  NULL when it failed at once (logged at info; owner
+ * was not called).
+ */
+slc_backend_t *slc_cmd_open_backend(slc_session_t *s,
+    slc_upstream_server_t *us, const slc_backend_ops_t *owner, void *data);
+/* For routers: b, logged in, becomes a backend of the router's (one it
+   adopted, or its former own): as if opened with owner and data. */
+void slc_cmd_give(slc_backend_t *b, const slc_backend_ops_t *owner,
+    void *data);
+/*
+ * For routers: a backend of the router's is ready (call from owner's
+ * ready): from now on the command layer reads and writes it; and, if a
+ * command waits for it, the command goes on.
  */
 void slc_cmd_attach(slc_backend_t *b);
 /*
- * A backend with ops failed (backend.c, or the command layer itself): the
- * router's ops->fail decides; a command that waited for it gets an ERR
- * unless the router answered.  Outside command mode: ops->fail only.
+ * Backend b of the session failed (`why`), found by the command layer or
+ * by its router: whoever drives it decides.  The session's own: its
+ * router's own_lost, or the session ends.  A router's: owner->fail, and
+ * a command that waited for it gets an ERR unless the router answered.
  */
 void slc_cmd_backend_fail(slc_backend_t *b, const char *why);
 /*
  * For routers: backend b (the router's, logged in) becomes the session's
  * own (s->backend: its status flags are the session's, KILL CONNECTION
- * names it); its ops are cleared.  Returns the one it replaces, which is
- * now the router's to keep (set its ops) or close.  Call it between
- * commands (the command hook) or from own_lost.
+ * names it); the command layer drives it as such.  Returns the one it
+ * replaces, which is now the router's to keep (slc_cmd_give) or close.
+ * Call it between commands (the command hook) or from own_lost.
  */
 slc_backend_t *slc_cmd_set_own(slc_session_t *s, slc_backend_t *b);
 

@@ -103,7 +103,7 @@ int  slc_cmd_filters_stash(slc_session_t *s, const uint8_t *p, size_t len);
  * hook returns, whose reply alone reaches the client.  b must be another
  * logged-in backend of the session's, and the command one that fits a
  * buffer; SLC_ERROR otherwise.  b's reply is read in the background and
- * dropped; the router hears it through b's ops->done (an ERR there: the
+ * dropped; the router hears it through its done hook (an ERR there: the
  * router decides, typically dropping b), and a later command for b waits
  * until b has answered.
  */
@@ -119,9 +119,10 @@ int  slc_cmd_also(slc_session_t *s, slc_backend_t *b);
  * the client sent it.  SLC_ERROR when keep is beyond the bytes at hand
  * (slc_cmd_t.avail), when head does not fit a buffer, or when the length
  * changes for a command of 16 MiB or more (its packets continue).  It
- * may be called again while the command waits for its backend (from that
- * backend's ops->done, before the command is sent): the last call wins,
- * so a router can fill in an id that an injected command's answer gave.
+ * may be called again while the command waits for its backend (from the
+ * router's done for that backend, before the command is sent): the last
+ * call wins, so a router can fill in an id that an injected command's
+ * answer gave.
  */
 int  slc_cmd_rewrite(slc_session_t *s, const uint8_t *head, size_t len,
     size_t keep);
@@ -130,13 +131,13 @@ int  slc_cmd_rewrite(slc_session_t *s, const uint8_t *head, size_t len,
  * slc_cmd_attach): replaying the session's history on a backend opened
  * later, a wait for a GTID before a read.  It is queued behind what b
  * has in flight; its response is followed in the background and dropped,
- * and the router hears it through ops->done when b is idle again (`errs`
+ * and the router hears it through its done hook when b is idle again (`errs`
  * in the reply counts the ERRs); a command for b waits until then.
  * SLC_ERROR when it does not fit a buffer or no memory.
  */
 int  slc_cmd_inject(slc_backend_t *b, const uint8_t *payload, size_t len);
 /*
- * For a router, from `from`'s ops->done: the client's command that waits
+ * For a router, from its done hook for `from`: the client's command that waits
  * for `from` (the router injected a command of its own ahead of it, a
  * MASTER_GTID_WAIT that timed out) goes to `to` instead, and is sent
  * once `to` is idle; nothing of it was sent to `from`.  SLC_ERROR when
@@ -151,7 +152,7 @@ int  slc_cmd_retarget(slc_session_t *s, slc_backend_t *from,
  * runs before the client's, as if the client had sent it first: the
  * router's command hook places it (a statement id is translated as a
  * client's), its response is dropped unseen (no byte to the client, no
- * filter's packet or done hook; the router's done and ops->done hear it),
+ * filter's packet or done hook; the router's done hook hears it),
  * and then the client's command starts over at the first filter.  If its
  * backend fails, it is dropped and the client's command goes on.  The
  * query cache puts the server where it would be had it run a statement

@@ -14,6 +14,7 @@
 #include "slc_mysql_handover.h"
 #include "slc_mysql_registry.h"
 #include "slc_mysql_router.h"
+#include "slc_mysql_session_backend.h"
 #include "slc_mysql_upstream.h"
 #include "slc_worker.h"
 
@@ -159,17 +160,6 @@ slc_mysql_handover_decode(const uint8_t *p, size_t len,
     return SLC_ERROR;
 }
 
-/* A backend idle, outside a transaction, nothing buffered. */
-static int
-slc_handover_backend_at_rest(const slc_backend_t *b)
-{
-    return b->state == SLC_BS_READY && !b->conn.closed
-           && slc_mysql_track_idle(&b->track)
-           && !slc_mysql_track_in_trans(&b->track)
-           && !slc_mysql_track_quit_sent(&b->track)
-           && b->in == NULL && b->out == NULL;
-}
-
 /* The router's other backends of s, all at rest: how many (in b[] with
    their tags), or -1 when one is not at rest. */
 static int
@@ -183,24 +173,11 @@ slc_handover_extra(slc_session_t *s, slc_backend_t **b, uint8_t *tags)
     }
     n = r->extra(s, b, tags, SLC_HANDOVER_EXTRA);
     for (int i = 0; i < n; i++) {
-        if (!slc_handover_backend_at_rest(b[i])) {
+        if (!slc_backend_at_rest(b[i])) {
             return -1;
         }
     }
     return n;
-}
-
-int
-slc_mysql_handover_at_rest(const slc_session_t *s)
-{
-    const slc_backend_t *b = s->backend;
-
-    return s->state == SLC_SS_READY && b != NULL && b->ops == NULL
-           && !s->client.closed && slc_handover_backend_at_rest(b)
-           && slc_cmd_at_rest(s)
-           && !s->held && !s->paused && s->change_user == NULL
-           && s->kill == NULL && s->in == NULL && s->out == NULL
-           && s->scan.left == 0 && !s->scan.more;
 }
 
 static void slc_handover_retry(slc_timer_t *t);
@@ -546,6 +523,7 @@ slc_handover_backend(slc_session_t *s, slc_upstream_server_t *us, int fd,
     }
     b->conn.fd = fd;
     b->conn.data = b;
+    b->ops = &slc_session_backend_ops;  /* its driver sets its own */
     b->session = s;
     b->server = us;
     b->state = SLC_BS_READY;

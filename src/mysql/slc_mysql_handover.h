@@ -93,9 +93,6 @@ int    slc_mysql_handover_decode(const uint8_t *p, size_t len,
 
 /* Whether this worker hands its sessions over (it quits for a reload). */
 int    slc_mysql_handover_active(void);
-/* At rest: logged in, between commands, outside a transaction, nothing
-   buffered either way, no command of the proxy's own under way. */
-int    slc_mysql_handover_at_rest(const slc_session_t *s);
 /*
  * Hand over session s, at rest.  SLC_OK: sent, and closed here (its
  * sockets live on in the new worker); SLC_AGAIN: the channel is full, it

@@ -26,6 +26,8 @@
 #include "slc_mysql_codec.h"
 #include "slc_mysql_command.h"
 #include "slc_mysql_registry.h"
+#include "slc_mysql_session_backend.h"
+#include "slc_mysql_upstream.h"
 
 static int
 slc_kill_same_server(const slc_upstream_server_t *a,
@@ -108,8 +110,8 @@ slc_kill_aux_fail(slc_backend_t *b, const char *why)
 
     snprintf(msg, sizeof(msg), "KILL through backend '%s' failed (%s)",
         b->server->name, why);
-    /* the backend layer logged the failure at info: what the client
-       hears is logged here */
+    /* a failure to log in was logged at info (slc_kill_aux_lost): what
+       the client hears is logged here */
     slc_session_log(s, SLC_LOG_WARN, "answered error %u: %s",
         SLC_ER_CONNECT_TO_BACKEND, msg);
     n = slc_mysql_err_build(pkt, sizeof(pkt), SLC_ER_CONNECT_TO_BACKEND,
@@ -160,10 +162,12 @@ slc_kill_aux_read(slc_conn_t *c)
 }
 
 static void
-slc_kill_aux_ready(slc_backend_t *b)
+slc_kill_aux_ready(slc_backend_t *b, const uint8_t *ok, size_t len)
 {
     slc_kill_aux_t *k = b->data;
 
+    (void) ok;
+    (void) len;
     b->conn.on_read = slc_kill_aux_read;
     b->seq = 0;
     slc_timer_add(slc_loop, &b->timer,
@@ -173,17 +177,28 @@ slc_kill_aux_ready(slc_backend_t *b)
     }
 }
 
+/* The side connection could not log in: logged at info (what the client
+   hears is logged as it is answered). */
+static void
+slc_kill_aux_lost(slc_backend_t *b, const slc_backend_fail_t *f)
+{
+    slc_session_backend_log(b->session, b->server, f);
+    slc_kill_aux_fail(b, f->why);
+}
+
 static const slc_backend_ops_t slc_kill_aux_ops = {
+    .identity = slc_session_backend_identity,
     .ready = slc_kill_aux_ready,
-    .fail = slc_kill_aux_fail,
+    .fail = slc_kill_aux_lost,
 };
 
 static int
 slc_kill_elsewhere(slc_session_t *s, slc_upstream_server_t *target,
     const slc_mysql_kill_t *k, uint32_t thread_id)
 {
-    slc_kill_aux_t *a;
-    int             full;
+    slc_kill_aux_t     *a;
+    slc_backend_fail_t  f;
+    int                 full;
 
     if (s->srv->auth != SLC_AUTH_LOCAL) {
         return slc_command_answer_err(s, SLC_ER_KILL_DENIED_ERROR, "HY000",
@@ -199,8 +214,13 @@ slc_kill_elsewhere(slc_session_t *s, slc_upstream_server_t *target,
     a->q[0] = SLC_COM_QUERY;
     a->len = 1 + (size_t) snprintf((char *) a->q + 1, sizeof(a->q) - 1,
         "KILL %s%s%u", k->mode, k->query ? "QUERY " : "", thread_id);
-    a->b = slc_backend_open_aux(s, target, &slc_kill_aux_ops, a, &full);
+    full = !slc_upstream_acquire(target);
+    a->b = full ? NULL
+                : slc_backend_open(s, target, &slc_kill_aux_ops, a, &f);
     if (a->b == NULL) {
+        if (!full) {
+            slc_session_backend_log(s, target, &f);
+        }
         free(a);
         return full
             ? slc_command_answer_err(s, SLC_ER_CON_COUNT_ERROR, "08004",

@@ -2,6 +2,7 @@
 #include "slc_log.h"
 #include "slc_mysql_backend.h"
 #include "slc_mysql_router.h"
+#include "slc_mysql_session_backend.h"
 
 /*
  * auth passthrough: the backend is chosen first, and its greeting and the
@@ -13,6 +14,15 @@
  */
 
 static void slc_relay_client_read(slc_conn_t *c);
+static int  slc_relay_greeting(slc_backend_t *b, uint8_t *p, uint32_t len);
+static void slc_relay_backend_read(slc_backend_t *b);
+
+/* The session's own backend: its greeting and login are the client's. */
+const slc_backend_ops_t  slc_relay_ops = {
+    .greeting = slc_relay_greeting,
+    .relay = slc_relay_backend_read,
+    .fail = slc_session_backend_fail,
+};
 
 /*
  * Clear capability bits in a greeting, in place, and put the session's id
@@ -59,15 +69,16 @@ slc_relay_queue(slc_conn_t *c, slc_buf_t **outp, const uint8_t *pkt,
     return slc_conn_flush(c, outp);
 }
 
-void
-slc_backend_relay_greeting(slc_backend_t *b, uint8_t *p, uint32_t len)
+static int
+slc_relay_greeting(slc_backend_t *b, uint8_t *p, uint32_t len)
 {
     slc_session_t *s = b->session;
 
+    slc_session_backend_register(b);
     if (slc_relay_patch_greeting(p, len, (uint32_t) s->id) != SLC_OK) {
         slc_session_fail(s, SLC_ER_HANDSHAKE_ERROR, "08S01",
             "Bad handshake from backend");
-        return;
+        return 1;
     }
     /* The server is up and has spoken: from now on the exchange waits on
        the client, whose time is auth_timeout (the session's timer), not
@@ -81,6 +92,7 @@ slc_backend_relay_greeting(slc_backend_t *b, uint8_t *p, uint32_t len)
     if (slc_relay_queue(&s->client, &s->out, p - 4, len + 4) != SLC_OK) {
         slc_session_close(s, SLC_LOG_INFO, "client write failed");
     }
+    return 1;
 }
 
 /* Learn the identity from the client's first packet; clear TLS bits. */
@@ -177,8 +189,8 @@ slc_relay_backend_packet(void *data, uint8_t *p, uint32_t len, uint8_t seq)
     return SLC_OK;
 }
 
-void
-slc_backend_relay_start(slc_backend_t *b)
+static void
+slc_relay_backend_read(slc_backend_t *b)
 {
     slc_session_t *s = b->session;
     const char    *why;

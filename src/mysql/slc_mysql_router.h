@@ -31,20 +31,26 @@ struct slc_router_s {
     /*
      * Command mode (slc_mysql_filter.h): the backend that takes `cmd`,
      * the session's own (s->backend) or one the router opened with
-     * slc_backend_open_aux (still logging in is fine: the command waits
+     * slc_cmd_open_backend (still logging in is fine: the command waits
      * for slc_cmd_attach).  NULL: the router answered it (slc_cmd_reply)
      * or closed the session.  A router without it gets every command
      * that no filter answered on s->backend, or pumps bytes when the
      * server has no filters.
      */
     slc_backend_t *(*command)(slc_session_t *s, const slc_cmd_t *cmd);
-    /* Command mode: the response to a client's command on s->backend
-       is complete (its last bytes were just written to the client);
-       its backend's tracker holds what it said.  Optional. */
-    void  (*done)(slc_session_t *s, const slc_mysql_reply_t *r);
-    /* Command mode, optional: that response has ended in bytes just
-       read from s->backend, which the client has not been sent yet
-       (done follows once it has); the tracker holds what it said.  For
+    /*
+     * Command mode, optional: a response on b, any backend of the
+     * session's, is complete; b's tracker holds what it said.  On the
+     * backend of the client's command: its last bytes were just written
+     * to the client.  On another (a copy, the router's own commands): it
+     * was read in the background and dropped.
+     */
+    void  (*done)(slc_session_t *s, slc_backend_t *b,
+                  const slc_mysql_reply_t *r);
+    /* Command mode, optional: the response to a client's command has
+       ended in bytes just read from s->backend, which the client has not
+       been sent yet (done follows once it has); the tracker holds what
+       it said.  For
        what other sessions, on other workers too, must know by the time
        the client does.  It may not send, inject, retarget or close. */
     void  (*ended)(slc_session_t *s, const slc_mysql_reply_t *r);

@@ -29,26 +29,48 @@ static void slc_session_idle_timeout(slc_session_t *s);
  * an ERR, a reason): it is escaped as a whole, and the user name, which is
  * the client's own bytes, is escaped as a quoted field.
  */
-void
-slc_session_log(slc_session_t *s, int level, const char *fmt, ...)
+static void
+slc_session_vlog(slc_session_t *s, const slc_upstream_server_t *us,
+    int level, const char *fmt, va_list ap)
 {
     char    msg[1024], emsg[1024], euser[4 * SLC_MAX_USER + 1];
-    va_list ap;
     int     n;
 
-    if (!slc_log_enabled(level)) {
-        return;
-    }
-    va_start(ap, fmt);
     n = vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
     n = n < 0 ? 0 : slc_min(n, (int) sizeof(msg) - 1);
     slc_log_escape(emsg, sizeof(emsg), msg, (size_t) n, 0);
     slc_log_escape(euser, sizeof(euser), s->user, strlen(s->user), 1);
     slc_log(level, "*%llu %s, client: %s, user: \"%s\"%s%s",
         (unsigned long long) s->id, emsg, s->peer, euser,
-        s->backend ? ", backend: " : "",
-        s->backend ? s->backend->server->name : "");
+        us ? ", backend: " : "", us ? us->name : "");
+}
+
+void
+slc_session_log(slc_session_t *s, int level, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!slc_log_enabled(level)) {
+        return;
+    }
+    va_start(ap, fmt);
+    slc_session_vlog(s, s->backend ? s->backend->server : NULL, level, fmt,
+        ap);
+    va_end(ap);
+}
+
+void
+slc_session_log_server(slc_session_t *s, const slc_upstream_server_t *us,
+    int level, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!slc_log_enabled(level)) {
+        return;
+    }
+    va_start(ap, fmt);
+    slc_session_vlog(s, us, level, fmt, ap);
+    va_end(ap);
 }
 
 /* The address of `ss` as text, without the port ("unix" sockets:
@@ -551,22 +573,30 @@ slc_session_arm_idle(slc_session_t *s)
     }
 }
 
+int
+slc_session_at_rest(const slc_session_t *s)
+{
+    const slc_backend_t *b = s->backend;
+
+    return s->state == SLC_SS_READY && b != NULL && !s->client.closed
+           && slc_backend_at_rest(b) && slc_cmd_at_rest(s)
+           && !s->held && !s->paused && s->change_user == NULL
+           && s->kill == NULL && s->in == NULL && s->out == NULL
+           && s->scan.left == 0 && !s->scan.more;
+}
+
 void
 slc_session_idle_check(slc_session_t *s)
 {
-    if (slc_mysql_handover_active() && slc_mysql_handover_at_rest(s)
+    if (!slc_session_at_rest(s)) {
+        return;
+    }
+    if (slc_mysql_handover_active()
         && slc_mysql_handover_session(s) != SLC_ERROR)
     {
         return;     /* handed over to the new worker, or again soon */
     }
-    if (slc_sessions.closing && s->state == SLC_SS_READY
-        && s->backend != NULL
-        && slc_mysql_track_idle(&s->backend->track)
-        && !slc_mysql_track_in_trans(&s->backend->track)
-        && s->out == NULL && s->in == NULL
-        && s->backend->in == NULL && s->backend->out == NULL
-        && slc_cmd_at_rest(s))
-    {
+    if (slc_sessions.closing) {
         slc_session_close(s, SLC_LOG_INFO, "closed idle session on shutdown");
     }
 }

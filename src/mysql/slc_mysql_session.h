@@ -154,6 +154,13 @@ int  slc_session_flush(slc_session_t *s);
 void slc_session_handshake_done(slc_session_t *s);
 /* Start the idle_timeout clock (authenticated sessions). */
 void slc_session_arm_idle(slc_session_t *s);
+/*
+ * At rest: logged in, between commands, its own backend idle and outside
+ * a transaction, nothing buffered either way, no command of the proxy's
+ * own under way: where a session may be handed over or closed on
+ * shutdown.
+ */
+int  slc_session_at_rest(const slc_session_t *s);
 /* Called by the router when the session became idle (for shutdown). */
 void slc_session_idle_check(slc_session_t *s);
 /*
@@ -172,9 +179,14 @@ void     slc_sessions_close_idle(void);
  */
 slc_session_t *slc_session_new_adopted(int fd, slc_mysql_srv_t *srv);
 
-/* Log with the session's context: "*ID client=..., user=...: msg". */
+/* Log with the session's context: "*ID MSG, client: ..., user: ...,
+   backend: ..." (the backend: the session's own, if it has one). */
 void slc_session_log(slc_session_t *s, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The same, naming the backend server `us` (NULL: none). */
+void slc_session_log_server(slc_session_t *s,
+    const slc_upstream_server_t *us, int level, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /*
  * The client's HandshakeResponse41, for auth local and passthrough alike:

@@ -436,7 +436,8 @@ sub role_pids {
         my $stat = slurp("/proc/$p/stat") // next;
         $stat =~ s/^.*\)\s+//s;
         my ($state, $ppid) = split ' ', $stat;
-        next unless $ppid == $master && $state ne 'Z' && $state ne 'X';
+        next unless defined $ppid && $ppid == $master
+            && $state ne 'Z' && $state ne 'X';
         my $cmd = proc_cmdline($p) // next;
         push @w, $p if $cmd =~ /^sluice: \Q$name\E process/;
     }

@@ -20,6 +20,7 @@
 #include "slc_mysql_cmd.h"
 #include "slc_mysql_codec.h"
 #include "slc_mysql_router.h"
+#include "slc_mysql_session_backend.h"
 #include "slc_mysql_upstream.h"
 
 #define SLC_TS_HIST      8
@@ -42,9 +43,13 @@ static void slc_ts_start(slc_session_t *s);
 static void slc_ts_ready(slc_session_t *s);
 static slc_backend_t *slc_ts_command(slc_session_t *s, const slc_cmd_t *c);
 static void slc_ts_close(slc_session_t *s);
-static void slc_ts_replica_ready(slc_backend_t *b);
-static void slc_ts_replica_fail(slc_backend_t *b, const char *why);
-static void slc_ts_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r);
+static void slc_ts_replica_ready(slc_backend_t *b, const uint8_t *ok,
+    size_t len);
+static void slc_ts_replica_drop(slc_backend_t *b, const char *why);
+static void slc_ts_replica_fail(slc_backend_t *b,
+    const slc_backend_fail_t *f);
+static void slc_ts_done(slc_session_t *s, slc_backend_t *b,
+    const slc_mysql_reply_t *r);
 static int  slc_ts_extra(slc_session_t *s, slc_backend_t **b, uint8_t *tags,
     unsigned max);
 static const char *slc_ts_adopt(slc_session_t *s, slc_backend_t **extra,
@@ -55,6 +60,7 @@ static const slc_router_t slc_ts_router = {
     .start = slc_ts_start,
     .ready = slc_ts_ready,
     .command = slc_ts_command,
+    .done = slc_ts_done,
     .close = slc_ts_close,
     .extra = slc_ts_extra,
     .adopt = slc_ts_adopt,
@@ -63,7 +69,6 @@ static const slc_router_t slc_ts_router = {
 static const slc_backend_ops_t slc_ts_replica_ops = {
     .ready = slc_ts_replica_ready,
     .fail = slc_ts_replica_fail,
-    .done = slc_ts_replica_done,
 };
 
 slc_module_t slc_testsplit_module = {
@@ -101,7 +106,7 @@ slc_ts_start(slc_session_t *s)
             "testsplit: no primary");
         return;
     }
-    (void) slc_backend_open(s, us);
+    (void) slc_session_backend_open(s, us);
 }
 
 /* Never called: command() makes the session run in command mode. */
@@ -113,11 +118,13 @@ slc_ts_ready(slc_session_t *s)
 
 /* The session's history first, then the command that waits for it. */
 static void
-slc_ts_replica_ready(slc_backend_t *b)
+slc_ts_replica_ready(slc_backend_t *b, const uint8_t *ok, size_t len)
 {
     slc_ts_ctx_t *ts = b->session->router_data;
     uint8_t       p[SLC_TS_HIST_LEN + 1];
 
+    (void) ok;
+    (void) len;
     slc_session_log(b->session, SLC_LOG_INFO, "testsplit: replica backend "
         "%s ready, replaying %u command(s)", b->server->name, ts->nhist);
     ts->errs_seen = b->track.reply.errs;
@@ -134,7 +141,13 @@ slc_ts_replica_ready(slc_backend_t *b)
 }
 
 static void
-slc_ts_replica_fail(slc_backend_t *b, const char *why)
+slc_ts_replica_fail(slc_backend_t *b, const slc_backend_fail_t *f)
+{
+    slc_ts_replica_drop(b, f->why);
+}
+
+static void
+slc_ts_replica_drop(slc_backend_t *b, const char *why)
 {
     slc_ts_ctx_t *ts = b->session->router_data;
 
@@ -148,10 +161,13 @@ slc_ts_replica_fail(slc_backend_t *b, const char *why)
 }
 
 static void
-slc_ts_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r)
+slc_ts_done(slc_session_t *s, slc_backend_t *b, const slc_mysql_reply_t *r)
 {
-    slc_ts_ctx_t *ts = b->session->router_data;
+    slc_ts_ctx_t *ts = s->router_data;
 
+    if (b == s->backend) {
+        return;                 /* the primary's: counted when sent */
+    }
     ts->done_replica++;
     /* copies and replays are answered in the background, all of them
        before done is called; a command of the client's afterwards */
@@ -159,7 +175,7 @@ slc_ts_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r)
         ts->copies = 0;
         if (r->errs > ts->errs_seen) {
             ts->copies_failed++;
-            slc_ts_replica_fail(b, "it refused a copy of a session command");
+            slc_ts_replica_drop(b, "it refused a copy of a session command");
             return;
         }
     }
@@ -179,9 +195,7 @@ slc_ts_replica(slc_session_t *s, slc_ts_ctx_t *ts)
     if (us == NULL) {
         return NULL;
     }
-    slc_upstream_release(us);           /* open_aux takes its own slot */
-    ts->replica = slc_backend_open_aux(s, us, &slc_ts_replica_ops, ts,
-        &full);
+    ts->replica = slc_cmd_open_backend(s, us, &slc_ts_replica_ops, ts);
     ts->opened += ts->replica != NULL;
     return ts->replica;
 }
@@ -301,8 +315,7 @@ slc_ts_adopt(slc_session_t *s, slc_backend_t **extra, const uint8_t *tags,
             slc_backend_close(extra[i]);
             continue;
         }
-        extra[i]->ops = &slc_ts_replica_ops;
-        extra[i]->data = ts;
+        slc_cmd_give(extra[i], &slc_ts_replica_ops, ts);
         ts->replica = extra[i];
         ts->opened++;
         slc_cmd_attach(extra[i]);
