@@ -782,6 +782,27 @@ sub has_module {
     return scalar grep { $_ eq $name } $self->modules;
 }
 
+# $t->has(MODULE...): true if the binary has every one of these modules
+# compiled in; else the whole file is skipped ("no MODULE module", naming
+# the first missing one), so call it before the plan.  Modules only, on
+# purpose: leaving a module out is a build choice, and its tests rightly
+# skip; a missing tool or client library is a machine that lacks what
+# contrib/deps.sh installs, which need() and have() turn into a failure.
+# has_module asks without skipping.
+sub has {
+    my ($self, @names) = @_;
+    for my $m (@names) {
+        next if $self->has_module($m);
+        croak "has('$m'): the plan is set, too late to skip the file"
+            if Test::More->builder->has_plan;
+        # the test modules are built only on request
+        my $hint = -d "$TOP/t/modules/$m"
+            ? ' (./configure --with-test-modules)' : '';
+        Test::More::plan(skip_all => "no $m module$hint");
+    }
+    return 1;
+}
+
 
 # --- clients -------------------------------------------------------------
 
@@ -970,7 +991,7 @@ Sluice::Test - harness for sluice integration tests (t/*.t)
     use Sluice::Test;           # exports wait_for
 
     my $t = Sluice::Test->new;
-    plan skip_all => 'no readconn' unless $t->has_module('readconn');
+    $t->has('readconn');        # else the file skips
 
     $t->write_file_expand('sluice.conf', <<'EOF');
     worker_processes 1;
@@ -1037,8 +1058,13 @@ C<< $t->rss_kb(PID) >>, C<< $t->exit_status >> (wait status of the last
 stop).
 
 C<< my ($rc, $out) = $t->test_config(conf => NAME) >> runs C<sluice -t>.
-C<< $t->has_module('readconn') >> reads the C<modules:> line of
-C<sluice -V>; C<< $t->modules >> lists them.
+C<< $t->has('cache', 'readconn') >> returns true if all these modules
+are compiled in, and otherwise skips the whole file
+(C<plan skip_all =E<gt> "no MODULE module">, naming the first one
+missing): call it before the plan.  It is for modules only: a missing
+tool or client library is for C<need> and C<have> (below), which fail.
+C<< $t->has_module('readconn') >> asks without skipping; both read the
+C<modules:> line of C<sluice -V>, and C<< $t->modules >> lists them.
 
 =head2 Clients
 
