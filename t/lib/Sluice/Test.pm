@@ -37,6 +37,9 @@ use constant {
     QUIT_TIMEOUT => 10,   # graceful stop, before SIGTERM
     TERM_TIMEOUT => 5,    # then SIGKILL
     CMD_TIMEOUT  => 30,   # mariadb client, sluice -t, sluice -V
+    TAIL_LINES   => 20,   # of each log, when sluice does not start
+    ERRLOG_LINES => 200,  # of each log, SLUICE_TEST_ERRLOG at a failure
+    ERRLOG_BYTES => 64 * 1024,
 };
 
 my $OWNER = $$;     # forked children of a test never clean up
@@ -383,7 +386,7 @@ sub run {
 
     $why ||= 'timed out';
     $self->stop(quiet => 1) if $self->{pid};
-    $self->{run_error} = "$why\n" . $self->_logs_tail;
+    $self->{run_error} = "$why\n" . _logs_tail($self->{dir}, TAIL_LINES);
     return undef if $o{may_fail};
     die "sluice did not start: $self->{run_error}";
 }
@@ -402,10 +405,13 @@ sub _cached_upstreams {
     return sort keys %up;
 }
 
+# The last $lines lines of sluice's stderr.log and error.log in $dir
+# (of their last $bytes bytes, if given), each under a header.
 sub _logs_tail {
-    my ($self) = @_;
-    return join '', map { "--- $_:\n" . tail_file(
-        "$self->{dir}/$_", 20) } qw(stderr.log error.log);
+    my ($dir, $lines, $bytes) = @_;
+    my $most = "the last $lines lines" . ($bytes ? ", $bytes bytes" : '');
+    return join '', map { "--- $_ ($most at most):\n"
+        . tail_file("$dir/$_", $lines, $bytes) } qw(stderr.log error.log);
 }
 
 sub _describe_status {
@@ -948,6 +954,16 @@ sub DESTROY {
 
 END { _end() if $$ == $OWNER }
 
+# SLUICE_TEST_ERRLOG: the end of sluice's logs, for each test directory
+# where sluice ran, when the file failed (CI keeps no test directory).
+sub _diag_logs {
+    for my $dir (grep { -e "$_/error.log" || -e "$_/stderr.log" } @DIRS) {
+        Test::More::diag("SLUICE_TEST_ERRLOG: sluice's logs in $dir\n"
+            . _logs_tail($dir, ERRLOG_LINES, ERRLOG_BYTES)
+            . "--- end of sluice's logs in $dir");
+    }
+}
+
 sub _end {
     my $status = $?;
     local ($?, $!, $@);
@@ -964,6 +980,7 @@ sub _end {
     }
     unlink @CLAIMS;
     rmdir _reserve_dir();       # if it is empty
+    _diag_logs() if $failed && $ENV{SLUICE_TEST_ERRLOG};
     for my $dir (@DIRS, map { $_->{dir} } @PRIVATE) {
         if ($keep) {
             Test::More::diag("kept $dir");
@@ -1110,6 +1127,12 @@ if sluice died on a signal nobody sent, or if it did not exit on SIGQUIT.
 C<< $t->plan(N) >> counts that check as test N+1; with done_testing it
 shows only when it fails.  Close raw sockets to sluice before the end:
 a graceful stop may wait for them.
+
+When the file failed, its test directories are kept (named by a diag),
+and with C<SLUICE_TEST_ERRLOG=1> the end of sluice's stderr.log and
+error.log in each (the last 200 lines of each, 64 KiB at most) is
+printed with diag, under a header naming the directory: for a run
+whose directories are gone by the time anyone looks, as in CI.
 
 =head2 Sandbox
 
