@@ -21,9 +21,7 @@ use Sluice::Test;
 use Sluice::Wire qw(read_packet send_packet raw_login native_token);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
-plan skip_all => 'no readwritesplit'
-    unless $t->has_module('readwritesplit');
+$t->has('readconn', 'readwritesplit');
 
 my $p = $t->primary_dbh;
 my @accounts = ("'acc_u'\@'%'", "'acc_h'\@'127.0.0.1'", "'acc_h'\@'%'",

@@ -25,8 +25,7 @@ use Sluice::Test;
 use Sluice::Wire qw(raw_session change_user);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readwritesplit'
-    unless $t->has_module('readwritesplit');
+$t->has('readwritesplit');
 
 my $off = Sluice::Test::_private_sandbox(
     mariadbd_args => ['--skip-name-resolve=OFF']);

@@ -24,7 +24,7 @@ use Sluice::Wire qw(read_packet send_packet raw_connect parse_greeting
                     native_token handshake_response read_err);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 
 # An account of its own, given to sluice only as its mysql.user hash.
 my $hashed_user = $t->name . '_hashed';

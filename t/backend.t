@@ -24,7 +24,7 @@ use Sluice::Wire qw(read_packet send_packet packet raw_connect raw_login
                     err_packet wait_eof);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 
 use constant HOLD_OFF => 10;    # s, SLC_UPSTREAM_FAIL_MS
 

@@ -20,8 +20,7 @@ use Sluice::Test;
 use Sluice::Wire qw(raw_session query send_packet);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn or readwritesplit'
-    unless $t->has_module('readconn') && $t->has_module('readwritesplit');
+$t->has('readconn', 'readwritesplit');
 
 $t->write_file_expand('sluice.conf', <<'EOF');
 worker_processes 1;

@@ -27,8 +27,7 @@ use Sluice::FakeBackend;
 use Sluice::Wire qw(greeting_of);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no testsplit (./configure --with-test-modules)'
-    unless $t->has_module('testsplit');
+$t->has('testsplit');
 
 my $greeting = greeting_of($t->primary_port)
     // die("no greeting from the primary\n");

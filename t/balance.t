@@ -20,7 +20,7 @@ use Test::More;
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 
 # Port 9 is reserved for this test and nothing listens there.
 $t->write_file_expand('sluice.conf', <<'EOF');

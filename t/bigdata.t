@@ -19,7 +19,7 @@ use Sluice::Test;
 use constant MAX_PAYLOAD => 0xffffff;
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 
 $t->write_file_expand('sluice.conf', <<'EOF');
 worker_processes 1;

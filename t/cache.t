@@ -30,7 +30,7 @@ use Sluice::Test;
 use Sluice::Wire qw(read_packet raw_login packet raw_connect read_response);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no cache module' unless $t->has_module('cache');
+$t->has('cache');
 
 my $other = $t->name . '_o';
 $t->server_user($other, 'o-pw');

@@ -22,7 +22,7 @@ use Sluice::Test;
 use Sluice::Wire qw(raw_session query change_user);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no cache module' unless $t->has_module('cache');
+$t->has('cache');
 
 my $name = $t->name;
 my ($u1, $u2) = ("${name}_u1", "${name}_u2");

@@ -43,8 +43,7 @@ use Sluice::Wire qw(raw_session query change_user reset_connection
                     read_packet send_packet stmt_execute read_response);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no cache module' unless $t->has_module('cache');
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('cache', 'readconn');
 
 my $SEED  = $ENV{SLUICE_DIFF_SEED}  // 1;
 my $STEPS = $ENV{SLUICE_DIFF_STEPS} // 8000;

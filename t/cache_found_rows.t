@@ -20,7 +20,7 @@ use Test::More;
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no cache module' unless $t->has_module('cache');
+$t->has('cache');
 
 my $p = $t->primary_dbh;
 my $tab = $t->name . '_t11';

@@ -24,10 +24,7 @@ use Sluice::Wire qw(read_packet packet send_packet raw_connect
                     parse_greeting native_token handshake_response);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no testfilter (./configure --with-test-modules), cache '
-    . 'or readconn'
-    unless $t->has_module('testfilter') && $t->has_module('cache')
-        && $t->has_module('readconn');
+$t->has('testfilter', 'cache', 'readconn');
 
 my $p = $t->primary_dbh;
 $p->do('CREATE OR REPLACE TABLE test.lockkill_t (id INT PRIMARY KEY, '

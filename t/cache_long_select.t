@@ -23,7 +23,7 @@ use Test::More;
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no cache module' unless $t->has_module('cache');
+$t->has('cache');
 
 my $p = $t->primary_dbh;
 my ($ta, $tb) = map { $t->name . "_t13$_" } qw(a b);

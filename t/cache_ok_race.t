@@ -25,7 +25,7 @@ use Sluice::Test;
 use Sluice::Wire qw(raw_session query read_packet send_packet);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no cache module' unless $t->has_module('cache');
+$t->has('cache');
 
 my $p = $t->primary_dbh;
 my ($ta, $tb, $tc) = map { $t->name . "_t8$_" } qw(a b c);

@@ -27,7 +27,7 @@ use Sluice::Wire qw(raw_login read_packet send_packet packet parse_greeting
                     read_response stmt_prepare stmt_execute);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no cache module' unless $t->has_module('cache');
+$t->has('cache');
 
 my $p = $t->primary_dbh;
 $p->do('CREATE OR REPLACE TABLE test.cps_t (id INT PRIMARY KEY, i INT NULL, '

@@ -25,8 +25,7 @@ use Sluice::Test;
 use Sluice::Wire qw(raw_login packet read_packet);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no cache module' unless $t->has_module('cache');
-plan skip_all => 'no readwritesplit' unless $t->has_module('readwritesplit');
+$t->has('cache', 'readwritesplit');
 
 # whatever happens, the replica replicates at the end
 my $locker;

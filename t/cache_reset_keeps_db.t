@@ -20,7 +20,7 @@ use Sluice::Test;
 use Sluice::Wire qw(raw_session query reset_connection);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no cache module' unless $t->has_module('cache');
+$t->has('cache');
 
 my $p = $t->primary_dbh;
 my $tab = $t->name . '_t';

@@ -26,7 +26,7 @@ use Sluice::Wire qw(raw_session query send_packet read_response
                     stmt_prepare stmt_execute);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no cache module' unless $t->has_module('cache');
+$t->has('cache');
 
 my $p = $t->primary_dbh;
 my $tmp = $t->name . '_x';

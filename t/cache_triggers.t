@@ -25,7 +25,7 @@ use Sluice::Wire qw(raw_session query stmt_prepare stmt_execute
                     read_response send_packet);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no cache module' unless $t->has_module('cache');
+$t->has('cache');
 
 my $p = $t->primary_dbh;
 my $n = $t->name;

@@ -28,8 +28,7 @@ use Time::HiRes qw(time);
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no testcatalog (./configure --with-test-modules)'
-    unless $t->has_module('testcatalog') && $t->has_module('readconn');
+$t->has('testcatalog', 'readconn');
 
 my $db = 'sluice_catalog';
 my $p = $t->primary_dbh;

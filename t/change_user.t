@@ -21,7 +21,7 @@ use Sluice::Test;
 use Sluice::Wire qw(read_packet send_packet raw_login native_token);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 my $py = '/usr/bin/python3';
 $t->need(system($py, '-c', 'import MySQLdb') == 0,
          'no Python mysqlclient (contrib/deps.sh installs python3-mysqldb)');

@@ -16,7 +16,7 @@ use Test::More;
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 my $dir = $t->testdir;
 
 # A config split over a glob include: users and the upstream in conf.d/,

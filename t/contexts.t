@@ -25,7 +25,7 @@ use Sluice::Wire qw(read_packet send_packet parse_greeting greeting_of
                     native_token handshake_response);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 
 # the mysql-level values come after the server blocks on purpose: the
 # merge runs once the whole file is parsed

@@ -28,8 +28,7 @@ use Sluice::Wire qw(read_packet raw_login packet);
 use constant ROWS => 20000;     # of 100 bytes: 2 MB through 16 KiB
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no testfilter (./configure --with-test-modules)'
-    unless $t->has_module('testfilter') && $t->has_module('readconn');
+$t->has('testfilter', 'readconn');
 my $py = '/usr/bin/python3';
 $t->need(system($py, '-c', 'import MySQLdb') == 0,
          'no Python mysqlclient (contrib/deps.sh installs python3-mysqldb)');

@@ -22,8 +22,7 @@ use Sluice::Wire qw(read_packet send_packet raw_login raw_connect
                     parse_greeting native_token handshake_response);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no test modules (./configure --with-test-modules)'
-    unless $t->has_module('testfilter') && $t->has_module('testsplit');
+$t->has('testfilter', 'testsplit');
 $SIG{PIPE} = 'IGNORE';      # sluice may close on what we still write
 
 # Random command bytes include COM_SHUTDOWN and KILLs of random thread

@@ -18,7 +18,7 @@ use Sluice::Wire qw(read_packet send_packet raw_connect parse_greeting
                     native_token handshake_response);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 $SIG{PIPE} = 'IGNORE';      # sluice may close on what we still write
 
 # Random command bytes include COM_SHUTDOWN and KILLs of random thread

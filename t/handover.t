@@ -40,7 +40,7 @@ use constant {
 };
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 my $sysbench = eval { find_bin('sysbench') };
 $t->need($sysbench, 'no sysbench (contrib/deps.sh installs it)');
 

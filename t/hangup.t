@@ -21,7 +21,7 @@ use Sluice::Wire qw(read_packet packet send_packet raw_connect parse_greeting
                     hang_up wait_eof);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 
 # Port 9: a backend that accepts and never says a word.
 my $mute = Sluice::FakeBackend->new(port => $t->port(9),

@@ -18,7 +18,7 @@ use Sluice::Wire qw(read_packet send_packet raw_connect parse_greeting
                     native_token handshake_response read_err);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 
 $t->write_file_expand('sluice.conf', <<'EOF');
 worker_processes 1;

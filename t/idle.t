@@ -18,7 +18,7 @@ use Time::HiRes qw(time);
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 
 $t->write_file_expand('sluice.conf', <<'EOF');
 worker_processes 1;

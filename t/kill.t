@@ -24,7 +24,7 @@ use Sluice::Wire qw(read_packet send_packet raw_login raw_connect
                     parse_greeting read_err);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 
 my $other = $t->name . '_other';
 $t->server_user($other, 'other-pw');

@@ -16,7 +16,7 @@ use Test::More;
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 
 # ::1 must be there to bind to and to connect from
 my $has_v6 = IO::Socket::IP->new(Listen => 1, LocalHost => '::1',

@@ -18,7 +18,7 @@ use Test::More;
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 
 # The sandbox is shared by the tests that follow: whatever happens here,
 # the primary is writable and the replica replicates at the end.

@@ -21,7 +21,7 @@ use Sluice::Wire qw(read_packet send_packet raw_connect greeting_of
                     parse_greeting);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 
 # Port 8 is a backend this test plays itself, to offer TLS (the sandbox
 # servers have no certificate, so they do not).

@@ -26,7 +26,7 @@ use constant {
 };
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 
 $t->write_file_expand('sluice.conf', <<'EOF');
 worker_processes 1;

@@ -21,7 +21,7 @@ use Test::More;
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 plan skip_all => 'needs root to read /proc/PID/mem' if $>;
 
 # The canaries share a prefix that nothing else in sluice's memory has.

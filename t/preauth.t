@@ -23,7 +23,7 @@ use Sluice::Test;
 use Sluice::Wire qw(read_packet raw_connect);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 
 # Port 2 has two servers of one role, the primary first: with nothing
 # open, least-connections takes the first one unless it is marked down.

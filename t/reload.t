@@ -27,7 +27,7 @@ use constant {
 };
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 
 my $dir = $t->testdir;
 my $table = $t->name . '_load';

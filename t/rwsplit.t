@@ -17,7 +17,7 @@ use Test::More;
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readwritesplit' unless $t->has_module('readwritesplit');
+$t->has('readwritesplit');
 my $py = '/usr/bin/python3';
 $t->need(system($py, '-c', 'import MySQLdb') == 0,
          'no Python mysqlclient (contrib/deps.sh installs python3-mysqldb)');

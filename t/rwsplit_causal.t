@@ -21,7 +21,7 @@ use Sluice::FakeBackend;
 use Sluice::Wire qw(read_packet send_packet raw_login build_greeting);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readwritesplit' unless $t->has_module('readwritesplit');
+$t->has('readwritesplit');
 
 # whatever happens, the replica replicates at the end
 my $restore = 0;

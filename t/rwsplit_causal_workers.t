@@ -25,8 +25,7 @@ use Time::HiRes qw(time);
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no testfilter (./configure --with-test-modules)'
-    unless $t->has_module('testfilter') && $t->has_module('readwritesplit');
+$t->has('testfilter', 'readwritesplit');
 
 my $mon_pass = 'M0n-Workers-3';
 my $p = $t->primary_dbh;

@@ -17,7 +17,7 @@ use Test::More;
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readwritesplit' unless $t->has_module('readwritesplit');
+$t->has('readwritesplit');
 my $php = eval { Sluice::Test::find_bin('php') };
 $t->need($php && system($php, '-r',
         'exit(extension_loaded("mysqli") ? 0 : 1);') == 0,

@@ -23,7 +23,7 @@ use Sluice::Test;
 my $jar = '/usr/share/java/mariadb-java-client.jar';
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readwritesplit' unless $t->has_module('readwritesplit');
+$t->has('readwritesplit');
 my $java = eval { Sluice::Test::find_bin('java') };
 $t->need($java && -r $jar, 'no java or no Connector/J (contrib/deps.sh '
          . 'installs default-jdk-headless libmariadb-java)');

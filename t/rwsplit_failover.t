@@ -20,7 +20,7 @@ use Sluice::Sandbox;
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readwritesplit' unless $t->has_module('readwritesplit');
+$t->has('readwritesplit');
 
 my $sb = Sluice::Test::_private_sandbox();
 $sb->start;

@@ -24,7 +24,7 @@ use Sluice::Test;
 my $gopath = '/usr/share/gocode';
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readwritesplit' unless $t->has_module('readwritesplit');
+$t->has('readwritesplit');
 my $go = eval { Sluice::Test::find_bin('go') };
 $t->need($go && -d "$gopath/src/github.com/go-sql-driver/mysql",
          'no go or no go-sql-driver (contrib/deps.sh installs golang-go '

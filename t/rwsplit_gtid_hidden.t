@@ -20,7 +20,7 @@ use Sluice::Test;
 use Sluice::Wire qw(raw_session send_packet read_packet);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readwritesplit' unless $t->has_module('readwritesplit');
+$t->has('readwritesplit');
 
 my ($pid, $rid) = $t->run_rwsplit(plan => 15);
 my $P = $t->primary_dbh;

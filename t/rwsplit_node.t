@@ -22,7 +22,7 @@ use Test::More;
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readwritesplit' unless $t->has_module('readwritesplit');
+$t->has('readwritesplit');
 my ($node, $npm) = map { scalar eval { Sluice::Test::find_bin($_) } }
     qw(node npm);
 $t->need($node && $npm, 'no node or npm (contrib/deps.sh installs nodejs '

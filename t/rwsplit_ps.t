@@ -21,7 +21,7 @@ use Sluice::Test;
 use Sluice::Wire qw(read_packet send_packet);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readwritesplit' unless $t->has_module('readwritesplit');
+$t->has('readwritesplit');
 
 $t->write_file_expand('sluice.conf', <<"EOF");
 worker_processes 1;

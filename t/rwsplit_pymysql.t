@@ -17,7 +17,7 @@ use Test::More;
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readwritesplit' unless $t->has_module('readwritesplit');
+$t->has('readwritesplit');
 # Debian's python3 first: another one on the PATH (pyenv...) lacks the
 # Debian module
 my ($py) = grep { system("$_ -c 'import pymysql' 2>/dev/null") == 0 }

@@ -27,7 +27,7 @@ use Test::More;
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readwritesplit' unless $t->has_module('readwritesplit');
+$t->has('readwritesplit');
 
 my ($P, $R) = ($t->primary, $t->replica);
 my @readers;                # pids

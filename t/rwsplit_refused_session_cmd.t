@@ -20,7 +20,7 @@ use Test::More;
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readwritesplit' unless $t->has_module('readwritesplit');
+$t->has('readwritesplit');
 
 my $u = $t->name . '_u';
 $t->server_user($u, 'u-pw');

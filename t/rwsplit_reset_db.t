@@ -19,7 +19,7 @@ use Sluice::Test;
 use Sluice::Wire qw(raw_session query query_all reset_connection);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readwritesplit' unless $t->has_module('readwritesplit');
+$t->has('readwritesplit');
 
 my ($pid, $rid) = $t->run_rwsplit(plan => 10);
 my $P = $t->primary_dbh;

@@ -16,7 +16,7 @@ use Test::More;
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readwritesplit' unless $t->has_module('readwritesplit');
+$t->has('readwritesplit');
 
 my ($pid, $rid) = $t->run_rwsplit(plan => 9);
 my $P = $t->primary_dbh;

@@ -21,7 +21,7 @@ use Sluice::Test;
 use Sluice::Wire qw(err_packet);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readwritesplit' unless $t->has_module('readwritesplit');
+$t->has('readwritesplit');
 
 # accounts of this test's own, so that their connections on the replica
 # are the test's sessions' replica backends

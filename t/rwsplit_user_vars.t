@@ -18,7 +18,7 @@ use Sluice::Test;
 use Sluice::Wire qw(raw_session query reset_connection);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readwritesplit' unless $t->has_module('readwritesplit');
+$t->has('readwritesplit');
 
 my ($pid, $rid) = $t->run_rwsplit(plan => 12);
 my $P = $t->primary_dbh;

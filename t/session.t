@@ -18,7 +18,7 @@ use Sluice::FakeBackend;
 use Sluice::Wire qw(greeting_of raw_login read_err);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 
 # Port 9 is reserved for this test and nothing listens there: a dead
 # server.  Port 8 is a fake backend: the primary's real greeting, then OK

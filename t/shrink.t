@@ -18,7 +18,7 @@ use Sluice::Test;
 use Sluice::Wire qw(raw_connect read_packet parse_greeting);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 
 my $conf = <<'EOF2';
 worker_processes %%N%%;

@@ -24,7 +24,7 @@ use Sluice::Test;
 use Sluice::Sandbox qw(spawn wait_exit pid_alive proc_cmdline slurp);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 
 my $dir = $t->testdir;
 my $sock = "$dir/s.sock";

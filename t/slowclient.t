@@ -28,7 +28,7 @@ use constant {
 };
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 
 # port 8: a backend played by this test, which can stop reading
 my $fake = IO::Socket::INET->new(LocalAddr => '127.0.0.1',

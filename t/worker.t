@@ -18,7 +18,7 @@ use Sluice::Sandbox qw(slurp);
 use constant { SCHED_OTHER => 0, SCHED_BATCH => 3 };
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 
 my $CONF = <<'EOF';
 worker_processes 2;

@@ -18,7 +18,7 @@ use Sluice::Test;
 use Sluice::Wire qw(raw_connect read_packet read_err);
 
 my $t = Sluice::Test->new;
-plan skip_all => 'no readconn' unless $t->has_module('readconn');
+$t->has('readconn');
 
 # a long shutdown timeout: an old worker keeps its sessions after a reload
 $t->write_file_expand('sluice.conf', <<'EOF');

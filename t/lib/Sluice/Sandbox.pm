@@ -232,12 +232,20 @@ sub proc_starttime {
     return (split ' ', $stat)[19];
 }
 
+# The content of $file, or undef if it cannot be read.  With $max: its
+# last $max bytes at most, less the line the cut falls in (a debug log
+# may be large, and only its end is wanted).
 sub slurp {
-    my ($file) = @_;
+    my ($file, $max) = @_;
     open(my $fh, '<', $file) or return undef;
+    my $cut = defined $max ? (-s $fh // 0) - $max : 0;
+    if ($cut > 0) {
+        seek($fh, $cut, 0) or return undef;
+    }
     local $/;
-    my $c = <$fh>;
-    return $c // '';
+    my $c = <$fh> // '';
+    $c =~ s/\A[^\n]*\n// if $cut > 0;
+    return $c;
 }
 
 # The error and warning lines of a MariaDB log, or its tail.
@@ -250,9 +258,10 @@ sub _errors {
     return join '', map { "    $_\n" } @l;
 }
 
+# The last $n lines of $file, indented; of its last $max bytes if given.
 sub tail_file {
-    my ($file, $n) = @_;
-    my $c = slurp($file) // return "($file: not found)\n";
+    my ($file, $n, $max) = @_;
+    my $c = slurp($file, $max) // return "($file: not found)\n";
     my @l = split /\n/, $c;
     splice @l, 0, @l - $n if @l > $n;
     return join '', map { "    $_\n" } @l;

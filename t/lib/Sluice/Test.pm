@@ -37,6 +37,9 @@ use constant {
     QUIT_TIMEOUT => 10,   # graceful stop, before SIGTERM
     TERM_TIMEOUT => 5,    # then SIGKILL
     CMD_TIMEOUT  => 30,   # mariadb client, sluice -t, sluice -V
+    TAIL_LINES   => 20,   # of each log, when sluice does not start
+    ERRLOG_LINES => 200,  # of each log, SLUICE_TEST_ERRLOG at a failure
+    ERRLOG_BYTES => 64 * 1024,
 };
 
 my $OWNER = $$;     # forked children of a test never clean up
@@ -383,7 +386,7 @@ sub run {
 
     $why ||= 'timed out';
     $self->stop(quiet => 1) if $self->{pid};
-    $self->{run_error} = "$why\n" . $self->_logs_tail;
+    $self->{run_error} = "$why\n" . _logs_tail($self->{dir}, TAIL_LINES);
     return undef if $o{may_fail};
     die "sluice did not start: $self->{run_error}";
 }
@@ -402,10 +405,13 @@ sub _cached_upstreams {
     return sort keys %up;
 }
 
+# The last $lines lines of sluice's stderr.log and error.log in $dir
+# (of their last $bytes bytes, if given), each under a header.
 sub _logs_tail {
-    my ($self) = @_;
-    return join '', map { "--- $_:\n" . tail_file(
-        "$self->{dir}/$_", 20) } qw(stderr.log error.log);
+    my ($dir, $lines, $bytes) = @_;
+    my $most = "the last $lines lines" . ($bytes ? ", $bytes bytes" : '');
+    return join '', map { "--- $_ ($most at most):\n"
+        . tail_file("$dir/$_", $lines, $bytes) } qw(stderr.log error.log);
 }
 
 sub _describe_status {
@@ -783,6 +789,27 @@ sub has_module {
     return scalar grep { $_ eq $name } $self->modules;
 }
 
+# $t->has(MODULE...): true if the binary has every one of these modules
+# compiled in; else the whole file is skipped ("no MODULE module", naming
+# the first missing one), so call it before the plan.  Modules only, on
+# purpose: leaving a module out is a build choice, and its tests rightly
+# skip; a missing tool or client library is a machine that lacks what
+# contrib/deps.sh installs, which need() and have() turn into a failure.
+# has_module asks without skipping.
+sub has {
+    my ($self, @names) = @_;
+    for my $m (@names) {
+        next if $self->has_module($m);
+        croak "has('$m'): the plan is set, too late to skip the file"
+            if Test::More->builder->has_plan;
+        # the test modules are built only on request
+        my $hint = -d "$TOP/t/modules/$m"
+            ? ' (./configure --with-test-modules)' : '';
+        Test::More::plan(skip_all => "no $m module$hint");
+    }
+    return 1;
+}
+
 
 # --- clients -------------------------------------------------------------
 
@@ -928,6 +955,16 @@ sub DESTROY {
 
 END { _end() if $$ == $OWNER }
 
+# SLUICE_TEST_ERRLOG: the end of sluice's logs, for each test directory
+# where sluice ran, when the file failed (CI keeps no test directory).
+sub _diag_logs {
+    for my $dir (grep { -e "$_/error.log" || -e "$_/stderr.log" } @DIRS) {
+        Test::More::diag("SLUICE_TEST_ERRLOG: sluice's logs in $dir\n"
+            . _logs_tail($dir, ERRLOG_LINES, ERRLOG_BYTES)
+            . "--- end of sluice's logs in $dir");
+    }
+}
+
 sub _end {
     my $status = $?;
     local ($?, $!, $@);
@@ -944,6 +981,7 @@ sub _end {
     }
     unlink @CLAIMS;
     rmdir _reserve_dir();       # if it is empty
+    _diag_logs() if $failed && $ENV{SLUICE_TEST_ERRLOG};
     for my $dir (@DIRS, map { $_->{dir} } @PRIVATE) {
         if ($keep) {
             Test::More::diag("kept $dir");
@@ -971,7 +1009,7 @@ Sluice::Test - harness for sluice integration tests (t/*.t)
     use Sluice::Test;           # exports wait_for
 
     my $t = Sluice::Test->new;
-    plan skip_all => 'no readconn' unless $t->has_module('readconn');
+    $t->has('readconn');        # else the file skips
 
     $t->write_file_expand('sluice.conf', <<'EOF');
     worker_processes 1;
@@ -1038,8 +1076,13 @@ C<< $t->rss_kb(PID) >>, C<< $t->exit_status >> (wait status of the last
 stop).
 
 C<< my ($rc, $out) = $t->test_config(conf => NAME) >> runs C<sluice -t>.
-C<< $t->has_module('readconn') >> reads the C<modules:> line of
-C<sluice -V>; C<< $t->modules >> lists them.
+C<< $t->has('cache', 'readconn') >> returns true if all these modules
+are compiled in, and otherwise skips the whole file
+(C<plan skip_all =E<gt> "no MODULE module">, naming the first one
+missing): call it before the plan.  It is for modules only: a missing
+tool or client library is for C<need> and C<have> (below), which fail.
+C<< $t->has_module('readconn') >> asks without skipping; both read the
+C<modules:> line of C<sluice -V>, and C<< $t->modules >> lists them.
 
 =head2 Clients
 
@@ -1085,6 +1128,12 @@ if sluice died on a signal nobody sent, or if it did not exit on SIGQUIT.
 C<< $t->plan(N) >> counts that check as test N+1; with done_testing it
 shows only when it fails.  Close raw sockets to sluice before the end:
 a graceful stop may wait for them.
+
+When the file failed, its test directories are kept (named by a diag),
+and with C<SLUICE_TEST_ERRLOG=1> the end of sluice's stderr.log and
+error.log in each (the last 200 lines of each, 64 KiB at most) is
+printed with diag, under a header naming the directory: for a run
+whose directories are gone by the time anyone looks, as in CI.
 
 =head2 Sandbox
 
