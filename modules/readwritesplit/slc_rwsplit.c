@@ -440,7 +440,7 @@ slc_rws_replica_retry(slc_backend_t *b, const uint8_t **payload,
          && !rc->retry_primary; i++)
     {
         if (rc->replica[i] != b && slc_rws_idle(rc->replica[i])
-            && slc_rws_causal_fresh(s, rc, rc->replica[i]))
+            && slc_rws_causal_fresh(rc, rc->replica[i]))
         {
             nb = rc->replica[i];
         }

@@ -304,8 +304,7 @@ slc_backend_t *slc_rws_causal_read(slc_session_t *s, slc_rws_ctx_t *rc,
     slc_backend_t *replica);
 /* Whether `replica` is known to have applied it: no round trip, no wait
    (a read retried elsewhere). */
-int   slc_rws_causal_fresh(slc_session_t *s, slc_rws_ctx_t *rc,
-    const slc_backend_t *replica);
+int   slc_rws_causal_fresh(slc_rws_ctx_t *rc, const slc_backend_t *replica);
 /* The replica answered what it was sent besides the client's commands
    (from the router's done, before its own checks). */
 void  slc_rws_causal_done(slc_backend_t *b, const slc_mysql_reply_t *r);

@@ -77,11 +77,6 @@ slc_rws_causal_merge(slc_rws_conf_t *c, const slc_rws_conf_t *prev)
         prev != NULL ? prev->causal_timeout : SLC_CONF_UNSET, 0);
 }
 
-static const slc_rws_conf_t *
-slc_rws_conf(const slc_session_t *s)
-{
-    return slc_module_conf(s->srv->mod_conf, &slc_readwritesplit_module);
-}
 
 
 /* --- the zone of causal_reads global ------------------------------------- */
@@ -310,7 +305,7 @@ slc_rws_causal_command(slc_session_t *s, slc_rws_ctx_t *rc)
 {
     rc->causal.waiting = 0;             /* a replica that died waiting */
     if (rc->causal.track != SLC_RWS_TRACK_NONE || s->backend == NULL
-        || slc_rws_conf(s)->causal == SLC_RWS_CAUSAL_OFF)
+        || rc->conf->causal == SLC_RWS_CAUSAL_OFF)
     {
         return;
     }
@@ -383,7 +378,7 @@ slc_rws_causal_publish(slc_session_t *s, slc_rws_ctx_t *rc)
     uint64_t                 gtids = slc_mysql_track_gtids(t);
 
     if (gtids != 0 && gtids != rc->causal.gtids
-        && slc_rws_conf(s)->causal == SLC_RWS_CAUSAL_GLOBAL)
+        && rc->conf->causal == SLC_RWS_CAUSAL_GLOBAL)
     {
         slc_rws_zone_add(&t->g->gtid);
     }
@@ -396,7 +391,7 @@ slc_rws_causal_publish(slc_session_t *s, slc_rws_ctx_t *rc)
 void
 slc_rws_causal_taken(slc_session_t *s, slc_rws_ctx_t *rc)
 {
-    const slc_rws_conf_t *conf = slc_rws_conf(s);
+    const slc_rws_conf_t *conf = rc->conf;
     slc_rws_causal_t     *cc = &rc->causal;
     slc_backend_t        *b = s->backend;
 
@@ -571,10 +566,10 @@ slc_rws_causal_wait(slc_backend_t *b, const slc_gtid_set_t *need,
  * cannot be known (the session's GTIDs are not).
  */
 static int
-slc_rws_causal_check(slc_session_t *s, slc_rws_ctx_t *rc,
+slc_rws_causal_check(slc_rws_ctx_t *rc,
     const slc_backend_t *replica, slc_gtid_set_t *need)
 {
-    const slc_rws_conf_t *conf = slc_rws_conf(s);
+    const slc_rws_conf_t *conf = rc->conf;
     slc_rws_causal_t     *cc = &rc->causal;
 
     if (conf->causal == SLC_RWS_CAUSAL_OFF) {
@@ -607,22 +602,21 @@ slc_rws_causal_check(slc_session_t *s, slc_rws_ctx_t *rc,
 }
 
 int
-slc_rws_causal_fresh(slc_session_t *s, slc_rws_ctx_t *rc,
-    const slc_backend_t *replica)
+slc_rws_causal_fresh(slc_rws_ctx_t *rc, const slc_backend_t *replica)
 {
     slc_gtid_set_t need;
 
-    return slc_rws_causal_check(s, rc, replica, &need) == 1;
+    return slc_rws_causal_check(rc, replica, &need) == 1;
 }
 
 slc_backend_t *
 slc_rws_causal_read(slc_session_t *s, slc_rws_ctx_t *rc,
     slc_backend_t *replica)
 {
-    const slc_rws_conf_t *conf = slc_rws_conf(s);
+    const slc_rws_conf_t *conf = rc->conf;
     slc_rws_causal_t     *cc = &rc->causal;
     slc_gtid_set_t        need;
-    int                   rc_check = slc_rws_causal_check(s, rc, replica,
+    int                   rc_check = slc_rws_causal_check(rc, replica,
                                                           &need);
 
     if (rc_check > 0) {

@@ -417,17 +417,17 @@ slc_rws_ps_bound(slc_rws_stmt_t *st, const uint8_t *types, size_t avail)
 }
 
 /*
- * The head of the EXECUTE for a replica (malloc'ed, *len bytes replacing
- * *keep of the client's): the statement's id there, and, with `types`, the
- * types the client bound earlier (new-params-bound-flag set).  NULL when
- * they are not known.
+ * The head of the EXECUTE for a replica, into h (room for `cap` bytes):
+ * *len bytes replacing *keep of the client's: the statement's id there,
+ * and, with `types`, the types the client bound earlier
+ * (new-params-bound-flag set).  NULL when they are not known or do not
+ * fit `cap`; h itself otherwise.
  */
 static uint8_t *
-slc_rws_ps_head(const slc_rws_stmt_t *st, const slc_cmd_t *c, size_t fpos,
-    int types, uint32_t rid, size_t *len, size_t *keep)
+slc_rws_ps_head_in(uint8_t *h, size_t cap, const slc_rws_stmt_t *st,
+    const slc_cmd_t *c, size_t fpos, int types, uint32_t rid, size_t *len,
+    size_t *keep)
 {
-    uint8_t *h;
-
     if (!types) {
         *len = *keep = 5;
     } else if (st->types == NULL || c->payload[fpos] != 0) {
@@ -436,7 +436,7 @@ slc_rws_ps_head(const slc_rws_stmt_t *st, const slc_cmd_t *c, size_t fpos,
         *keep = fpos + 1;
         *len = *keep + 2 * (size_t) st->params;
     }
-    if ((h = malloc(*len)) == NULL) {
+    if (h == NULL || *len > cap) {
         return NULL;
     }
     memcpy(h, c->payload, types ? fpos : 5);
@@ -444,6 +444,23 @@ slc_rws_ps_head(const slc_rws_stmt_t *st, const slc_cmd_t *c, size_t fpos,
     if (types) {
         h[fpos] = 1;
         memcpy(h + *keep, st->types, *len - *keep);
+    }
+    return h;
+}
+
+/* The same, malloc'ed (the caller frees it). */
+static uint8_t *
+slc_rws_ps_head(const slc_rws_stmt_t *st, const slc_cmd_t *c, size_t fpos,
+    int types, uint32_t rid, size_t *len, size_t *keep)
+{
+    size_t   cap = types ? fpos + 1 + 2 * (size_t) st->params : 5;
+    uint8_t *h = malloc(cap);
+
+    if (slc_rws_ps_head_in(h, cap, st, c, fpos, types, rid, len, keep)
+        == NULL)
+    {
+        free(h);
+        return NULL;
     }
     return h;
 }
@@ -481,6 +498,19 @@ slc_rws_ps_to_replica(slc_session_t *s, slc_rws_ctx_t *rc,
         o = slc_rws_ps_on(st, b);
     }
     types = fpos > 0 && !bound && !o->types;
+    if (!types && o->state == SLC_RWS_REP_READY) {
+        /* the common case, every EXECUTE once the replica has the
+           statement and its types: the id only, no malloc */
+        uint8_t id[5];
+
+        h = slc_rws_ps_head_in(id, sizeof(id), st, c, fpos, 0, o->rid,
+                               &len, &keep);
+        if (slc_cmd_rewrite(s, h, len, keep) != SLC_OK) {
+            return s->backend;
+        }
+        o->types = o->types || bound;   /* the client bound them now */
+        return b;
+    }
     h = slc_rws_ps_head(st, c, fpos, types, o->rid, &len, &keep);
     if (h == NULL && types && must) {
         types = 0;                  /* the server will say what is wrong */

@@ -33,6 +33,23 @@
 #define SLC_STR_(x)     #x
 #define SLC_STR(x)      SLC_STR_(x)
 
+/*
+ * An object's magic number, checked where it enters a subsystem (a
+ * handler, an entry point): a pointer to freed or foreign memory stops the
+ * process there, with the place in the log, not three calls later.  Set
+ * when the object is made, cleared when it is freed.  Always on: one
+ * compare.
+ */
+#define SLC_CHECK_OBJ(o, m)                                                  \
+    do {                                                                     \
+        if ((o) == NULL || (o)->magic != (m)) {                              \
+            slc_check_failed(#o, __FILE__, __LINE__);                        \
+        }                                                                    \
+    } while (0)
+
+void slc_check_failed(const char *what, const char *file, int line)
+    __attribute__((noreturn, cold));
+
 /* A counted string that does not own its bytes unless said otherwise. */
 typedef struct {
     size_t  len;

@@ -178,3 +178,11 @@ slc_log_burst(slc_log_burst_t *b, uint64_t now, unsigned *held)
     b->next = now + 1000;
     return 1;
 }
+
+void
+slc_check_failed(const char *what, const char *file, int line)
+{
+    slc_log(SLC_LOG_CRIT, "%s:%d: %s is not what it should be (freed, or "
+        "another object): stopping the process", file, line, what);
+    abort();
+}

@@ -294,6 +294,7 @@ slc_session_auth_read(slc_conn_t *c)
     uint8_t       *p;
     uint32_t       len;
 
+    SLC_CHECK_OBJ(s, SLC_SESSION_MAGIC);
     if (s->state != SLC_SS_GREETING && s->state != SLC_SS_SWITCH) {
         /* Nothing is expected from the client now (backend pending, or
            the answer delayed): leave the bytes in the socket, but notice

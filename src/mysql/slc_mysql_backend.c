@@ -81,6 +81,7 @@ slc_backend_open(slc_session_t *s, slc_upstream_server_t *us,
         f->why = "out of memory";
         return NULL;
     }
+    b->magic = SLC_BACKEND_MAGIC;
     b->session = s;
     b->server = us;
     b->counted = 1;     /* the caller's slot */
@@ -195,6 +196,7 @@ slc_backend_free(void *arg)
     slc_backend_t *b = arg;
 
     slc_mysql_track_free(&b->track);
+    b->magic = 0;
     free(b);
 }
 
@@ -222,6 +224,7 @@ slc_backend_timeout(slc_timer_t *t)
 {
     slc_backend_t *b = t->data;
 
+    SLC_CHECK_OBJ(b, SLC_BACKEND_MAGIC);
     slc_backend_fail(b, b->state == SLC_BS_CONNECTING ? "connect timed out"
         : "handshake timed out", 1);
 }
@@ -481,6 +484,7 @@ slc_backend_on_read(slc_conn_t *c)
     const char    *why;
     int            rc;
 
+    SLC_CHECK_OBJ(b, SLC_BACKEND_MAGIC);
     if (b->state == SLC_BS_CONNECTING) {
         slc_backend_on_write(c);
         if (b->state == SLC_BS_CONNECTING || c->closed || b->failed) {

@@ -96,9 +96,12 @@ typedef enum {
     SLC_BS_READY
 } slc_backend_state_t;
 
+#define SLC_BACKEND_MAGIC  0xbac4e11d
+
 struct slc_backend_s {
     slc_conn_t              conn;
     slc_backend_state_t     state;
+    uint32_t                magic;    /* SLC_BACKEND_MAGIC */
     slc_session_t          *session;
     slc_upstream_server_t  *server;
     slc_buf_t              *in;       /* from the backend */

@@ -540,7 +540,11 @@ slc_sql_lex_var(slc_sql_lex_t *lx, slc_sql_tok_t *t)
     lx->i = i;
 }
 
-/* The next token; T_END at the end, T_BAD in an open quote or comment. */
+/*
+ * The next token; T_END at the end, T_BAD in an open quote or comment.
+ * Longer than a screen because it is a table: one case per first byte,
+ * each a line or two; the scanners it calls do the work.
+ */
 static void
 slc_sql_lex_next(slc_sql_lex_t *lx, slc_sql_tok_t *t)
 {
@@ -832,7 +836,11 @@ slc_sql_is_main(slc_sql_word_t w)
     }
 }
 
-/* The kind a statement's first word gives, and what to expect next. */
+/*
+ * The kind a statement's first word gives, and what to expect next.
+ * Longer than a screen because it is a table: one case per keyword,
+ * read as one (splitting it would only scatter the table).
+ */
 static slc_sql_kind_t
 slc_sql_first_kind(slc_sql_state_t *st, slc_sql_word_t w)
 {
@@ -981,7 +989,8 @@ slc_sql_explain(slc_sql_state_t *st, const slc_sql_tok_t *t)
     }
 }
 
-/* Words that mean something after a statement's first word. */
+/* Words that mean something after a statement's first word: a table,
+   one case per keyword, as slc_sql_first_kind. */
 static void
 slc_sql_word_kind(slc_sql_state_t *st, slc_sql_word_t w)
 {
@@ -1099,7 +1108,8 @@ slc_sql_word_table(slc_sql_state_t *st)
     }
 }
 
-/* Words anywhere: tables, locking reads, sequences, INTO. */
+/* Words anywhere: tables, locking reads, sequences, INTO.  A table, one
+   case per keyword, as slc_sql_first_kind. */
 static void
 slc_sql_word(slc_sql_state_t *st, const slc_sql_tok_t *t)
 {

@@ -35,7 +35,10 @@ typedef enum {
     SLC_CMD_REPLY       /* an answer of the proxy's goes out */
 } slc_cmd_state_t;
 
+#define SLC_CMD_MAGIC  0xc0de5e55
+
 struct slc_cmd_s {
+    uint32_t             magic;         /* SLC_CMD_MAGIC */
     slc_cmd_state_t      state;
     unsigned             next;          /* the next filter to call */
     unsigned             nfilters;
@@ -622,8 +625,7 @@ slc_cmd_prelude(slc_session_t *s, const uint8_t *payload, size_t len)
 static int
 slc_cmd_core(slc_session_t *s)
 {
-    unsigned       watch = SLC_WATCH_KILL | (s->srv->auth == SLC_AUTH_LOCAL
-                                             ? SLC_WATCH_CHANGE_USER : 0);
+    unsigned       watch = slc_session_watch(s);
     const uint8_t *pl = s->in->pos + SLC_MYSQL_HDR_LEN;
     size_t         avail = slc_buf_len(s->in) - SLC_MYSQL_HDR_LEN;
 
@@ -1414,8 +1416,11 @@ static void
 slc_cmd_backend_read(slc_conn_t *conn)
 {
     slc_backend_t *b = conn->data;
-    slc_session_t *s = b->session;
+    slc_session_t *s;
 
+    SLC_CHECK_OBJ(b, SLC_BACKEND_MAGIC);
+    s = b->session;
+    SLC_CHECK_OBJ(s, SLC_SESSION_MAGIC);
     if (s->state != SLC_SS_READY) {
         return;
     }
@@ -1433,6 +1438,7 @@ slc_cmd_backend_write(slc_conn_t *conn)
 {
     slc_backend_t *b = conn->data;
 
+    SLC_CHECK_OBJ(b, SLC_BACKEND_MAGIC);
     if (b->session->state != SLC_SS_READY) {
         return;
     }
@@ -1446,15 +1452,22 @@ slc_cmd_backend_write(slc_conn_t *conn)
 static void
 slc_cmd_client_read(slc_conn_t *conn)
 {
-    slc_cmd_client(conn->data);
+    slc_session_t *s = conn->data;
+
+    SLC_CHECK_OBJ(s, SLC_SESSION_MAGIC);
+    SLC_CHECK_OBJ(s->cmd, SLC_CMD_MAGIC);
+    slc_cmd_client(s);
 }
 
 static void
 slc_cmd_client_write(slc_conn_t *conn)
 {
     slc_session_t    *s = conn->data;
-    struct slc_cmd_s *c = s->cmd;
+    struct slc_cmd_s *c;
 
+    SLC_CHECK_OBJ(s, SLC_SESSION_MAGIC);
+    c = s->cmd;
+    SLC_CHECK_OBJ(c, SLC_CMD_MAGIC);
     if (c->state == SLC_CMD_FORWARD) {
         if (s->out != NULL && slc_cmd_flush(s) != SLC_OK) {
             return;
@@ -1580,6 +1593,7 @@ slc_cmd_open(slc_session_t *s)
     if (c == NULL) {
         return SLC_ERROR;
     }
+    c->magic = SLC_CMD_MAGIC;
     s->cmd = c;
     c->filters = s->srv->filters;
     c->nfilters = s->srv->nfilters;
@@ -1657,6 +1671,7 @@ slc_cmd_free(slc_session_t *s)
     }
     slc_buf_put(c->rw);
     free(c->ctx);
+    c->magic = 0;
     free(c);
     s->cmd = NULL;
 }

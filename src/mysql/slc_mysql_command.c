@@ -10,7 +10,7 @@
 #include "slc_mysql_command.h"
 #include "slc_mysql_router.h"
 
-static unsigned
+unsigned
 slc_session_watch(const slc_session_t *s)
 {
     return SLC_WATCH_KILL | (s->srv->auth == SLC_AUTH_LOCAL

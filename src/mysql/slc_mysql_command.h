@@ -21,6 +21,9 @@
 
 /* Scan the bytes of in after those already released (in_ready). */
 void slc_session_scan(slc_session_t *s);
+/* The proxy's own commands a session watches for (SLC_WATCH_*): KILL
+   always, COM_CHANGE_USER with auth local. */
+unsigned slc_session_watch(const slc_session_t *s);
 /* SLC_OK: dealt with (the router may go on); SLC_AGAIN: not yet (it will
    be called again when the session is idle, or ready() resumes it);
    SLC_ERROR: the session was closed. */

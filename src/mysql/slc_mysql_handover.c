@@ -521,6 +521,7 @@ slc_handover_backend(slc_session_t *s, slc_upstream_server_t *us, int fd,
     if (b == NULL) {
         return NULL;
     }
+    b->magic = SLC_BACKEND_MAGIC;
     b->conn.fd = fd;
     b->conn.data = b;
     b->ops = &slc_session_backend_ops;  /* its driver sets its own */

@@ -185,6 +185,7 @@ slc_session_new(int fd, slc_listen_t *l, const struct sockaddr_storage *ss,
     if (s == NULL) {
         return NULL;
     }
+    s->magic = SLC_SESSION_MAGIC;
     s->addr = p;
     s->cycle = slc_worker_cycle;
     slc_session_register(s);
@@ -339,6 +340,7 @@ slc_session_on_write(slc_conn_t *c)
 {
     slc_session_t *s = c->data;
 
+    SLC_CHECK_OBJ(s, SLC_SESSION_MAGIC);
     if (slc_session_flush(s) != SLC_OK) {
         slc_session_close(s, SLC_LOG_INFO, "client write failed");
         return;
@@ -353,6 +355,7 @@ slc_session_timeout(slc_timer_t *t)
 {
     slc_session_t *s = t->data;
 
+    SLC_CHECK_OBJ(s, SLC_SESSION_MAGIC);
     switch (s->state) {
     case SLC_SS_GREETING:
     case SLC_SS_SWITCH:
@@ -747,6 +750,7 @@ slc_session_new_adopted(int fd, slc_mysql_srv_t *srv)
     if (s == NULL) {
         return NULL;
     }
+    s->magic = SLC_SESSION_MAGIC;
     s->cycle = slc_worker_cycle;
     s->srv = srv;
     s->client.fd = fd;

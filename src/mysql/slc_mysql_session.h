@@ -38,9 +38,11 @@ typedef enum {
     SLC_SS_CLOSED
 } slc_session_state_t;
 
+#define SLC_SESSION_MAGIC  0x5e551011
+
 struct slc_session_s {
     uint64_t               id;        /* slc_mysql_registry.h */
-    int                    registered;
+    uint32_t               magic;     /* SLC_SESSION_MAGIC (SLC_CHECK_OBJ) */
     slc_session_state_t    state;
     slc_conn_t             client;
     slc_buf_t             *in;        /* from the client, not yet consumed */
@@ -89,6 +91,7 @@ struct slc_session_s {
     unsigned               held:1;    /* a command to look at is at in->pos */
     unsigned               paused:1;  /* the proxy is answering it */
     unsigned               cu_failures:2;  /* failed COM_CHANGE_USERs */
+    unsigned               registered:1;   /* in the registry (by id) */
     struct slc_change_user_s *change_user;  /* one in progress, or NULL */
     void                  *kill;      /* a KILL's side connection */
     uint64_t               last_active;  /* loop time of the last read */
