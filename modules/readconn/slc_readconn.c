@@ -2,20 +2,15 @@
 #include "slc_conf_file.h"
 #include "slc_log.h"
 #include "slc_mysql_backend.h"
-#include "slc_mysql_command.h"
-#include "slc_mysql_handover.h"
 #include "slc_mysql_monitor.h"
 #include "slc_mysql_router.h"
 #include "slc_mysql_session_backend.h"
 #include "slc_mysql_upstream.h"
 
 /*
- * readconn: after authentication, forward bytes both ways without parsing
- * commands.  Each direction holds at most one buffer: when the receiver
- * does not take what was read, the sender is not read any more until it
- * does (backpressure), so memory stays bounded whatever the result size.
- * The response tracker follows the framing only, to know when a session is
- * idle and outside a transaction (for graceful shutdown).
+ * readconn: choose one server of the role for the session; then the core
+ * forwards bytes both ways without parsing commands (byte mode,
+ * slc_mysql_pump.h), or runs the server block's filters (command mode).
  */
 
 /* Its conf at the mysql and server levels (a server inherits it). */
@@ -189,193 +184,12 @@ slc_readconn_start(slc_session_t *s)
     (void) slc_session_backend_open(s, us);
 }
 
-/*
- * Backend to client: move bytes through *bufp until the backend has
- * nothing more or the client takes nothing more.  Returns SLC_ERROR when
- * the session was closed.
- */
-static int
-slc_readconn_pump(slc_session_t *s, slc_conn_t *src, slc_buf_t **bufp,
-    slc_conn_t *dst)
-{
-    slc_buf_t *b = *bufp;
-    ssize_t    n;
-
-    for ( ;; ) {
-        while (b != NULL && slc_buf_len(b) > 0) {
-            if (!dst->writable) {
-                return SLC_OK;          /* resumes from dst's on_write */
-            }
-            n = slc_conn_write(dst, b->pos, slc_buf_len(b));
-            if (n < 0) {
-                slc_session_close(s, SLC_LOG_INFO, "client write failed");
-                return SLC_ERROR;
-            }
-            b->pos += n;
-        }
-        if (!src->readable) {
-            break;
-        }
-        if (b == NULL && (b = *bufp = slc_buf_get()) == NULL) {
-            slc_session_close(s, SLC_LOG_ERR, "out of memory");
-            return SLC_ERROR;
-        }
-        b->pos = b->last = b->start;
-        n = slc_conn_read(src, b->last, slc_buf_room(b));
-        if (n < 0 || src->eof) {
-            /* after the client's COM_QUIT the server hanging up is normal */
-            slc_session_close(s, slc_mysql_track_quit_sent(&s->backend->track)
-                ? SLC_LOG_INFO : SLC_LOG_ERR, "backend closed connection");
-            return SLC_ERROR;
-        }
-        b->last += n;
-        s->last_active = slc_loop->now;
-        slc_mysql_track_server(&s->backend->track, b->pos, (size_t) n);
-        slc_upstream_count_bytes(s->backend->server, (size_t) n, 0);
-    }
-    slc_buf_put(b);                     /* drained: idle sessions hold none */
-    *bufp = NULL;
-    return SLC_OK;
-}
-
-/*
- * Client to backend.  Unlike the other direction the bytes are scanned
- * before they go (slc_mysql_intercept.h): what the scan released goes on
- * at once, and a KILL or COM_CHANGE_USER waits at in->pos until the
- * session is idle and the proxy has dealt with it (slc_mysql_command.c).
- * One header walk per read is all it costs a session that sends neither.
- */
-static int
-slc_readconn_send_ready(slc_session_t *s, slc_conn_t *dst)
-{
-    slc_buf_t *b = s->in;
-
-    while (s->in_ready > 0) {
-        if (!dst->writable) {
-            return SLC_AGAIN;           /* resumes from dst's on_write */
-        }
-        ssize_t n = slc_conn_write(dst, b->pos, s->in_ready);
-        if (n < 0) {
-            slc_session_close(s, SLC_LOG_ERR, "backend write failed");
-            return SLC_ERROR;
-        }
-        b->pos += n;
-        s->in_ready -= (size_t) n;
-    }
-    return SLC_OK;
-}
-
-static void
-slc_readconn_to_backend(slc_session_t *s)
-{
-    slc_conn_t *dst = &s->backend->conn;
-
-    for ( ;; ) {
-        if (slc_readconn_send_ready(s, dst) != SLC_OK) {
-            return;
-        }
-        if (s->held || s->paused) {
-            int rc = s->held ? slc_command_run(s) : SLC_AGAIN;
-            if (rc == SLC_OK) {
-                continue;
-            }
-            /* it waits, and nothing is read from the client meanwhile:
-               a hang-up must still end the session, or a client could
-               leave a command that never completes holding a backend */
-            if (rc == SLC_AGAIN && slc_conn_hung_up(&s->client)) {
-                slc_session_close(s, SLC_LOG_INFO, "client closed");
-            }
-            return;
-        }
-        if (!s->client.readable) {
-            break;
-        }
-        if (s->in != NULL && slc_buf_len(s->in) == slc_buf_size()) {
-            break;      /* cannot happen: a held command fits a buffer */
-        }
-        size_t before = s->in != NULL ? slc_buf_len(s->in) : 0;
-        if (slc_session_client_in(s) != SLC_OK) {
-            return;
-        }
-        slc_upstream_count_bytes(s->backend->server, 0,
-            slc_buf_len(s->in) - before);
-    }
-    if (s->in != NULL && slc_buf_len(s->in) == 0) {
-        slc_buf_put(s->in);             /* drained: idle sessions hold none */
-        s->in = NULL;
-    }
-}
-
-static void
-slc_readconn_to_client(slc_session_t *s)
-{
-    slc_backend_t *b = s->backend;
-
-    /* the proxy's own packets (the login OK) go out first */
-    if (s->out != NULL) {
-        if (slc_session_flush(s) != SLC_OK) {
-            slc_session_close(s, SLC_LOG_INFO, "client write failed");
-            return;
-        }
-        if (s->out != NULL) {
-            return;
-        }
-    }
-    if (slc_readconn_pump(s, &b->conn, &b->in, &s->client) != SLC_OK) {
-        return;
-    }
-    if (s->held && !s->paused) {
-        /* a KILL or COM_CHANGE_USER waited for this response to end */
-        slc_readconn_to_backend(s);
-    } else if (slc_sessions.closing || slc_mysql_handover_active()) {
-        slc_session_idle_check(s);
-    }
-}
-
-static void
-slc_readconn_client_read(slc_conn_t *c)
-{
-    slc_readconn_to_backend(c->data);
-}
-
-static void
-slc_readconn_client_write(slc_conn_t *c)
-{
-    slc_readconn_to_client(c->data);
-}
-
-static void
-slc_readconn_backend_read(slc_conn_t *c)
-{
-    slc_backend_t *b = c->data;
-
-    slc_readconn_to_client(b->session);
-}
-
-static void
-slc_readconn_backend_write(slc_conn_t *c)
-{
-    slc_backend_t *b = c->data;
-
-    slc_readconn_to_backend(b->session);
-}
-
+/* Byte mode begins (slc_mysql_pump.c): the choice is made. */
 static void
 slc_readconn_ready(slc_session_t *s)
 {
-    slc_backend_t *b = s->backend;
-
-    free(s->router_data);           /* the choice is made */
+    free(s->router_data);
     s->router_data = NULL;
-    s->client.on_read = slc_readconn_client_read;
-    s->client.on_write = slc_readconn_client_write;
-    b->conn.on_read = slc_readconn_backend_read;
-    b->conn.on_write = slc_readconn_backend_write;
-    /* what arrived while we were busy with the handshake */
-    slc_readconn_to_client(s);
-    if (s->state == SLC_SS_READY) {
-        slc_readconn_to_backend(s);
-    }
 }
 
 /* A session a reload handed over: go on forwarding, if readconn_role

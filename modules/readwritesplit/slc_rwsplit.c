@@ -42,7 +42,6 @@ static const char *slc_rws_merge_conf(slc_conf_t *cf, unsigned level,
     void *parent, void *child);
 static int  slc_rws_check(slc_mysql_srv_t *srv, char *err, size_t errlen);
 static void slc_rws_start(slc_session_t *s);
-static void slc_rws_ready(slc_session_t *s);
 static slc_backend_t *slc_rws_command(slc_session_t *s, const slc_cmd_t *c);
 static void slc_rws_done(slc_session_t *s, slc_backend_t *b,
     const slc_mysql_reply_t *r);
@@ -111,7 +110,6 @@ static const slc_command_t slc_rws_commands[] = {
 static const slc_router_t slc_rws_router = {
     .check = slc_rws_check,
     .start = slc_rws_start,
-    .ready = slc_rws_ready,
     .retry = slc_rws_start,
     .command = slc_rws_command,
     .done = slc_rws_done,
@@ -260,13 +258,6 @@ slc_rws_start(slc_session_t *s)
         return;
     }
     slc_rws_open_own(s, rc);            /* slc_rwsplit_primary.c */
-}
-
-/* Never called: command() puts the session in command mode. */
-static void
-slc_rws_ready(slc_session_t *s)
-{
-    (void) s;
 }
 
 

@@ -117,21 +117,23 @@ struct slc_backend_s {
     uint8_t                 scramble[SLC_MYSQL_SCRAMBLE_LEN];  /* the last
                                          the server sent: COM_CHANGE_USER
                                          answers it */
-    int                     counted;  /* holds a slot in stats->active */
-    int                     handshaking;  /* and one in stats->handshakes */
-    /* follows the commands and responses on this connection once it is
-       logged in (slc_backend_track_start) */
-    slc_mysql_track_t       track;
+    unsigned                counted:1;      /* holds a slot in
+                                               stats->active */
+    unsigned                handshaking:1;  /* and one in
+                                               stats->handshakes */
+    unsigned                failed:1;       /* reported: on its way out */
     uint32_t                held;     /* bytes at the end of `in` the
                                          tracker may still rewrite
                                          (slc_mysql_track_server_edit):
                                          not sent to the client yet */
+    /* follows the commands and responses on this connection once it is
+       logged in (slc_backend_track_start) */
+    slc_mysql_track_t       track;
     const slc_backend_ops_t *ops;     /* who drives it: never NULL */
     const slc_backend_ops_t *owner;   /* command mode: the router's, whose
                                          backend it is (NULL: the
                                          session's own) */
     void                   *data;     /* the owner's (or ops') own */
-    unsigned                failed:1; /* reported: on its way out */
     slc_defer_t             defer;
 };
 

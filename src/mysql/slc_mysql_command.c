@@ -8,6 +8,7 @@
 #include "slc_mysql_cmd.h"
 #include "slc_mysql_codec.h"
 #include "slc_mysql_command.h"
+#include "slc_mysql_pump.h"
 #include "slc_mysql_router.h"
 
 unsigned
@@ -144,7 +145,7 @@ slc_command_resume(slc_session_t *s)
         slc_cmd_core_resume(s);
         return;
     }
-    slc_mysql_srv_router(s->srv)->ready(s);
+    slc_pump_start(s);
 }
 
 int

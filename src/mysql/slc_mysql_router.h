@@ -22,8 +22,10 @@ struct slc_router_s {
     int   (*check)(slc_mysql_srv_t *srv, char *err, size_t errlen);
     /* Take over an authenticated (or, for passthrough, new) session. */
     void  (*start)(slc_session_t *s);
-    /* The backend opened by start() is authenticated and the client has
-       its OK: begin moving bytes. */
+    /* Optional: the backend opened by start() is authenticated and the
+       client has its OK, and the session enters byte mode (no filters,
+       no command hook: the core moves the bytes, slc_mysql_pump.h): the
+       router may drop what it kept to choose. */
     void  (*ready)(slc_session_t *s);
     /* The backend from start() could not be reached (auth local, before
        the client was told anything): try another server or fail. */

@@ -5,6 +5,7 @@
 #include "slc_mysql_cmd.h"
 #include "slc_mysql_command.h"
 #include "slc_mysql_handover.h"
+#include "slc_mysql_pump.h"
 #include "slc_mysql_registry.h"
 #include "slc_mysql_router.h"
 #include "slc_mysql_session.h"
@@ -510,11 +511,16 @@ slc_session_start_router(slc_session_t *s)
 void
 slc_session_go(slc_session_t *s)
 {
+    const slc_router_t *rt = slc_mysql_srv_router(s->srv);
+
     if (slc_cmd_wanted(s->srv)) {
         slc_cmd_start(s);
         return;
     }
-    slc_mysql_srv_router(s->srv)->ready(s);
+    if (rt->ready != NULL) {
+        rt->ready(s);
+    }
+    slc_pump_start(s);
 }
 
 int

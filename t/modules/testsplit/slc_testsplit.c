@@ -40,7 +40,6 @@ typedef struct {
 
 static int  slc_ts_check(slc_mysql_srv_t *srv, char *err, size_t errlen);
 static void slc_ts_start(slc_session_t *s);
-static void slc_ts_ready(slc_session_t *s);
 static slc_backend_t *slc_ts_command(slc_session_t *s, const slc_cmd_t *c);
 static void slc_ts_close(slc_session_t *s);
 static void slc_ts_replica_ready(slc_backend_t *b, const uint8_t *ok,
@@ -58,7 +57,6 @@ static const char *slc_ts_adopt(slc_session_t *s, slc_backend_t **extra,
 static const slc_router_t slc_ts_router = {
     .check = slc_ts_check,
     .start = slc_ts_start,
-    .ready = slc_ts_ready,
     .command = slc_ts_command,
     .done = slc_ts_done,
     .close = slc_ts_close,
@@ -107,13 +105,6 @@ slc_ts_start(slc_session_t *s)
         return;
     }
     (void) slc_session_backend_open(s, us);
-}
-
-/* Never called: command() makes the session run in command mode. */
-static void
-slc_ts_ready(slc_session_t *s)
-{
-    (void) s;
 }
 
 /* The session's history first, then the command that waits for it. */
