@@ -1140,7 +1140,7 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
         slc_cache_long(cc, c);
         return SLC_FILTER_PASS;
     }
-    (void) slc_sql_classify(q, n, slc_cmd_status(cc->s), &si);
+    si = *slc_cmd_classify(cc->s, c);
     if ((si.flags & SLC_SQL_F_AMBIGUOUS) && slc_cache_ansi_maybe(cc)) {
         /* under ANSI_QUOTES the text may read otherwise */
         si = (slc_sql_info_t) { .kind = SLC_SQL_UNKNOWN,

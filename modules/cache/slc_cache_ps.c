@@ -174,7 +174,7 @@ slc_cache_ps_prepare(slc_cache_ctx_t *cc, const slc_cmd_t *c)
         cc->ps_unknown = 1;
         return;
     }
-    (void) slc_sql_classify(q, n, slc_cmd_status(cc->s), &si);
+    si = *slc_cmd_classify(cc->s, c);
     if ((si.flags & SLC_SQL_F_AMBIGUOUS) && slc_cache_ansi_maybe(cc)) {
         si = (slc_sql_info_t) { .kind = SLC_SQL_UNKNOWN,
                                 .flags = SLC_SQL_F_UNTERMINATED };

@@ -607,8 +607,7 @@ slc_rws_query(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
         slc_rws_causal_primary(rc, NULL);
         return s->backend;              /* larger than a buffer: a write */
     }
-    (void) slc_sql_classify(c->payload + 1, c->avail - 1,
-                            s->backend->track.status, &si);
+    si = *slc_cmd_classify(s, c);       /* a filter may have asked first */
     b = slc_rws_route(s, rc, c, &si);
     if (b == s->backend && !rc->primary_lost) {
         slc_rws_causal_unhide(s, rc, c->payload + 1, c->avail - 1, &si);

@@ -365,8 +365,7 @@ slc_rws_ps_prepare(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
     }
     memcpy(st->prepare, c->payload, c->len);
     st->len = c->len;
-    (void) slc_sql_classify(c->payload + 1, c->len - 1,
-                            s->backend->track.status, &si);
+    si = *slc_cmd_classify(s, c);
     route = slc_sql_route(&si, 0, 0);
     st->primary_only = route == SLC_SQL_TO_ALL;
     st->kind = si.kind;

@@ -39,6 +39,7 @@ typedef enum {
 
 struct slc_cmd_s {
     uint32_t             magic;         /* SLC_CMD_MAGIC */
+    uint32_t             serial;        /* +1 at each command begun */
     slc_cmd_state_t      state;
     unsigned             next;          /* the next filter to call */
     unsigned             nfilters;
@@ -166,6 +167,39 @@ slc_cmd_status(const slc_session_t *s)
     return s->backend != NULL
            ? (uint16_t) (s->backend->track.status & SLC_CMD_SESSION_FLAGS)
            : SLC_SERVER_STATUS_AUTOCOMMIT;
+}
+
+/* The worker's last classification, and what it was made of. */
+static struct {
+    const slc_session_t *s;
+    uint32_t             serial;
+    const uint8_t       *text;
+    size_t               len;
+    uint16_t             status;
+    slc_sql_info_t       si;
+} slc_cmd_classified;
+
+const slc_sql_info_t *
+slc_cmd_classify(slc_session_t *s, const slc_cmd_t *c)
+{
+    const uint8_t *q = c->payload + 1;
+    size_t         n = c->avail - 1;
+    uint16_t       status = slc_cmd_status(s)
+                            & SLC_SERVER_STATUS_NO_BACKSLASH_ESCAPES;
+
+    if (slc_cmd_classified.s != s
+        || slc_cmd_classified.serial != s->cmd->serial
+        || slc_cmd_classified.text != q || slc_cmd_classified.len != n
+        || slc_cmd_classified.status != status)
+    {
+        (void) slc_sql_classify(q, n, status, &slc_cmd_classified.si);
+        slc_cmd_classified.s = s;
+        slc_cmd_classified.serial = s->cmd->serial;
+        slc_cmd_classified.text = q;
+        slc_cmd_classified.len = n;
+        slc_cmd_classified.status = status;
+    }
+    return &slc_cmd_classified.si;
 }
 
 
@@ -680,6 +714,7 @@ slc_cmd_begin(slc_session_t *s)
     int               rc;
 
     s->seq = 1;                         /* an answer's first packet */
+    c->serial++;
     c->next = 0;
     c->target = NULL;
     c->discard = 0;

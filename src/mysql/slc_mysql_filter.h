@@ -2,6 +2,7 @@
 #define SLC_MYSQL_FILTER_H
 
 #include "slc_core.h"
+#include "slc_mysql_classify.h"
 #include "slc_mysql_conf.h"
 #include "slc_mysql_track.h"
 
@@ -202,6 +203,16 @@ const slc_backend_t *slc_cmd_answered_by(const slc_session_t *s);
    (those of the session: in transaction, autocommit...). */
 uint32_t slc_cmd_client_caps(const slc_session_t *s);
 uint16_t slc_cmd_status(const slc_session_t *s);
+/*
+ * The statement command c carries (COM_QUERY's text, COM_STMT_PREPARE's),
+ * whole in c (avail == len), classified (slc_sql_classify) once per
+ * command, whoever asks first: a filter, then the router, get the same
+ * result without reading the text again.  Valid until the next call for
+ * another command (copy it to keep it); read under the session's
+ * current status (NO_BACKSLASH_ESCAPES), so a prelude that changed it
+ * has the text read again.
+ */
+const slc_sql_info_t *slc_cmd_classify(slc_session_t *s, const slc_cmd_t *c);
 
 /*
  * Answers in the form the client negotiated (slc_mysql_reply.c): a text
