@@ -36,6 +36,7 @@
 #include "slc_mysql_router.h"
 #include "slc_mysql_upstream.h"
 #include "slc_rwsplit.h"
+#include "slc_rwsplit_decide.h"
 
 static void *slc_rws_create_conf(slc_conf_t *cf, unsigned level);
 static const char *slc_rws_merge_conf(slc_conf_t *cf, unsigned level,
@@ -564,21 +565,6 @@ slc_rws_all(slc_session_t *s, slc_rws_ctx_t *rc, const uint8_t *q, size_t n,
     return s->backend;
 }
 
-/* A write the server refuses in a read-only transaction. */
-static int
-slc_rws_is_dml(const slc_sql_info_t *si)
-{
-    switch (si->kind) {
-    case SLC_SQL_INSERT: case SLC_SQL_UPDATE: case SLC_SQL_DELETE:
-    case SLC_SQL_REPLACE:
-        return 1;
-    case SLC_SQL_LOAD:
-        return (si->flags & SLC_SQL_F_WRITE) != 0;
-    default:
-        return 0;
-    }
-}
-
 /* A write inside START TRANSACTION READ ONLY, which runs on a replica:
    the client gets what the primary would answer, not the replica's
    "read-only server".  NULL: answered. */
@@ -615,58 +601,82 @@ slc_rws_query(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
     return b;
 }
 
-/* Where the statement of c, classified as *si, runs. */
+/* The facts the routing of a statement classified as *si depends on. */
+static void
+slc_rws_facts(const slc_session_t *s, const slc_rws_ctx_t *rc,
+    const slc_sql_info_t *si, int in_ro_trx, slc_rws_facts_t *f)
+{
+    const slc_mysql_track_t *t = &s->backend->track;
+
+    slc_rws_facts_of(si, slc_mysql_track_in_trans(t)
+                         || !(t->status & SLC_SERVER_STATUS_AUTOCOMMIT),
+                     in_ro_trx, f);
+    f->temp = rc->temp;
+    f->uservars = rc->uservars;
+    f->primary_lost = rc->primary_lost;
+}
+
+/* A replica for a read (go: slc_rws_decide's), else the own backend. */
+static slc_backend_t *
+slc_rws_read_on(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c,
+    slc_rws_go_t go)
+{
+    slc_backend_t *b = slc_rws_replica(s, rc);
+
+    if (b == NULL) {
+        return s->backend;
+    }
+    if (go == SLC_RWS_GO_REPLICA_HINT) {
+        return b;
+    }
+    if ((b = slc_rws_causal_read(s, rc, b)) == s->backend) {
+        return b;
+    }
+    if (go == SLC_RWS_GO_REPLICA_KEEP) {
+        slc_rws_keep(rc, b, c, 0);      /* an autocommit read */
+    }
+    return b;
+}
+
+/*
+ * Where the statement of c, classified as *si, runs: the decision from
+ * the facts (slc_rws_decide, pure), then what carries it out.
+ */
 static slc_backend_t *
 slc_rws_route(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c,
     const slc_sql_info_t *si)
 {
-    const uint8_t  *q = c->payload + 1;
-    size_t          n = c->avail - 1;
-    uint16_t        status = s->backend->track.status;
-    int             in_trx;
-    slc_sql_route_t route;
-    slc_backend_t  *b, *ro;
+    const uint8_t   *q = c->payload + 1;
+    size_t           n = c->avail - 1;
+    slc_backend_t   *ro = slc_rws_ro_trx(rc);
+    uint16_t         status = s->backend->track.status;
+    slc_rws_facts_t  f;
+    slc_rws_go_t     go;
 
-    ro = slc_rws_ro_trx(rc);
-    in_trx = ro == NULL && (slc_mysql_track_in_trans(&s->backend->track)
-                            || !(status & SLC_SERVER_STATUS_AUTOCOMMIT));
     if (si->flags & SLC_SQL_F_TEMPORARY) {
         rc->temp = 1;
     }
-    route = slc_sql_route(si, in_trx, ro != NULL);
-    if (ro != NULL && route != SLC_SQL_TO_ALL) {
-        if (slc_rws_is_dml(si)) {
-            return slc_rws_ro_write(s);
-        }
-        return ro;              /* the read-only transaction, to its end */
-    }
-    switch (route) {
-    case SLC_SQL_TO_ALL:
+    slc_rws_facts(s, rc, si, ro != NULL, &f);
+    go = slc_rws_decide(&f);
+    switch (go) {
+    case SLC_RWS_GO_RO_WRITE:
+        return slc_rws_ro_write(s);
+    case SLC_RWS_GO_RO_TRX:
+        return ro;
+    case SLC_RWS_GO_ALL:
         return slc_rws_all(s, rc, q, n, si->kind);
-    case SLC_SQL_TO_LAST:
+    case SLC_RWS_GO_LAST:
         return rc->last != NULL ? rc->last : s->backend;
-    case SLC_SQL_TO_REPLICA:
-        if (si->hint == SLC_SQL_HINT_REPLICA) {
-            b = slc_rws_replica(s, rc);
-            return b != NULL ? b : s->backend;
-        }
-        if (rc->temp
-            || (rc->uservars && (si->flags & SLC_SQL_F_USER_VAR_READ)))
-        {
-            return s->backend;
-        }
-        b = slc_rws_replica(s, rc);
-        if (b == NULL || (b = slc_rws_causal_read(s, rc, b)) == s->backend) {
-            return s->backend;
-        }
-        if (!(si->flags & SLC_SQL_F_READ_ONLY_TRX)) {
-            slc_rws_keep(rc, b, c, 0);  /* an autocommit read */
-        }
-        return b;
+    case SLC_RWS_GO_OWN:
+        return s->backend;
+    case SLC_RWS_GO_REPLICA:
+    case SLC_RWS_GO_REPLICA_KEEP:
+    case SLC_RWS_GO_REPLICA_HINT:
+        return slc_rws_read_on(s, rc, c, go);
+    case SLC_RWS_GO_PRIMARY_GONE:
+        return slc_rws_primary_gone(s, rc);
+    case SLC_RWS_GO_PRIMARY:
     default:
-        if (rc->primary_lost) {
-            return slc_rws_primary_gone(s, rc);
-        }
         slc_rws_state_apply(s, rc, slc_rws_state_effect(rc, q, n, si,
                                                          status));
         slc_rws_causal_primary(rc, si);

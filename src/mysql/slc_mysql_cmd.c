@@ -35,17 +35,22 @@ typedef enum {
     SLC_CMD_REPLY       /* an answer of the proxy's goes out */
 } slc_cmd_state_t;
 
+/* Commands begun in this worker: each command's serial. */
+static uint64_t  slc_cmd_serials;
+
 #define SLC_CMD_MAGIC  0xc0de5e55
 
 struct slc_cmd_s {
     uint32_t             magic;         /* SLC_CMD_MAGIC */
-    uint32_t             serial;        /* +1 at each command begun */
     slc_cmd_state_t      state;
+    uint64_t             serial;        /* of the command begun last: the
+                                           worker's count, never reused */
     unsigned             next;          /* the next filter to call */
     unsigned             nfilters;
     const slc_filter_t *const *filters;
     void               **ctx;
     int                  packets;       /* some filter has a packet hook */
+    int                  verdict;
     slc_backend_t       *target;
     uint64_t             done_mark;     /* target's reply.done at send */
     unsigned             discard:1;     /* released bytes are dropped */
@@ -71,7 +76,6 @@ struct slc_cmd_s {
        new head, and how many bytes of the client's payload it replaces */
     slc_buf_t           *rw;
     size_t               rw_keep;
-    int                  verdict;
     slc_posted_t         post;
     /* the response packet being walked for the packet hooks */
     uint8_t              hdr[SLC_MYSQL_HDR_LEN];
@@ -169,10 +173,11 @@ slc_cmd_status(const slc_session_t *s)
            : SLC_SERVER_STATUS_AUTOCOMMIT;
 }
 
-/* The worker's last classification, and what it was made of. */
+/* The worker's last classification, and what it was made of: the
+   command's serial says whose it is (a session freed and another made at
+   its address count on) */
 static struct {
-    const slc_session_t *s;
-    uint32_t             serial;
+    uint64_t             serial;
     const uint8_t       *text;
     size_t               len;
     uint16_t             status;
@@ -187,13 +192,11 @@ slc_cmd_classify(slc_session_t *s, const slc_cmd_t *c)
     uint16_t       status = slc_cmd_status(s)
                             & SLC_SERVER_STATUS_NO_BACKSLASH_ESCAPES;
 
-    if (slc_cmd_classified.s != s
-        || slc_cmd_classified.serial != s->cmd->serial
+    if (slc_cmd_classified.serial != s->cmd->serial
         || slc_cmd_classified.text != q || slc_cmd_classified.len != n
         || slc_cmd_classified.status != status)
     {
         (void) slc_sql_classify(q, n, status, &slc_cmd_classified.si);
-        slc_cmd_classified.s = s;
         slc_cmd_classified.serial = s->cmd->serial;
         slc_cmd_classified.text = q;
         slc_cmd_classified.len = n;
@@ -714,7 +717,7 @@ slc_cmd_begin(slc_session_t *s)
     int               rc;
 
     s->seq = 1;                         /* an answer's first packet */
-    c->serial++;
+    c->serial = ++slc_cmd_serials;
     c->next = 0;
     c->target = NULL;
     c->discard = 0;
