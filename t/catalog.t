@@ -1,6 +1,6 @@
 #!/usr/bin/perl
 
-# The schema catalog (src/mysql/slc_mysql_catalog.h): the monitor loads
+# The schema catalog (src/mysql/upstream/slc_mysql_catalog.h): the monitor loads
 # the views and triggers of an upstream's primary into a zone the workers
 # read, for the query cache.  Nothing in the cache asks it yet, so the
 # test filter t/modules/testcatalog wants it, asks it what the cache will

@@ -9,6 +9,12 @@
 # SLC_CONF_MYSQL).  Routers are a mysql-layer concept too: the core names
 # no router type or symbol (a module's `router` table is opaque to it).
 # Reads the sources only: needs no MariaDB.
+#
+# src/mysql by floor (docs/architecture.md, "Source layout"): proto/ (the
+# wire: codec, handshake, auth, GTIDs, tracker, scanner) and sql/ (the
+# classifier) are pure and include only themselves, what lies under them
+# (sql/ reads proto/'s constants) and the core; upstream/ (servers,
+# monitor, accounts, catalog) includes nothing of session/ or cmd/.
 
 use strict;
 use warnings;
@@ -36,6 +42,43 @@ for my $f (@files) {
     }
     close($fh);
     is(join('', @bad), '', "$name knows no protocol");
+}
+
+# --- src/mysql's floors ----------------------------------------------------
+
+my %floor;          # header name => its folder under src/mysql ('' at top)
+for my $h (glob("$root/src/mysql/*.h $root/src/mysql/*/*.h")) {
+    my ($dir, $name) = $h =~ m{src/mysql/(?:(\w+)/)?([^/]+)\z};
+    $floor{$name} = $dir // '';
+}
+my %core = map { (my $n = $_) =~ s{.*/}{}; ($n => 1) }
+           glob("$root/src/core/*.h $root/src/event/*.h");
+ok(keys %floor > 20, 'found the mysql headers');
+
+# what each floor may include besides the core and itself
+my %may = (
+    proto    => {},
+    sql      => { proto => 1 },
+    upstream => { '' => 1, proto => 1, sql => 1 },
+);
+for my $dir (sort keys %may) {
+    my @srcs = sort glob("$root/src/mysql/$dir/*.[ch]");
+    ok(@srcs > 2, "src/mysql/$dir has its files");
+    for my $f (@srcs) {
+        (my $name = $f) =~ s{.*/}{};
+        open(my $fh, '<', $f) or die "$f: $!";
+        my @bad;
+        while (my $line = <$fh>) {
+            next unless $line =~ /^\s*#\s*include\s+"([^"]+)"/;
+            my $inc = $1;
+            next if $core{$inc} || $inc =~ /\.inc\z|^slc_auto_config\.h\z/;
+            my $to = $floor{$inc};
+            push @bad, "$.: $inc (" . ($to // 'unknown') . ")\n"
+                unless defined $to && ($to eq $dir || $may{$dir}{$to});
+        }
+        close($fh);
+        is(join('', @bad), '', "$dir/$name includes no upper floor");
+    }
 }
 
 done_testing();

@@ -1,6 +1,6 @@
 /*
  * Unit tests for the accounts from the servers
- * (src/mysql/slc_mysql_accounts.c): host patterns match as MariaDB
+ * (src/mysql/upstream/slc_mysql_accounts.c): host patterns match as MariaDB
  * matches them, the table sorts as its acl_users do, the entry picked for
  * user@host is the server's, a loopback client is also `localhost` when
  * the server resolves names (skip_name_resolve OFF) and only its address

@@ -1,5 +1,5 @@
 /*
- * Unit tests for the monitor's zone (src/mysql/slc_mysql_monitor.c): the
+ * Unit tests for the monitor's zone (src/mysql/upstream/slc_mysql_monitor.c): the
  * entry layout, the seqlock (a read never returns a torn copy, a writer
  * killed while writing does not block the next one or the readers for
  * ever), the role a worker derives from an entry, and what a replica is

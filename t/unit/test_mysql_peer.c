@@ -1,6 +1,6 @@
 /*
  * Unit tests for the per-worker table of client addresses
- * (src/mysql/slc_mysql_peer.c) and the once-a-second log of bursts
+ * (src/mysql/session/slc_mysql_peer.c) and the once-a-second log of bursts
  * (slc_log_burst, src/core/slc_log.c).
  */
 

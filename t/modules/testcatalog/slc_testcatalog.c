@@ -1,6 +1,6 @@
 /*
  * testcatalog: a filter that asks the schema catalog
- * (src/mysql/slc_mysql_catalog.h) what the query cache will ask, so that
+ * (src/mysql/upstream/slc_mysql_catalog.h) what the query cache will ask, so that
  * t/catalog.t sees it from a worker, as the cache will:
  *
  *   - it wants the catalog of the upstream of every server {} that lists

@@ -30,7 +30,7 @@
  * images, the monitor writing the one workers do not use, then switching
  * them to it.  Workers read without a lock (each image has a seqlock they
  * check around each read: a read that raced a load is retried, then
- * answered UNKNOWN; src/mysql/slc_mysql_catalog_zone.h has the layout and
+ * answered UNKNOWN; src/mysql/upstream/slc_mysql_catalog_zone.h has the layout and
  * the memory ordering).  A zone of the same name and size is kept across
  * a reload, catalog and all.
  *
