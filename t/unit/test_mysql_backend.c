@@ -13,7 +13,7 @@
  * that hangs up, nobody listening, a connect and a handshake that time
  * out, a greeting hook that takes the exchange over, and each failure
  * reported once with its reason, the server marked down exactly when the
- * reason says so.  A router's backend says COM_QUIT when the session's
+ * reason says so, and nothing said after it.  A router's backend says COM_QUIT when the session's
  * own did; the own one does not repeat it.
  */
 
@@ -531,6 +531,13 @@ slc_test_b_all_over(void)
     return slc_test_b->conn.rdhup && !slc_test_b->timer.armed;
 }
 
+/* the loop saw the server hang up on b, and b's handler ran */
+static int
+slc_test_b_hung_up(void)
+{
+    return slc_test_b->conn.rdhup;
+}
+
 static int
 slc_test_relayed(void)
 {
@@ -1003,6 +1010,28 @@ START_TEST(test_fail_once)
 }
 END_TEST
 
+/*
+ * Once it failed, b says nothing more, even kept open: the handshake timed
+ * out, then the server's greeting arrives late (and the server hangs up):
+ * no greeting, identity, ready or go follows.
+ */
+START_TEST(test_fail_then_greeting)
+{
+    uint8_t g[256];
+    size_t  n = slc_test_greeting(g, sizeof(g), slc_test_scramble);
+
+    slc_test_rec.keep_on_fail = 1;
+    slc_test_timeouts.connect_timeout = 100;
+    slc_test_start();
+    ck_assert(slc_test_run(slc_test_failed));
+    ck_assert_str_eq(slc_test_rec.why, "handshake timed out");
+    slc_test_server_send(&slc_test_srv, g, n);
+    slc_conn_close(&slc_test_srv.c);
+    ck_assert(slc_test_run(slc_test_b_hung_up));
+    ck_assert_str_eq(slc_test_calls(), SLC_TEST_CALLS(SLC_TEST_FAIL));
+}
+END_TEST
+
 /* Log in with `own` as the session's own backend (NULL: none, or b
    itself with own_is_b), then close: what does the server get? */
 static void
@@ -1166,6 +1195,7 @@ main(void)
     tcase_add_test(fail, test_connect_timeout);
     tcase_add_test(fail, test_greeting_timeout);
     tcase_add_test(fail, test_fail_once);
+    tcase_add_test(fail, test_fail_then_greeting);
     suite_add_tcase(s, fail);
 
     tcase_add_checked_fixture(quit, slc_test_setup, slc_test_teardown);
