@@ -13,11 +13,12 @@
  * that hangs up, nobody listening, a connect and a handshake that time
  * out, a greeting hook that takes the exchange over, and each failure
  * reported once with its reason, the server marked down exactly when the
- * reason says so, and nothing said after it.  A router's backend says COM_QUIT when the session's
- * own did; the own one does not repeat it.
+ * reason says so, and nothing said after it.  A router's backend says
+ * COM_QUIT when the session's own did; the own one does not repeat it.
  */
 
 #include "slc_test.h"
+#include "slc_test_loop.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -50,6 +51,7 @@ static const uint8_t  slc_test_scramble[SLC_MYSQL_SCRAMBLE_LEN] =
 static const uint8_t  slc_test_scramble2[SLC_MYSQL_SCRAMBLE_LEN] =
     "ZYXWVUTSRQ9876543210";
 static const uint8_t  slc_test_attrs[] = "\x03_os\x05Linux";
+static const uint8_t  slc_test_quit[] = { 1, 0, 0, 0, SLC_COM_QUIT };
 
 /* --- the server the test plays ------------------------------------- */
 
@@ -487,18 +489,6 @@ slc_test_teardown(void)
     slc_loop_done(slc_loop);
 }
 
-/* Run the loop until cond() holds or the deadline passes. */
-static int
-slc_test_run(int (*cond)(void))
-{
-    uint64_t end = slc_time_ms() + SLC_TEST_WAIT;
-
-    while (!cond() && slc_time_ms() < end) {
-        slc_loop_once(slc_loop, 10);
-    }
-    return cond();
-}
-
 static int
 slc_test_failed(void)
 {
@@ -654,7 +644,7 @@ START_TEST(test_login)
     b = slc_test_start();
     ck_assert_int_eq(b->state, SLC_BS_CONNECTING);
     ck_assert_uint_eq(slc_test_rec.ncalls, 0);      /* none before return */
-    ck_assert(slc_test_run(slc_test_went));
+    ck_assert(slc_check_until(slc_test_went, SLC_TEST_WAIT));
     ck_assert_str_eq(slc_test_calls(),
         SLC_TEST_CALLS(SLC_TEST_GREETING, SLC_TEST_IDENTITY, SLC_TEST_READY,
                        SLC_TEST_GO));
@@ -693,7 +683,7 @@ START_TEST(test_login)
     ck_assert_uint_eq(slc_test_stats.active, 1);
     slc_backend_close(b);
     slc_test_b = NULL;
-    ck_assert(slc_test_run(slc_test_server_eof));
+    ck_assert(slc_check_until(slc_test_server_eof, SLC_TEST_WAIT));
     ck_assert_uint_eq(slc_test_rec.ncalls, 4);
     ck_assert_uint_eq(slc_test_srv.ngot, 1);       /* no COM_QUIT: own */
     ck_assert_uint_eq(slc_test_stats.active, 0);
@@ -714,7 +704,7 @@ START_TEST(test_login_empty_password)
     slc_test_server_says(1, ok, slc_mysql_ok_build(ok, sizeof(ok), 0, 0, 2,
         0));
     slc_test_start();
-    ck_assert(slc_test_run(slc_test_went));
+    ck_assert(slc_check_until(slc_test_went, SLC_TEST_WAIT));
     slc_test_login(&r);
     ck_assert_uint_eq(r.auth_len, 0);
     ck_assert_ptr_null(r.db);
@@ -732,7 +722,7 @@ START_TEST(test_err_greeting)
 
     slc_test_server_says(0, e, n);
     slc_test_start();
-    ck_assert(slc_test_run(slc_test_failed));
+    ck_assert(slc_check_until(slc_test_failed, SLC_TEST_WAIT));
     ck_assert_str_eq(slc_test_calls(), SLC_TEST_CALLS(SLC_TEST_FAIL));
     ck_assert_int_eq(slc_test_rec.has_err, 1);
     ck_assert_uint_eq(slc_test_rec.err_len, n);
@@ -756,7 +746,7 @@ START_TEST(test_err_login)
     slc_test_server_greets();
     slc_test_server_says(1, e, n);
     slc_test_start();
-    ck_assert(slc_test_run(slc_test_failed));
+    ck_assert(slc_check_until(slc_test_failed, SLC_TEST_WAIT));
     ck_assert_str_eq(slc_test_calls(),
         SLC_TEST_CALLS(SLC_TEST_GREETING, SLC_TEST_IDENTITY, SLC_TEST_FAIL));
     ck_assert_uint_eq(slc_test_rec.login, 1);
@@ -785,7 +775,7 @@ START_TEST(test_switch_native)
     slc_test_server_says(2, ok, slc_mysql_ok_build(ok, sizeof(ok), 0, 0, 2,
         0));
     slc_test_start();
-    ck_assert(slc_test_run(slc_test_went));
+    ck_assert(slc_check_until(slc_test_went, SLC_TEST_WAIT));
     ck_assert_str_eq(slc_test_calls(),
         SLC_TEST_CALLS(SLC_TEST_GREETING, SLC_TEST_IDENTITY,
                        SLC_TEST_IDENTITY, SLC_TEST_READY, SLC_TEST_GO));
@@ -811,7 +801,7 @@ START_TEST(test_switch_native_empty)
     slc_test_server_says(2, ok, slc_mysql_ok_build(ok, sizeof(ok), 0, 0, 2,
         0));
     slc_test_start();
-    ck_assert(slc_test_run(slc_test_went));
+    ck_assert(slc_check_until(slc_test_went, SLC_TEST_WAIT));
     ck_assert_uint_eq(slc_test_srv.ngot, 2);
     ck_assert_uint_eq(slc_test_srv.got[1].len, 0);
 }
@@ -829,7 +819,7 @@ START_TEST(test_switch_other)
     slc_test_server_greets();
     slc_test_server_says(1, sw, n);
     slc_test_start();
-    ck_assert(slc_test_run(slc_test_failed));
+    ck_assert(slc_check_until(slc_test_failed, SLC_TEST_WAIT));
     ck_assert_str_eq(slc_test_calls(),
         SLC_TEST_CALLS(SLC_TEST_GREETING, SLC_TEST_IDENTITY, SLC_TEST_FAIL));
     ck_assert_int_eq(slc_test_rec.has_plugin, 1);
@@ -848,7 +838,7 @@ START_TEST(test_bad_greeting)
 
     slc_test_server_says(0, bad, sizeof(bad));
     slc_test_start();
-    ck_assert(slc_test_run(slc_test_failed));
+    ck_assert(slc_check_until(slc_test_failed, SLC_TEST_WAIT));
     ck_assert_str_eq(slc_test_calls(), SLC_TEST_CALLS(SLC_TEST_FAIL));
     ck_assert_int_eq(slc_test_rec.has_err, 0);
     ck_assert_uint_eq(slc_test_rec.login, 0);
@@ -864,7 +854,7 @@ START_TEST(test_hangup_in_login)
     slc_test_server_greets();
     slc_test_server_hangs_up(1);
     slc_test_start();
-    ck_assert(slc_test_run(slc_test_failed));
+    ck_assert(slc_check_until(slc_test_failed, SLC_TEST_WAIT));
     ck_assert_str_eq(slc_test_calls(),
         SLC_TEST_CALLS(SLC_TEST_GREETING, SLC_TEST_IDENTITY, SLC_TEST_FAIL));
     ck_assert_int_eq(slc_test_rec.fail_state, SLC_BS_AUTH);
@@ -879,7 +869,7 @@ START_TEST(test_hangup_before_greeting)
 {
     slc_test_server_hangs_up(0);
     slc_test_start();
-    ck_assert(slc_test_run(slc_test_failed));
+    ck_assert(slc_check_until(slc_test_failed, SLC_TEST_WAIT));
     ck_assert_str_eq(slc_test_calls(), SLC_TEST_CALLS(SLC_TEST_FAIL));
     ck_assert_int_eq(slc_test_rec.fail_state, SLC_BS_GREETING);
     slc_test_assert_down(1);
@@ -930,7 +920,7 @@ START_TEST(test_connect_timeout)
 
     slc_test_timeouts.connect_timeout = 100;
     ck_assert_ptr_nonnull(slc_test_open(&(slc_backend_fail_t) { 0 }));
-    ck_assert(slc_test_run(slc_test_failed));
+    ck_assert(slc_check_until(slc_test_failed, SLC_TEST_WAIT));
     ck_assert_str_eq(slc_test_calls(), SLC_TEST_CALLS(SLC_TEST_FAIL));
     ck_assert_int_eq(slc_test_rec.fail_state, SLC_BS_CONNECTING);
     ck_assert_str_eq(slc_test_rec.why, "connect timed out");
@@ -944,7 +934,7 @@ START_TEST(test_greeting_timeout)
 {
     slc_test_timeouts.connect_timeout = 100;
     slc_test_start();
-    ck_assert(slc_test_run(slc_test_failed));
+    ck_assert(slc_check_until(slc_test_failed, SLC_TEST_WAIT));
     ck_assert_str_eq(slc_test_calls(), SLC_TEST_CALLS(SLC_TEST_FAIL));
     ck_assert_int_eq(slc_test_rec.fail_state, SLC_BS_GREETING);
     ck_assert_str_eq(slc_test_rec.why, "handshake timed out");
@@ -965,22 +955,22 @@ START_TEST(test_take_over)
     slc_test_rec.take_over = 1;
     slc_test_server_greets();
     slc_test_start();
-    ck_assert(slc_test_run(slc_test_called));
+    ck_assert(slc_check_until(slc_test_called, SLC_TEST_WAIT));
     ck_assert_str_eq(slc_test_calls(), SLC_TEST_CALLS(SLC_TEST_GREETING));
     ck_assert_int_eq(slc_test_b->state, SLC_BS_RELAY);
     slc_test_server_send(&slc_test_srv, more, sizeof(more));
-    ck_assert(slc_test_run(slc_test_relayed));
+    ck_assert(slc_check_until(slc_test_relayed, SLC_TEST_WAIT));
     ck_assert_str_eq(slc_test_calls(),
         SLC_TEST_CALLS(SLC_TEST_GREETING, SLC_TEST_RELAY));
     ck_assert_ptr_null(slc_test_b->in);             /* relay reads it */
 
     slc_timer_add(slc_loop, &slc_test_b->timer, 20);
-    ck_assert(slc_test_run(slc_test_failed));
+    ck_assert(slc_check_until(slc_test_failed, SLC_TEST_WAIT));
     ck_assert_str_eq(slc_test_rec.why, "handshake timed out");
     ck_assert_int_eq(slc_test_rec.fail_state, SLC_BS_RELAY);
     slc_test_assert_down(0);
     /* closed: whatever it sent reached the server before the end */
-    ck_assert(slc_test_run(slc_test_server_eof));
+    ck_assert(slc_check_until(slc_test_server_eof, SLC_TEST_WAIT));
     ck_assert_uint_eq(slc_test_srv.ngot, 0);        /* no login */
 }
 END_TEST
@@ -998,11 +988,11 @@ START_TEST(test_fail_once)
     slc_test_timeouts.connect_timeout = 100;
     slc_test_server_says(0, bad, sizeof(bad));
     slc_test_start();
-    ck_assert(slc_test_run(slc_test_failed));
+    ck_assert(slc_check_until(slc_test_failed, SLC_TEST_WAIT));
     ck_assert_int_eq(slc_test_b->failed, 1);
     ck_assert_int_eq(slc_test_b->timer.armed, 1);
     slc_conn_close(&slc_test_srv.c);
-    ck_assert(slc_test_run(slc_test_b_all_over));
+    ck_assert(slc_check_until(slc_test_b_all_over, SLC_TEST_WAIT));
     ck_assert_uint_eq(slc_test_rec.nfail, 1);
     ck_assert_str_eq(slc_test_calls(), SLC_TEST_CALLS(SLC_TEST_FAIL));
     ck_assert_str_ne(slc_test_rec.why, "handshake timed out");
@@ -1023,11 +1013,11 @@ START_TEST(test_fail_then_greeting)
     slc_test_rec.keep_on_fail = 1;
     slc_test_timeouts.connect_timeout = 100;
     slc_test_start();
-    ck_assert(slc_test_run(slc_test_failed));
+    ck_assert(slc_check_until(slc_test_failed, SLC_TEST_WAIT));
     ck_assert_str_eq(slc_test_rec.why, "handshake timed out");
     slc_test_server_send(&slc_test_srv, g, n);
     slc_conn_close(&slc_test_srv.c);
-    ck_assert(slc_test_run(slc_test_b_hung_up));
+    ck_assert(slc_check_until(slc_test_b_hung_up, SLC_TEST_WAIT));
     ck_assert_str_eq(slc_test_calls(), SLC_TEST_CALLS(SLC_TEST_FAIL));
 }
 END_TEST
@@ -1037,86 +1027,77 @@ END_TEST
 static void
 slc_test_quit_case(slc_backend_t *own, int own_is_b, int b_quit)
 {
-    static const uint8_t quit[] = { 1, 0, 0, 0, SLC_COM_QUIT };
-    uint8_t              ok[32];
-    slc_backend_t       *b;
+    uint8_t        ok[32];
+    slc_backend_t *b;
 
     slc_test_server_greets();
     slc_test_server_says(1, ok, slc_mysql_ok_build(ok, sizeof(ok), 0, 0, 2,
         0));
     b = slc_test_start();
-    ck_assert(slc_test_run(slc_test_went));
+    ck_assert(slc_check_until(slc_test_went, SLC_TEST_WAIT));
     slc_test_s.backend = own_is_b ? b : own;
     if (b_quit) {
-        ck_assert_int_eq(slc_mysql_track_client(&b->track, quit,
-                                                sizeof(quit)), SLC_OK);
+        ck_assert_int_eq(slc_mysql_track_client(&b->track, slc_test_quit,
+                                                sizeof(slc_test_quit)),
+                         SLC_OK);
     }
     slc_backend_close(b);
     slc_test_b = NULL;
-    ck_assert(slc_test_run(slc_test_server_eof));
+    ck_assert(slc_check_until(slc_test_server_eof, SLC_TEST_WAIT));
 }
 
 /* A fake own backend whose client sent COM_QUIT (quit: 1) or not. */
 static void
 slc_test_own(slc_backend_t *own, int quit)
 {
-    static const uint8_t pkt[] = { 1, 0, 0, 0, SLC_COM_QUIT };
-
     memset(own, 0, sizeof(*own));
     own->state = SLC_BS_READY;
     slc_mysql_track_init(&own->track, SLC_CLIENT_PROTOCOL_41, 2);
     if (quit) {
-        ck_assert_int_eq(slc_mysql_track_client(&own->track, pkt,
-                                                sizeof(pkt)), SLC_OK);
+        ck_assert_int_eq(slc_mysql_track_client(&own->track, slc_test_quit,
+                                                sizeof(slc_test_quit)),
+                         SLC_OK);
     }
     ck_assert_int_eq(slc_mysql_track_quit_sent(&own->track), quit);
 }
 
-/* A router's backend, closed after the session's own said COM_QUIT,
-   says it too (its server counts a clean end). */
-START_TEST(test_quit_router)
+/*
+ * Who says COM_QUIT as b closes.  A router's backend, closed after the
+ * session's own carried the client's COM_QUIT, says it too (its server
+ * counts a clean end); not when the client vanished without it, nor when
+ * b already said it; and the own backend does not say it twice.
+ */
+static const struct {
+    int       own;          /* -1: b is the own one; 0, 1: a fake own,
+                               whose client sent COM_QUIT (1) or not */
+    int       b_quit;       /* b carried one already */
+    unsigned  packets;      /* what b's server got: the login, a QUIT */
+} slc_test_quits[] = {
+    { 1, 0, 2 },
+    { 0, 0, 1 },
+    { -1, 1, 1 },
+    { 1, 1, 1 },
+};
+
+START_TEST(test_quit)
 {
     slc_backend_t own;
+    int           o = slc_test_quits[_i].own;
 
-    slc_test_own(&own, 1);
-    slc_test_quit_case(&own, 0, 0);
-    ck_assert_uint_eq(slc_test_srv.ngot, 2);
-    ck_assert_uint_eq(slc_test_srv.got[1].seq, 0);
-    ck_assert_uint_eq(slc_test_srv.got[1].len, 1);
-    ck_assert_uint_eq(slc_test_srv.got[1].p[0], SLC_COM_QUIT);
-    slc_mysql_track_free(&own.track);
-}
-END_TEST
-
-/* ... and not when the client vanished without it. */
-START_TEST(test_quit_router_no_quit)
-{
-    slc_backend_t own;
-
-    slc_test_own(&own, 0);
-    slc_test_quit_case(&own, 0, 0);
-    ck_assert_uint_eq(slc_test_srv.ngot, 1);
-    slc_mysql_track_free(&own.track);
-}
-END_TEST
-
-/* The own backend carried the client's COM_QUIT: not a second one. */
-START_TEST(test_quit_own)
-{
-    slc_test_quit_case(NULL, 1, 1);
-    ck_assert_uint_eq(slc_test_srv.ngot, 1);
-}
-END_TEST
-
-/* A router's backend that already said it: not twice. */
-START_TEST(test_quit_router_said_it)
-{
-    slc_backend_t own;
-
-    slc_test_own(&own, 1);
-    slc_test_quit_case(&own, 0, 1);
-    ck_assert_uint_eq(slc_test_srv.ngot, 1);
-    slc_mysql_track_free(&own.track);
+    if (o >= 0) {
+        slc_test_own(&own, o);
+    }
+    slc_test_quit_case(o >= 0 ? &own : NULL, o < 0,
+        slc_test_quits[_i].b_quit);
+    ck_assert_uint_eq(slc_test_srv.ngot, slc_test_quits[_i].packets);
+    if (slc_test_srv.ngot == 2) {
+        ck_assert_uint_eq(slc_test_srv.got[1].seq, 0);
+        ck_assert_uint_eq(slc_test_srv.got[1].len, 1);
+        ck_assert_uint_eq(slc_test_srv.got[1].p[0], SLC_COM_QUIT);
+    }
+    if (o >= 0) {
+        slc_mysql_track_free(&own.track);
+    }
 }
 END_TEST
 
@@ -1199,10 +1180,8 @@ main(void)
     suite_add_tcase(s, fail);
 
     tcase_add_checked_fixture(quit, slc_test_setup, slc_test_teardown);
-    tcase_add_test(quit, test_quit_router);
-    tcase_add_test(quit, test_quit_router_no_quit);
-    tcase_add_test(quit, test_quit_own);
-    tcase_add_test(quit, test_quit_router_said_it);
+    tcase_add_loop_test(quit, test_quit, 0, (int) (sizeof(slc_test_quits)
+                        / sizeof(slc_test_quits[0])));
     suite_add_tcase(s, quit);
 
     tcase_add_test(text, test_fail_text);
