@@ -246,6 +246,9 @@ slc_backend_on_write(slc_conn_t *c)
     int            err = 0;
     socklen_t      sl = sizeof(err);
 
+    if (b->failed) {
+        return;                 /* reported: on its way out, mute */
+    }
     if (b->state == SLC_BS_CONNECTING) {
         if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &sl) == -1) {
             err = errno;
@@ -485,6 +488,9 @@ slc_backend_on_read(slc_conn_t *c)
     int            rc;
 
     SLC_CHECK_OBJ(b, SLC_BACKEND_MAGIC);
+    if (b->failed) {
+        return;                 /* its owner may close it later */
+    }
     if (b->state == SLC_BS_CONNECTING) {
         slc_backend_on_write(c);
         if (b->state == SLC_BS_CONNECTING || c->closed || b->failed) {
