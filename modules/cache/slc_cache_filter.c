@@ -79,7 +79,7 @@ const slc_filter_t slc_cache_filter = {
 
 static void slc_cache_wait_timer(slc_timer_t *t);
 static void slc_cache_reset(slc_cache_ctx_t *cc, int keep_db);
-static void slc_cache_store_fail(slc_cache_ctx_t *cc, unsigned why);
+static void slc_cache_not_stored(slc_cache_ctx_t *cc, unsigned why);
 static void slc_cache_unanswered(slc_cache_ctx_t *cc);
 
 static int
@@ -119,7 +119,7 @@ slc_cache_close(slc_session_t *s, void *ctx)
 
     (void) s;
     if (cc->op == SLC_CACHE_OP_STORE) {
-        slc_cache_store_fail(cc, SLC_CACHE_NS_CLOSED);
+        slc_cache_not_stored(cc, SLC_CACHE_NS_CLOSED);
     }
     if (cc->op == SLC_CACHE_OP_SERVE) {
         slc_cache_serve_end(&cc->serve);
@@ -1300,7 +1300,7 @@ slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
     if (cc->op == SLC_CACHE_OP_STORE) {
         /* the last response never ended (its backend failed with part of
            it sent): no half entry, and the key is free again */
-        slc_cache_store_fail(cc, SLC_CACHE_NS_CLOSED);
+        slc_cache_not_stored(cc, SLC_CACHE_NS_CLOSED);
     }
     slc_cache_unanswered(cc);
     cc->op = SLC_CACHE_OP_NONE;
@@ -1363,8 +1363,10 @@ slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
 
 /* --- keeping a response ------------------------------------------------- */
 
+/* The response is not kept: its store, if one began, is dropped and the
+   reason (SLC_CACHE_NS_*) counted. */
 static void
-slc_cache_store_fail(slc_cache_ctx_t *cc, unsigned why)
+slc_cache_not_stored(slc_cache_ctx_t *cc, unsigned why)
 {
     if (cc->st.entry != NULL) {
         slc_cache_store_abort(&cc->st);
@@ -1456,11 +1458,11 @@ slc_cache_packet(slc_session_t *s, void *ctx, const slc_cmd_packet_t *p)
         slc_cache_packet_start(cc, p);
     }
     if (cc->bad) {
-        slc_cache_store_fail(cc, SLC_CACHE_NS_ERROR);
+        slc_cache_not_stored(cc, SLC_CACHE_NS_ERROR);
         return;
     }
     if (cc->stored + n > cc->conf->max_entry) {
-        slc_cache_store_fail(cc, SLC_CACHE_NS_SIZE);
+        slc_cache_not_stored(cc, SLC_CACHE_NS_SIZE);
         return;
     }
     if (p->first) {
@@ -1469,14 +1471,14 @@ slc_cache_packet(slc_session_t *s, void *ctx, const slc_cmd_packet_t *p)
         if (slc_cache_store_append(&cc->st, hdr, sizeof(hdr))
             != SLC_CACHE_OK)
         {
-            slc_cache_store_fail(cc, SLC_CACHE_NS_STORE);
+            slc_cache_not_stored(cc, SLC_CACHE_NS_STORE);
             return;
         }
     }
     if (p->len > 0
         && slc_cache_store_append(&cc->st, p->data, p->len) != SLC_CACHE_OK)
     {
-        slc_cache_store_fail(cc, SLC_CACHE_NS_STORE);
+        slc_cache_not_stored(cc, SLC_CACHE_NS_STORE);
         return;
     }
     cc->stored += n;
@@ -1555,24 +1557,24 @@ slc_cache_commit(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
     uint16_t             status, warnings;
 
     if (b == NULL || !slc_cache_in_step(cc, b)) {
-        slc_cache_store_fail(cc, SLC_CACHE_NS_REPLICA);
+        slc_cache_not_stored(cc, SLC_CACHE_NS_REPLICA);
         return;
     }
     if (r->first == SLC_MYSQL_ERR || cc->npkt < 3 || pl[0] != SLC_MYSQL_EOF
         || slc_cache_end_of(cc, &status, &warnings, &at) != SLC_OK)
     {
-        slc_cache_store_fail(cc, SLC_CACHE_NS_ERROR);
+        slc_cache_not_stored(cc, SLC_CACHE_NS_ERROR);
         return;
     }
     if (status & (SLC_SERVER_MORE_RESULTS_EXISTS
                   | SLC_SERVER_SESSION_STATE_CHANGED))
     {
-        slc_cache_store_fail(cc, status & SLC_SERVER_MORE_RESULTS_EXISTS
+        slc_cache_not_stored(cc, status & SLC_SERVER_MORE_RESULTS_EXISTS
                              ? SLC_CACHE_NS_ERROR : SLC_CACHE_NS_STATE);
         return;
     }
     if (warnings > 0 && !cc->conf->warnings) {
-        slc_cache_store_fail(cc, SLC_CACHE_NS_WARNINGS);
+        slc_cache_not_stored(cc, SLC_CACHE_NS_WARNINGS);
         return;
     }
     cc->meta.end_status = cc->last_off + SLC_MYSQL_HDR_LEN + (uint32_t) at;
@@ -1676,7 +1678,7 @@ slc_cache_done(slc_session_t *s, void *ctx, const slc_mysql_reply_t *r,
         int same = slc_cache_ps_watched(cc);
 
         if (!same && cc->op == SLC_CACHE_OP_STORE) {
-            slc_cache_store_fail(cc, SLC_CACHE_NS_STATE);
+            slc_cache_not_stored(cc, SLC_CACHE_NS_STATE);
         }
     }
     if (cc->op == SLC_CACHE_OP_STORE) {

@@ -345,7 +345,7 @@ static const struct {
 };
 
 static int
-slc_cache_word_is(const slc_str_t *w, const char *s)
+slc_cache_rule_word_is(const slc_str_t *w, const char *s)
 {
     return w->len == strlen(s) && memcmp(w->data, s, w->len) == 0;
 }
@@ -384,7 +384,7 @@ slc_cache_rule_match(slc_cache_rule_t *r, const slc_str_t *w)
         slc_str_t  v = { w->len - (sizeof(pre) - 1),
                          w->data + sizeof(pre) - 1 };
 
-        if (slc_cache_word_is(&v, slc_cache_matches[i].name)) {
+        if (slc_cache_rule_word_is(&v, slc_cache_matches[i].name)) {
             r->match = slc_cache_matches[i].match;
             return SLC_OK;
         }
@@ -396,11 +396,11 @@ slc_cache_rule_match(slc_cache_rule_t *r, const slc_str_t *w)
 static const char *
 slc_cache_rule_action(slc_cache_rule_t *r, const slc_str_t *w)
 {
-    if (slc_cache_word_is(w, "no_cache")) {
+    if (slc_cache_rule_word_is(w, "no_cache")) {
         r->no_cache = 1;
-    } else if (slc_cache_word_is(w, "cache_unknown_tables")) {
+    } else if (slc_cache_rule_word_is(w, "cache_unknown_tables")) {
         r->unknown_tables = 1;
-    } else if (slc_cache_word_is(w, "cache_stored_functions")) {
+    } else if (slc_cache_rule_word_is(w, "cache_stored_functions")) {
         r->stored_functions = 1;
     } else if (w->len > 4 && memcmp(w->data, "ttl=", 4) == 0) {
         slc_str_t  v = { w->len - 4, w->data + 4 };
