@@ -776,7 +776,6 @@ slc_cache_store(slc_cache_ctx_t *cc, const uint8_t *key, size_t klen,
     cc->binary = x != NULL;
     cc->stored = 0;
     cc->bad = 0;
-    cc->last_len = 0;
     memset(&cc->meta, 0, sizeof(cc->meta));
 }
 
@@ -1315,7 +1314,6 @@ slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
                   || c->command == SLC_COM_STMT_BULK_EXECUTE
                   ? SLC_CACHE_ISO_USE_MAYBE : SLC_CACHE_ISO_USE_NOT;
     cc->clears = 0;
-    cc->last_len = 0;
     memset(&cc->inv, 0, sizeof(cc->inv));
     cc->then_unknown = cc->then_temp = cc->then_reset = cc->multi = 0;
     cc->ddl = 0;
@@ -1436,17 +1434,12 @@ slc_cache_packet(slc_session_t *s, void *ctx, const slc_cmd_packet_t *p)
     if (cc->mw.on) {
         slc_cache_ps_packet(cc, p);
     }
-    if (p->first && p->len > 0
-        && (p->data[0] == SLC_MYSQL_OK || p->data[0] == SLC_MYSQL_EOF
-            || p->data[0] == SLC_MYSQL_ERR))
+    if (cc->multi && p->first && !p->end && p->len > 0
+        && (p->data[0] == SLC_MYSQL_OK || p->data[0] == SLC_MYSQL_EOF))
     {
-        /* what may end the response (an OK, EOF or ERR; not a text row,
-           which is no copy per row): its flags and warnings */
-        cc->last_len = (uint32_t) slc_min(p->len, sizeof(cc->last));
-        memcpy(cc->last, p->data, cc->last_len);
-        if (cc->multi && p->data[0] != SLC_MYSQL_ERR && !p->end) {
-            slc_cache_inv_early(cc);
-        }
+        /* an OK or EOF may end one of several statements (or be a row
+           that starts so: early is safe) */
+        slc_cache_inv_early(cc);
     }
     if (p->end) {
         slc_cache_settle(cc, p->reply);
@@ -1503,66 +1496,25 @@ slc_cache_in_step(const slc_cache_ctx_t *cc, const slc_backend_t *b)
 }
 
 /*
- * The status flags and warnings of the packet that ended the response
- * (cc->last: an OK, or an EOF, which DEPRECATE_EOF makes an OK), and
- * where the flags are in it.  SLC_ERROR: no such packet, or cut short.
- */
-static int
-slc_cache_end_of(const slc_cache_ctx_t *cc, uint16_t *status,
-    uint16_t *warnings, size_t *at)
-{
-    const uint8_t *pl = cc->last;
-    uint64_t       v;
-    size_t         k;
-
-    *at = 1;
-    if (cc->last_len < 5
-        || (pl[0] != SLC_MYSQL_OK && pl[0] != SLC_MYSQL_EOF))
-    {
-        return SLC_ERROR;
-    }
-    if (pl[0] == SLC_MYSQL_EOF && !(cc->s->caps & SLC_CLIENT_DEPRECATE_EOF)) {
-        *warnings = (uint16_t) slc_mysql_le_get(pl + 1, 2);
-        *status = (uint16_t) slc_mysql_le_get(pl + 3, 2);
-        *at = 3;
-        return SLC_OK;
-    }
-    /* an OK: affected rows, insert id, then status and warnings */
-    for (int i = 0; i < 2; i++) {
-        k = slc_mysql_lenenc_int_get(pl + *at, cc->last_len - *at, &v);
-        if (k == 0) {
-            return SLC_ERROR;
-        }
-        *at += k;
-    }
-    if (*at + 4 > cc->last_len) {
-        return SLC_ERROR;
-    }
-    *status = (uint16_t) slc_mysql_le_get(pl + *at, 2);
-    *warnings = (uint16_t) slc_mysql_le_get(pl + *at + 2, 2);
-    return SLC_OK;
-}
-
-/*
- * The response is complete: keep it if it is one whole result set,
- * without error, warnings (unless cache_warnings) or session state, with
- * where the status flags of its last packet are.
+ * The response is complete (r, and `status` the flags of its last
+ * packet): keep it if it is one whole result set, without error, warnings
+ * (unless cache_warnings) or session state, with where the status flags
+ * of its last packet are.
  */
 static void
-slc_cache_commit(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
+slc_cache_commit(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r,
+    uint16_t status)
 {
-    const uint8_t       *pl = cc->last;
     const slc_backend_t *b = slc_cmd_answered_by(cc->s);
-    size_t               at;
-    uint16_t             status, warnings;
 
     if (b == NULL || !slc_cache_in_step(cc, b)) {
         slc_cache_not_stored(cc, SLC_CACHE_NS_REPLICA);
         return;
     }
-    if (r->first == SLC_MYSQL_ERR || cc->npkt < 3 || pl[0] != SLC_MYSQL_EOF
-        || slc_cache_end_of(cc, &status, &warnings, &at) != SLC_OK)
-    {
+    /* its first packet was a column count (slc_cache_packet_start): it
+       ends with its EOF (or DEPRECATE_EOF's OK with that header), not an
+       ERR nor the OK of a result after it */
+    if (cc->npkt < 3 || r->last != SLC_MYSQL_EOF || r->status_at == 0) {
         slc_cache_not_stored(cc, SLC_CACHE_NS_ERROR);
         return;
     }
@@ -1573,11 +1525,11 @@ slc_cache_commit(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
                              ? SLC_CACHE_NS_ERROR : SLC_CACHE_NS_STATE);
         return;
     }
-    if (warnings > 0 && !cc->conf->warnings) {
+    if (r->warnings > 0 && !cc->conf->warnings) {
         slc_cache_not_stored(cc, SLC_CACHE_NS_WARNINGS);
         return;
     }
-    cc->meta.end_status = cc->last_off + SLC_MYSQL_HDR_LEN + (uint32_t) at;
+    cc->meta.end_status = cc->last_off + SLC_MYSQL_HDR_LEN + r->status_at;
     /* the column count, definitions, their EOF (none under DEPRECATE_EOF),
        the rows, the end */
     cc->meta.rows = (uint32_t) (cc->npkt - 2 - cc->ndefs
@@ -1606,13 +1558,7 @@ slc_cache_commit(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
 static void
 slc_cache_diag(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
 {
-    uint16_t status, warnings;
-    size_t   at;
-
-    if (r->first == SLC_MYSQL_ERR
-        || slc_cache_end_of(cc, &status, &warnings, &at) != SLC_OK
-        || warnings > 0)
-    {
+    if (r->last == SLC_MYSQL_ERR || r->warnings > 0) {
         cc->diag = 1;
     } else if (cc->clears) {
         cc->diag = 0;
@@ -1682,7 +1628,7 @@ slc_cache_done(slc_session_t *s, void *ctx, const slc_mysql_reply_t *r,
         }
     }
     if (cc->op == SLC_CACHE_OP_STORE) {
-        slc_cache_commit(cc, r);
+        slc_cache_commit(cc, r, status);
     } else if (cc->op == SLC_CACHE_OP_SERVE) {
         cc->op = SLC_CACHE_OP_NONE;     /* the serve released its hit */
         return;
@@ -1716,8 +1662,7 @@ slc_cache_done(slc_session_t *s, void *ctx, const slc_mysql_reply_t *r,
         slc_cache_ps_unbind(cc, cc->bind_id);
     }
     /* the session's transaction is the primary's (its own backend),
-       whichever backend answered */
-    (void) status;
+       whichever backend answered: not `status`, the answerer's */
     if (!(slc_cmd_status(s) & SLC_SERVER_STATUS_IN_TRANS)) {
         slc_cache_inv_apply(cc, &cc->trx);  /* committed, or autocommit */
     }

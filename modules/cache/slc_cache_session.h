@@ -140,9 +140,6 @@ typedef struct {
     uint64_t                ncols;
     uint64_t                stored;
     uint32_t                last_off;   /* the last packet's start */
-    uint32_t                last_len;   /* bytes kept of its payload (of
-                                           every response, stored or not) */
-    uint8_t                 last[32];
     slc_cache_meta_t        meta;
     unsigned                bad:1;      /* a response not to keep */
     unsigned                binary:1;   /* an EXECUTE's (CACHE_METADATA:
