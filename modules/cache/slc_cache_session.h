@@ -224,9 +224,6 @@ void slc_cache_view_calls(slc_cache_ctx_t *cc, const uint8_t *q,
     const slc_sql_info_t *si, const char *db, slc_cache_inv_set_t *out);
 void slc_cache_ddl(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     const slc_sql_info_t *si);
-/* Whether DDL q[0..n) may change a view or a trigger (not TRUNCATE,
-   CREATE TABLE or INDEX, an ALTER TABLE that renames nothing). */
-int  slc_cache_ddl_may(const uint8_t *q, size_t n);
 /* The session's sql_mode may have ANSI_QUOTES (its SET, or the server's
    default). */
 int  slc_cache_ansi_maybe(slc_cache_ctx_t *cc);
