@@ -238,10 +238,6 @@ slc_cache_use_name(const uint8_t *q, size_t n, char *out, size_t cap)
 
 /* --- invalidation ------------------------------------------------------- */
 
-/* A statement's table keys, used within one hook call (a worker is single
-   threaded): 8 KiB that a query must not allocate. */
-static slc_cache_keys_t  slc_cache_keys;
-
 static void
 slc_cache_inv_merge(slc_cache_inv_set_t *to, const slc_cache_inv_set_t *from)
 {
@@ -342,22 +338,6 @@ slc_cache_unanswered(slc_cache_ctx_t *cc)
     }
 }
 
-/* The first rule that matches the statement, -1 for none; no counter. */
-static int
-slc_cache_rule_find(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
-    const slc_cache_keys_t *keys)
-{
-    slc_cache_subject_t sub = {
-        .q = q, .len = n, .keys = keys,
-        .user = cc->s->user, .user_len = strlen(cc->s->user),
-    };
-
-    if (cc->conf->rules.n == 0) {
-        return -1;
-    }
-    return slc_cache_rules_match(&cc->conf->rules, &sub);
-}
-
 /*
  * Whether a rule that matches the statement says its stored functions are
  * pure (cache_stored_functions): then calling them writes nothing.  The
@@ -367,7 +347,7 @@ static int
 slc_cache_fn_pure(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     const slc_sql_info_t *si)
 {
-    slc_cache_keys_t       *keys = &slc_cache_keys;
+    slc_cache_keys_t       *keys = slc_cache_session_keys();
     const slc_cache_rule_t *r;
     int                     i;
 
@@ -377,7 +357,7 @@ slc_cache_fn_pure(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     if (slc_cache_table_keys(q, si, cc->db, strlen(cc->db), keys) != SLC_OK) {
         keys->n = 0;
     }
-    i = slc_cache_rule_find(cc, q, n, keys);
+    i = slc_cache_session_rule(cc, q, n, keys);
     r = i >= 0 ? &cc->conf->rules.rule[i] : NULL;
     return r != NULL && r->stored_functions && !r->no_cache;
 }
@@ -401,19 +381,6 @@ slc_cache_inv_add(slc_cache_inv_set_t *out, uint32_t hash)
     }
 }
 
-/* The names the schema catalog gives, zeroed for a first question (a
-   worker is single threaded; 8 KiB that a statement must not allocate). */
-static slc_catalog_names_t  slc_cache_names;
-
-static slc_catalog_names_t *
-slc_cache_names_new(void)
-{
-    slc_cache_names.n = 0;
-    slc_cache_names.all = 0;
-    slc_cache_names.flags = 0;
-    return &slc_cache_names;
-}
-
 /*
  * A write's tables and what their triggers write through the tables they
  * write (a view written through: its base tables too), as the catalog
@@ -423,7 +390,7 @@ static void
 slc_cache_inv_tables(slc_cache_ctx_t *cc, const slc_cache_keys_t *keys,
     slc_cache_inv_set_t *out)
 {
-    slc_catalog_names_t *w = slc_cache_names_new();
+    slc_catalog_names_t *w = slc_cache_session_names();
 
     for (unsigned i = 0; i < keys->n; i++) {
         slc_cache_inv_add(out, slc_cache_table_hash(keys->key[i].data,
@@ -467,7 +434,7 @@ void
 slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     const slc_sql_info_t *si, const char *db, slc_cache_inv_set_t *out)
 {
-    slc_cache_keys_t *keys = &slc_cache_keys;
+    slc_cache_keys_t *keys = slc_cache_session_keys();
     slc_sql_info_t    pure;
 
     memset(out, 0, sizeof(*out));
@@ -497,8 +464,8 @@ void
 slc_cache_view_calls(slc_cache_ctx_t *cc, const uint8_t *q,
     const slc_sql_info_t *si, const char *db, slc_cache_inv_set_t *out)
 {
-    slc_cache_keys_t    *keys = &slc_cache_keys;
-    slc_catalog_names_t *r = slc_cache_names_new();
+    slc_cache_keys_t    *keys = slc_cache_session_keys();
+    slc_catalog_names_t *r = slc_cache_session_names();
 
     if (cc->catalog == NULL || si->ntables == 0
         || slc_cache_table_keys(q, si, db, strlen(db), keys) != SLC_OK)
@@ -639,7 +606,7 @@ static slc_cache_verdict_t
 slc_cache_depends(slc_cache_ctx_t *cc, const slc_cache_keys_t *keys,
     slc_str_t *dep, unsigned *ndep)
 {
-    slc_catalog_names_t *r = slc_cache_names_new();
+    slc_catalog_names_t *r = slc_cache_session_names();
     slc_cache_verdict_t  v;
     unsigned             n = 0;
 
@@ -853,7 +820,7 @@ static int
 slc_cache_rule(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     const slc_cache_keys_t *keys)
 {
-    int i = slc_cache_rule_find(cc, q, n, keys);
+    int i = slc_cache_session_rule(cc, q, n, keys);
 
     if (i >= 0 && cc->conf->rule_slot[i] < SLC_CACHE_RULES_MAX) {
         slc_cache_bump(cc->cnt->rules[cc->conf->rule_slot[i]].matches);
@@ -905,51 +872,6 @@ slc_cache_select(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
         slc_cache_store(cc, key, klen, hash, keys, ttl, x);
         return SLC_FILTER_PASS;
     }
-}
-
-/*
- * What the server's globals say, from the schema catalog, looked at once
- * per millisecond of the worker's loop (a hit must not pay for it).
- * While it is not ready (before its first load, a moment after DDL
- * through the proxy, blind) nothing is known: the server's default
- * isolation may be READ UNCOMMITTED (so a session that did not set its
- * own gets no hit), and its sql_mode may have ANSI_QUOTES.
- */
-static const slc_catalog_facts_t *
-slc_cache_facts(slc_cache_ctx_t *cc)
-{
-    static const slc_catalog_facts_t none = { .ready = 0 };
-
-    if (cc->catalog == NULL) {
-        return &none;
-    }
-    if (cc->facts_at != slc_loop->now) {
-        if (slc_catalog_facts(cc->catalog, &cc->facts) != SLC_OK) {
-            cc->facts.ready = 0;
-        }
-        cc->facts_at = slc_loop->now;
-    }
-    return &cc->facts;
-}
-
-static int
-slc_cache_global_ru(slc_cache_ctx_t *cc)
-{
-    const slc_catalog_facts_t *f = slc_cache_facts(cc);
-
-    return !f->ready || f->read_uncommitted;
-}
-
-int
-slc_cache_ansi_maybe(slc_cache_ctx_t *cc)
-{
-    const slc_catalog_facts_t *f;
-
-    if (cc->vars.ansi != SLC_CACHE_ANSI_GLOBAL) {
-        return cc->vars.ansi == SLC_CACHE_ANSI_ON;
-    }
-    f = slc_cache_facts(cc);
-    return !f->ready || f->ansi_quotes;
 }
 
 /*
@@ -1028,7 +950,7 @@ slc_cache_rest(slc_session_t *s, void *ctx, const uint8_t *p, size_t n)
     f = slc_sqltail_flags(&cc->tail);
     if ((f & (SLC_SQL_F_MULTI | SLC_SQL_F_STORED_FUNC
               | SLC_SQL_F_SEQUENCE | SLC_SQL_F_UNTERMINATED))
-        || ((f & SLC_SQL_F_AMBIGUOUS) && slc_cache_ansi_maybe(cc)))
+        || ((f & SLC_SQL_F_AMBIGUOUS) && slc_cache_session_ansi(cc)))
     {
         return;
     }
@@ -1036,29 +958,6 @@ slc_cache_rest(slc_session_t *s, void *ctx, const uint8_t *p, size_t n)
     cc->inv.all = 0;
     cc->then_unknown = 0;
     cc->iso_use = SLC_CACHE_ISO_USE_YES;
-}
-
-/* Whether a text statement takes SET TRANSACTION's level (iso_use). */
-static uint8_t
-slc_cache_iso_use(const slc_sql_info_t *si)
-{
-    if (si->flags & (SLC_SQL_F_MULTI | SLC_SQL_F_STORED_FUNC
-                     | SLC_SQL_F_UNTERMINATED))
-    {
-        return SLC_CACHE_ISO_USE_MAYBE;
-    }
-    switch (si->kind) {
-    case SLC_SQL_SET: case SLC_SQL_USE: case SLC_SQL_EMPTY:
-        return SLC_CACHE_ISO_USE_NOT;
-    case SLC_SQL_SELECT: case SLC_SQL_DO:
-        return si->ntables == 0 ? SLC_CACHE_ISO_USE_NOT
-                                : SLC_CACHE_ISO_USE_YES;
-    case SLC_SQL_INSERT: case SLC_SQL_UPDATE: case SLC_SQL_DELETE:
-    case SLC_SQL_REPLACE:
-        return SLC_CACHE_ISO_USE_YES;
-    default:
-        return SLC_CACHE_ISO_USE_MAYBE;
-    }
 }
 
 static int
@@ -1073,17 +972,12 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
         slc_cache_long(cc, c);
         return SLC_FILTER_PASS;
     }
-    si = *slc_cmd_classify(cc->s, c);
-    if ((si.flags & SLC_SQL_F_AMBIGUOUS) && slc_cache_ansi_maybe(cc)) {
-        /* under ANSI_QUOTES the text may read otherwise */
-        si = (slc_sql_info_t) { .kind = SLC_SQL_UNKNOWN,
-                                .flags = SLC_SQL_F_UNTERMINATED };
-    }
+    slc_cache_session_classify(cc, c, &si);
     if (slc_cache_replay(cc, si.flags)) {
         return SLC_FILTER_PASS;
     }
     cc->clears = si.ntables > 0 && si.kind != SLC_SQL_SHOW;
-    cc->iso_use = slc_cache_iso_use(&si);
+    cc->iso_use = slc_cache_session_iso_use(&si);
     slc_cache_inv_of(cc, q, n, &si, cc->db, &cc->inv);
     slc_cache_ddl(cc, q, n, &si);
     if (si.flags & SLC_SQL_F_MULTI) {
@@ -1131,59 +1025,6 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     return v;
 }
 
-/*
- * The isolation level a statement runs under, from the session's status
- * when it was sent: the open transaction's, else the next transaction's
- * (SET TRANSACTION) or the session's.  The server's default is READ
- * UNCOMMITTED only when its @@global.tx_isolation says so.
- */
-static uint8_t
-slc_cache_iso(slc_cache_ctx_t *cc, unsigned status)
-{
-    uint8_t iso;
-
-    if (status & SLC_SERVER_STATUS_IN_TRANS) {
-        iso = cc->trx_iso != SLC_CACHE_ISO_NONE ? cc->trx_iso
-                                                : SLC_CACHE_ISO_UNKNOWN;
-    } else {
-        iso = cc->vars.iso_next != SLC_CACHE_ISO_NONE ? cc->vars.iso_next
-                                                      : cc->vars.iso;
-    }
-    if (iso == SLC_CACHE_ISO_GLOBAL) {
-        iso = slc_cache_global_ru(cc) ? SLC_CACHE_ISO_RU : SLC_CACHE_ISO_RR;
-    }
-    return iso;
-}
-
-/*
- * After a response: a transaction that began runs at the level it began
- * with (SET TRANSACTION's is then spent), and ends with it; outside one,
- * a statement that read or wrote a table spent SET TRANSACTION's level,
- * and one that may have (or failed doing so) leaves it not known until
- * one surely did.
- */
-static void
-slc_cache_iso_after(slc_cache_ctx_t *cc, int ok)
-{
-    slc_cache_vars_t *v = &cc->vars;
-    unsigned          was = cc->status_before & SLC_SERVER_STATUS_IN_TRANS;
-    unsigned          is = slc_cmd_status(cc->s) & SLC_SERVER_STATUS_IN_TRANS;
-
-    if (!was && is) {
-        cc->trx_iso = v->iso_next != SLC_CACHE_ISO_NONE ? v->iso_next
-                                                        : v->iso;
-        v->iso_next = SLC_CACHE_ISO_NONE;
-    } else if (was && !is) {
-        cc->trx_iso = SLC_CACHE_ISO_NONE;
-        v->iso_next = SLC_CACHE_ISO_NONE;
-    } else if (!is && v->iso_next != SLC_CACHE_ISO_NONE
-               && cc->iso_use != SLC_CACHE_ISO_USE_NOT)
-    {
-        v->iso_next = ok && cc->iso_use == SLC_CACHE_ISO_USE_YES
-                      ? SLC_CACHE_ISO_NONE : SLC_CACHE_ISO_UNKNOWN;
-    }
-}
-
 int
 slc_cache_read(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     const slc_sql_info_t *si, const slc_cache_exec_t *x)
@@ -1192,19 +1033,12 @@ slc_cache_read(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     slc_cache_session_t  ss;
     slc_cache_keys_t    *keys;
     slc_cache_verdict_t  v;
-    uint8_t              iso;
 
     cc->select = si->kind == SLC_SQL_SELECT;
     if (si->kind != SLC_SQL_SELECT || cc->unknown) {
         return SLC_FILTER_PASS;
     }
-    iso = slc_cache_iso(cc, cc->status_before);
-    ss = (slc_cache_session_t) {
-        .db = db, .db_len = strlen(db),
-        .status = cc->status_before, .temp_tables = cc->temp,
-        .read_committed = iso == SLC_CACHE_ISO_RC,
-        .dirty = iso == SLC_CACHE_ISO_RU || iso == SLC_CACHE_ISO_UNKNOWN,
-    };
+    slc_cache_session_of(cc, db, &ss);
     v = slc_cache_cacheable(q, n, si, &ss);
     if (v != SLC_CACHE_CACHEABLE && v != SLC_CACHE_TABLES_UNKNOWN
         && v != SLC_CACHE_STORED_FUNCTION)
@@ -1212,7 +1046,7 @@ slc_cache_read(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
         slc_cache_bump(cc->cnt->uncacheable[v]);
         return SLC_FILTER_PASS;
     }
-    keys = &slc_cache_keys;
+    keys = slc_cache_session_keys();
     if (slc_cache_table_keys(q, si, db, ss.db_len, keys) != SLC_OK) {
         return SLC_FILTER_PASS;
     }
@@ -1581,7 +1415,7 @@ slc_cache_done(slc_session_t *s, void *ctx, const slc_mysql_reply_t *r,
     } else if (cc->then_reset) {
         cc->unknown = 1;                /* a refused reset: not known */
     }
-    slc_cache_iso_after(cc, ok);
+    slc_cache_session_iso_after(cc, ok);
     /* a statement that failed changed nothing, unless several ran (an
        earlier one may have written) */
     if (ok || cc->inv.all) {

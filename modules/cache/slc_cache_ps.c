@@ -174,11 +174,7 @@ slc_cache_ps_prepare(slc_cache_ctx_t *cc, const slc_cmd_t *c)
         cc->ps_unknown = 1;
         return;
     }
-    si = *slc_cmd_classify(cc->s, c);
-    if ((si.flags & SLC_SQL_F_AMBIGUOUS) && slc_cache_ansi_maybe(cc)) {
-        si = (slc_sql_info_t) { .kind = SLC_SQL_UNKNOWN,
-                                .flags = SLC_SQL_F_UNTERMINATED };
-    }
+    slc_cache_session_classify(cc, c, &si);
     slc_cache_inv_of(cc, q, n, &si, cc->db, &cc->prep.inv);
     cc->prep.state = si.kind == SLC_SQL_SET || si.kind == SLC_SQL_CALL
                      || si.kind == SLC_SQL_UNKNOWN || si.kind == SLC_SQL_USE;

@@ -210,6 +210,32 @@ typedef struct {
     unsigned                nps;
 } slc_cache_ctx_t;
 
+/* slc_cache_session.c */
+
+/* The scratch of a hook call: table keys; the schema catalog's names,
+   zeroed for a first question (slc_catalog_names_t). */
+slc_cache_keys_t    *slc_cache_session_keys(void);
+slc_catalog_names_t *slc_cache_session_names(void);
+/* The session's sql_mode may have ANSI_QUOTES (its SET, or the server's
+   default). */
+int  slc_cache_session_ansi(slc_cache_ctx_t *cc);
+/* The statement of command c (whole: avail == len), as the command layer
+   classified it (slc_cmd_classify) and the session's sql_mode may read
+   it: one that ANSI_QUOTES would read otherwise is UNKNOWN. */
+void slc_cache_session_classify(slc_cache_ctx_t *cc, const slc_cmd_t *c,
+    slc_sql_info_t *si);
+/* Whether a text statement takes SET TRANSACTION's level (iso_use). */
+uint8_t slc_cache_session_iso_use(const slc_sql_info_t *si);
+/* After a response (ok: not an ERR): the levels it leaves. */
+void slc_cache_session_iso_after(slc_cache_ctx_t *cc, int ok);
+/* What the verdict (slc_cache_cacheable) knows of the session, for the
+   command in flight whose unqualified names are in db. */
+void slc_cache_session_of(slc_cache_ctx_t *cc, const char *db,
+    slc_cache_session_t *ss);
+/* The first rule that matches the statement, -1 for none; no counter. */
+int  slc_cache_session_rule(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
+    const slc_cache_keys_t *keys);
+
 /* slc_cache_filter.c */
 
 /* What statement q[0..n) (classified into *si, its unqualified names in
@@ -224,9 +250,6 @@ void slc_cache_view_calls(slc_cache_ctx_t *cc, const uint8_t *q,
     const slc_sql_info_t *si, const char *db, slc_cache_inv_set_t *out);
 void slc_cache_ddl(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     const slc_sql_info_t *si);
-/* The session's sql_mode may have ANSI_QUOTES (its SET, or the server's
-   default). */
-int  slc_cache_ansi_maybe(slc_cache_ctx_t *cc);
 /*
  * A statement that may read: answer it from the cache, or keep its
  * response, as the verdict, the rules and the session allow.  x: NULL
