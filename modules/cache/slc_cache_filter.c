@@ -80,7 +80,6 @@ const slc_filter_t slc_cache_filter = {
 static void slc_cache_wait_timer(slc_timer_t *t);
 static void slc_cache_reset(slc_cache_ctx_t *cc, int keep_db);
 static void slc_cache_not_stored(slc_cache_ctx_t *cc, unsigned why);
-static void slc_cache_unanswered(slc_cache_ctx_t *cc);
 
 static int
 slc_cache_open(slc_session_t *s, void *ctx)
@@ -124,7 +123,7 @@ slc_cache_close(slc_session_t *s, void *ctx)
     if (cc->op == SLC_CACHE_OP_SERVE) {
         slc_cache_serve_end(&cc->serve);
     }
-    slc_cache_unanswered(cc);
+    slc_cache_inv_unanswered(cc);
     slc_timer_del(slc_loop, &cc->timer);
     free(cc->key);
     free(cc->wait_cmd);
@@ -233,281 +232,6 @@ slc_cache_use_name(const uint8_t *q, size_t n, char *out, size_t cap)
     }
     out[k] = '\0';
     return k > 0 && i == n ? SLC_OK : SLC_ERROR;
-}
-
-
-/* --- invalidation ------------------------------------------------------- */
-
-static void
-slc_cache_inv_merge(slc_cache_inv_set_t *to, const slc_cache_inv_set_t *from)
-{
-    if (from->all) {
-        to->all = 1;
-        return;
-    }
-    for (unsigned i = 0; i < from->n && !to->all; i++) {
-        unsigned j;
-
-        for (j = 0; j < to->n && to->hash[j] != from->hash[i]; j++) {
-            /* seen? */
-        }
-        if (j < to->n) {
-            continue;
-        }
-        if (to->n == SLC_SQL_MAX_TABLES) {
-            to->all = 1;
-        } else {
-            to->hash[to->n++] = from->hash[i];
-        }
-    }
-}
-
-static void
-slc_cache_inv_apply(slc_cache_ctx_t *cc, slc_cache_inv_set_t *set)
-{
-    if (set->all || set->n > 0) {
-        slc_cache_zones_invalidate(cc->s->cycle, set->hash, set->n,
-            set->all, slc_loop->now);
-        memset(set, 0, sizeof(*set));
-    }
-}
-
-/*
- * The response's last packet is about to go to the client: what the
- * command wrote must be invalidated before the client can see that it
- * was done (a read it sends on seeing the OK, through another worker,
- * must not find the old entry).  A statement that failed changed nothing,
- * unless several ran (an earlier one may have written); a transaction's
- * writes wait for its end.  done() finds nothing more to do.
- */
-static void
-slc_cache_settle(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
-{
-    if (cc->ddl) {
-        /* a load that began before the DDL was done may have missed it:
-           the catalog is stale until one that begins after */
-        slc_catalog_ddl_seen(cc->catalog);
-    }
-    if (r->first != SLC_MYSQL_ERR || cc->inv.all) {
-        slc_cache_inv_merge(&cc->trx, &cc->inv);
-    }
-    memset(&cc->inv, 0, sizeof(cc->inv));
-    if (!(slc_cmd_status(cc->s) & SLC_SERVER_STATUS_IN_TRANS)) {
-        slc_cache_inv_apply(cc, &cc->trx);
-    }
-}
-
-/*
- * In a multi-statement, an OK or EOF may end one statement of several,
- * whose write the client sees done before the response ends: invalidate
- * everything it may have written already (early is safe: an entry stored
- * meanwhile is invalidated again at the end), and keep the sets.
- */
-static void
-slc_cache_inv_early(slc_cache_ctx_t *cc)
-{
-    slc_cache_inv_set_t now = cc->trx;
-
-    slc_cache_inv_merge(&now, &cc->inv);
-    slc_cache_inv_apply(cc, &now);
-}
-
-/*
- * A command whose response never ended (its backend failed, the client
- * left): a write in it may have committed all the same,
- * and so may the open transaction (a COMMIT cut short).  Invalidate both
- * now rather than never, and keep them for the transaction's end too.
- * (A server that commits later than this is covered by the ttl.)
- */
-static void
-slc_cache_unanswered(slc_cache_ctx_t *cc)
-{
-    slc_cache_inv_set_t now;
-
-    if (!cc->inflight) {
-        return;
-    }
-    cc->inflight = 0;
-    if (cc->ddl) {
-        slc_catalog_ddl_seen(cc->catalog);  /* it may be done by now */
-    }
-    slc_cache_inv_merge(&cc->trx, &cc->inv);
-    if (cc->trx.all || cc->trx.n > 0) {
-        now = cc->trx;
-        slc_cache_inv_apply(cc, &now);
-    }
-}
-
-/*
- * Whether a rule that matches the statement says its stored functions are
- * pure (cache_stored_functions): then calling them writes nothing.  The
- * rule's counters are the SELECT path's to bump.
- */
-static int
-slc_cache_fn_pure(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
-    const slc_sql_info_t *si)
-{
-    slc_cache_keys_t       *keys = slc_cache_session_keys();
-    const slc_cache_rule_t *r;
-    int                     i;
-
-    if (cc->conf->rules.n == 0) {
-        return 0;
-    }
-    if (slc_cache_table_keys(q, si, cc->db, strlen(cc->db), keys) != SLC_OK) {
-        keys->n = 0;
-    }
-    i = slc_cache_session_rule(cc, q, n, keys);
-    r = i >= 0 ? &cc->conf->rules.rule[i] : NULL;
-    return r != NULL && r->stored_functions && !r->no_cache;
-}
-
-/* One more table to invalidate; everything when the set is full. */
-static void
-slc_cache_inv_add(slc_cache_inv_set_t *out, uint32_t hash)
-{
-    unsigned i;
-
-    for (i = 0; i < out->n && out->hash[i] != hash; i++) {
-        /* seen? */
-    }
-    if (i < out->n || out->all) {
-        return;
-    }
-    if (out->n == SLC_SQL_MAX_TABLES) {
-        out->all = 1;
-    } else {
-        out->hash[out->n++] = hash;
-    }
-}
-
-/*
- * A write's tables and what their triggers write through the tables they
- * write (a view written through: its base tables too), as the catalog
- * says; everything when it cannot say (not loaded, DDL seen since).
- */
-static void
-slc_cache_inv_tables(slc_cache_ctx_t *cc, const slc_cache_keys_t *keys,
-    slc_cache_inv_set_t *out)
-{
-    slc_catalog_names_t *w = slc_cache_session_names();
-
-    for (unsigned i = 0; i < keys->n; i++) {
-        slc_cache_inv_add(out, slc_cache_table_hash(keys->key[i].data,
-                                                    keys->key[i].len));
-        if (cc->catalog != NULL
-            && slc_catalog_writes(cc->catalog, keys->key[i].data,
-                                  keys->key[i].len, w) != SLC_OK)
-        {
-            out->all = 1;
-            return;
-        }
-    }
-    out->all |= w->all;
-    for (unsigned i = 0; i < w->n && !out->all; i++) {
-        slc_cache_inv_add(out, slc_cache_table_hash(w->name[i].data,
-                                                    w->name[i].len));
-    }
-}
-
-/*
- * CREATE ... SELECT f(): the classifier looks for no call in DDL (its
- * definitions hold names and parentheses), so the SELECT part of a DDL
- * statement is scanned here: a stored function there may write anything.
- */
-static int
-slc_cache_ddl_calls(const uint8_t *q, size_t n)
-{
-    slc_sqltail_t t;
-
-    for (size_t i = 0; i + 6 <= n; i++) {
-        if (strncasecmp((const char *) q + i, "SELECT", 6) == 0) {
-            slc_sqltail_init(&t, 0);
-            slc_sqltail_feed(&t, q + i, n - i);
-            return (slc_sqltail_flags(&t) & SLC_SQL_F_STORED_FUNC) != 0;
-        }
-    }
-    return 0;
-}
-
-void
-slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
-    const slc_sql_info_t *si, const char *db, slc_cache_inv_set_t *out)
-{
-    slc_cache_keys_t *keys = slc_cache_session_keys();
-    slc_sql_info_t    pure;
-
-    memset(out, 0, sizeof(*out));
-    if ((si->flags & SLC_SQL_F_STORED_FUNC) && slc_cache_fn_pure(cc, q, n, si))
-    {
-        pure = *si;
-        pure.flags &= ~SLC_SQL_F_STORED_FUNC;
-        si = &pure;
-    }
-    switch (slc_cache_invalidates(si)) {
-    case SLC_CACHE_INV_NONE:
-        return;
-    case SLC_CACHE_INV_TABLES:
-        if ((si->kind != SLC_SQL_DDL || !slc_cache_ddl_calls(q, n))
-            && slc_cache_table_keys(q, si, db, strlen(db), keys) == SLC_OK)
-        {
-            slc_cache_inv_tables(cc, keys, out);
-            return;
-        }
-        /* fall through */
-    default:
-        out->all = 1;
-    }
-}
-
-void
-slc_cache_view_calls(slc_cache_ctx_t *cc, const uint8_t *q,
-    const slc_sql_info_t *si, const char *db, slc_cache_inv_set_t *out)
-{
-    slc_cache_keys_t    *keys = slc_cache_session_keys();
-    slc_catalog_names_t *r = slc_cache_session_names();
-
-    if (cc->catalog == NULL || si->ntables == 0
-        || slc_cache_table_keys(q, si, db, strlen(db), keys) != SLC_OK)
-    {
-        return;
-    }
-    for (unsigned i = 0; i < keys->n; i++) {
-        if (slc_catalog_reads(cc->catalog, keys->key[i].data,
-                              keys->key[i].len, r) == SLC_CATALOG_UNKNOWN)
-        {
-            return;     /* cannot say: as the statement's own text says */
-        }
-    }
-    if (r->flags & SLC_SQL_F_STORED_FUNC) {
-        out->all = 1;
-    }
-}
-
-void
-slc_cache_ddl(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
-    const slc_sql_info_t *si)
-{
-    int may;
-
-    if (cc->catalog == NULL) {
-        return;
-    }
-    switch (si->kind) {
-    case SLC_SQL_DDL:
-        may = !(si->flags & SLC_SQL_F_TEMPORARY) && slc_cache_ddl_may(q, n);
-        break;
-    case SLC_SQL_UNKNOWN: case SLC_SQL_CALL: case SLC_SQL_EXECUTE:
-    case SLC_SQL_COMPOUND:
-        may = 1;
-        break;
-    default:        /* SET GLOBAL: the server's sql_mode, isolation */
-        may = (si->flags & (SLC_SQL_F_DDL | SLC_SQL_F_GLOBAL)) != 0;
-    }
-    if (may) {
-        slc_catalog_ddl_seen(cc->catalog);
-        cc->ddl = 1;                    /* and again once it is done */
-    }
 }
 
 
@@ -979,7 +703,7 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     cc->clears = si.ntables > 0 && si.kind != SLC_SQL_SHOW;
     cc->iso_use = slc_cache_session_iso_use(&si);
     slc_cache_inv_of(cc, q, n, &si, cc->db, &cc->inv);
-    slc_cache_ddl(cc, q, n, &si);
+    slc_cache_inv_ddl(cc, q, n, &si);
     if (si.flags & SLC_SQL_F_MULTI) {
         cc->multi = 1;
         cc->then_unknown = 1;   /* any of them may SET or USE */
@@ -1020,7 +744,7 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     }
     v = slc_cache_read(cc, q, n, &si, NULL);
     if (v == SLC_FILTER_PASS && cc->op != SLC_CACHE_OP_STORE) {
-        slc_cache_view_calls(cc, q, &si, cc->db, &cc->inv);
+        slc_cache_inv_view_calls(cc, q, &si, cc->db, &cc->inv);
     }
     return v;
 }
@@ -1069,7 +793,7 @@ slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
            it sent): no half entry, and the key is free again */
         slc_cache_not_stored(cc, SLC_CACHE_NS_CLOSED);
     }
-    slc_cache_unanswered(cc);
+    slc_cache_inv_unanswered(cc);
     cc->op = SLC_CACHE_OP_NONE;
     cc->rule = -1;
     cc->cur = c;
@@ -1210,7 +934,7 @@ slc_cache_packet(slc_session_t *s, void *ctx, const slc_cmd_packet_t *p)
         slc_cache_inv_early(cc);
     }
     if (p->end) {
-        slc_cache_settle(cc, p->reply);
+        slc_cache_inv_settle(cc, p->reply);
     }
     if (cc->op != SLC_CACHE_OP_STORE) {
         return;

@@ -355,7 +355,7 @@ slc_cache_ps_execute(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     }
     v = slc_cache_ps_read(cc, p, c);
     if (v == SLC_FILTER_PASS && cc->op != SLC_CACHE_OP_STORE) {
-        slc_cache_view_calls(cc, p->text, p->si, p->db, &cc->inv);
+        slc_cache_inv_view_calls(cc, p->text, p->si, p->db, &cc->inv);
     }
     return v;
 }

@@ -236,7 +236,7 @@ void slc_cache_session_of(slc_cache_ctx_t *cc, const char *db,
 int  slc_cache_session_rule(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     const slc_cache_keys_t *keys);
 
-/* slc_cache_filter.c */
+/* slc_cache_inv.c */
 
 /* What statement q[0..n) (classified into *si, its unqualified names in
    database db) invalidates once accepted: its tables, what their
@@ -244,12 +244,29 @@ int  slc_cache_session_rule(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
 void slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     const slc_sql_info_t *si, const char *db, slc_cache_inv_set_t *out);
 /* A statement that goes to the server reads a view that calls a stored
-   function: it may write anything (out->all), as the call itself would.
-   And DDL through the proxy: the catalog is stale until its next load. */
-void slc_cache_view_calls(slc_cache_ctx_t *cc, const uint8_t *q,
+   function: it may write anything (out->all), as the call itself would. */
+void slc_cache_inv_view_calls(slc_cache_ctx_t *cc, const uint8_t *q,
     const slc_sql_info_t *si, const char *db, slc_cache_inv_set_t *out);
-void slc_cache_ddl(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
+/* DDL through the proxy (or what may be: a CALL, SET GLOBAL...): the
+   catalog is stale from now until a load that begins after it is done. */
+void slc_cache_inv_ddl(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     const slc_sql_info_t *si);
+/* *to gets from's tables too; everything when they do not fit. */
+void slc_cache_inv_merge(slc_cache_inv_set_t *to,
+    const slc_cache_inv_set_t *from);
+/* Invalidate *set in every zone now, and empty it. */
+void slc_cache_inv_apply(slc_cache_ctx_t *cc, slc_cache_inv_set_t *set);
+/* The response (r) is about to end: what the command wrote goes into the
+   transaction's, invalidated unless one is open. */
+void slc_cache_inv_settle(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r);
+/* An OK or EOF in a multi-statement: what may be written so far, now. */
+void slc_cache_inv_early(slc_cache_ctx_t *cc);
+/* The command in flight got no end of its response: what it and the open
+   transaction may have written, now and again at the transaction's end. */
+void slc_cache_inv_unanswered(slc_cache_ctx_t *cc);
+
+/* slc_cache_filter.c */
+
 /*
  * A statement that may read: answer it from the cache, or keep its
  * response, as the verdict, the rules and the session allow.  x: NULL
