@@ -13,7 +13,7 @@
  * conditions as the text, when it opens no cursor (flags 0: a cursor's
  * rows come through COM_STMT_FETCH), runs once (iteration count 1), no
  * long data was sent for it since its last EXECUTE or RESET, and its
- * parameters' types are known.  The key (slc_cache_key) adds the types,
+ * parameters' types are known.  The key (slc_cache_read_key) adds the types,
  * the NULL bitmap and the values to the statement.
  *
  * Types: an EXECUTE with new-params-bound-flag 0 uses the types the
@@ -325,7 +325,7 @@ slc_cache_ps_execute(slc_cache_ctx_t *cc, const slc_cmd_t *c)
         }
         return SLC_FILTER_PASS;
     }
-    if (p->read && slc_cache_replay(cc, p->si->flags)) {
+    if (p->read && slc_cache_read_replay(cc, p->si->flags)) {
         return SLC_FILTER_PASS;
     }
     if (!p->read && p->si != NULL) {

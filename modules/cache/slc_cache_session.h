@@ -90,7 +90,7 @@ typedef struct {
     uint64_t                hash;
 } slc_cache_meta_watch_t;
 
-/* What a binary EXECUTE adds to the key (slc_cache_key). */
+/* What a binary EXECUTE adds to the key (slc_cache_read_key). */
 typedef struct {
     const slc_cache_ps_t   *ps;
     const uint8_t          *types;      /* 2 * ps->params */
@@ -265,7 +265,7 @@ void slc_cache_inv_early(slc_cache_ctx_t *cc);
    transaction may have written, now and again at the transaction's end. */
 void slc_cache_inv_unanswered(slc_cache_ctx_t *cc);
 
-/* slc_cache_filter.c */
+/* slc_cache_read.c */
 
 /*
  * A statement that may read: answer it from the cache, or keep its
@@ -280,7 +280,7 @@ int  slc_cache_read(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
 /* A statement of these flags needs the last hit's statement run at the
    server first: 1 when that is queued (the command hook returns PASS and
    sees the command again). */
-int  slc_cache_replay(slc_cache_ctx_t *cc, uint32_t flags);
+int  slc_cache_read_replay(slc_cache_ctx_t *cc, uint32_t flags);
 
 /* slc_cache_ps.c */
 
