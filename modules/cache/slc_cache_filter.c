@@ -216,16 +216,6 @@ slc_cache_use_name(const uint8_t *q, size_t n, char *out, size_t cap)
 
 /* --- the command -------------------------------------------------------- */
 
-/*
- * A statement larger than a buffer: the filter sees its head now and the
- * rest as it goes (slc_cache_rest).  A write (or what the head cannot
- * place) invalidates everything and may have set anything.  A SELECT is
- * not cached (its tables are not all seen) and writes nothing, unless
- * its whole text, scanned from its first byte as it goes (slc_sqltail),
- * holds another statement, a call of a stored function or of a sequence
- * (NEXTVAL writes): then it is a write of everything too.  A text that
- * never came whole is one.
- */
 /* The text's first word is SELECT (after blanks, plain comments and
    opening parentheses); an executable comment is no answer. */
 static int
@@ -258,6 +248,16 @@ slc_cache_starts_select(const uint8_t *q, size_t n)
                || q[i + 6] == '"' || q[i + 6] == '@');
 }
 
+/*
+ * A statement larger than a buffer: the filter sees its head now and the
+ * rest as it goes (slc_cache_rest).  A write (or what the head cannot
+ * place) invalidates everything and may have set anything.  A SELECT is
+ * not cached (its tables are not all seen) and writes nothing, unless
+ * its whole text, scanned from its first byte as it goes (slc_sqltail),
+ * holds another statement, a call of a stored function or of a sequence
+ * (NEXTVAL writes): then it is a write of everything too.  A text that
+ * never came whole is one.
+ */
 static void
 slc_cache_long(slc_cache_ctx_t *cc, const slc_cmd_t *c)
 {
@@ -302,6 +302,53 @@ slc_cache_rest(slc_session_t *s, void *ctx, const uint8_t *p, size_t n)
     cc->iso_use = SLC_CACHE_ISO_USE_YES;
 }
 
+/*
+ * A text statement that sets what the session's results depend on, once
+ * the server accepts it (a SET, a USE), or after which that cannot be
+ * known (a CALL, an EXECUTE, several statements...): 1 when it is one,
+ * which is then no cached read.
+ */
+static int
+slc_cache_query_sets(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
+    const slc_sql_info_t *si)
+{
+    if (si->flags & SLC_SQL_F_MULTI) {
+        cc->multi = 1;
+        cc->then_unknown = 1;   /* any of them may SET or USE */
+        return 1;
+    }
+    switch (si->kind) {
+    case SLC_SQL_SET:
+        if (si->flags & SLC_SQL_F_GLOBAL) {
+            cc->inv.all = 1;            /* new sessions' defaults */
+        }
+        if ((cc->set_text = malloc(n)) == NULL) {
+            cc->then_unknown = 1;
+            return 1;
+        }
+        memcpy(cc->set_text, q, n);
+        cc->set_len = n;
+        cc->then_set = 1;
+        return 1;
+    case SLC_SQL_USE:
+        cc->then_db = slc_cache_use_name(q, n, cc->next_db,
+                                         sizeof(cc->next_db)) == SLC_OK;
+        cc->then_unknown = !cc->then_db;
+        return 1;
+    case SLC_SQL_CALL:
+    case SLC_SQL_EXECUTE:
+    case SLC_SQL_COMPOUND:
+    case SLC_SQL_UNKNOWN:
+        cc->then_unknown = 1;           /* it may set variables */
+        cc->then_temp = 1;              /* create a temporary table */
+        cc->multi = 1;                  /* and return results between
+                                           writes */
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 static int
 slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
 {
@@ -322,40 +369,8 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     cc->iso_use = slc_cache_session_iso_use(&si);
     slc_cache_inv_of(cc, q, n, &si, cc->db, &cc->inv);
     slc_cache_inv_ddl(cc, q, n, &si);
-    if (si.flags & SLC_SQL_F_MULTI) {
-        cc->multi = 1;
-        cc->then_unknown = 1;   /* any of them may SET or USE */
+    if (slc_cache_query_sets(cc, q, n, &si)) {
         return SLC_FILTER_PASS;
-    }
-    switch (si.kind) {
-    case SLC_SQL_SET:
-        if (si.flags & SLC_SQL_F_GLOBAL) {
-            cc->inv.all = 1;            /* new sessions' defaults */
-        }
-        if ((cc->set_text = malloc(n)) == NULL) {
-            cc->then_unknown = 1;
-            return SLC_FILTER_PASS;
-        }
-        memcpy(cc->set_text, q, n);
-        cc->set_len = n;
-        cc->then_set = 1;
-        return SLC_FILTER_PASS;
-    case SLC_SQL_USE:
-        cc->then_db = slc_cache_use_name(q, n, cc->next_db,
-                                         sizeof(cc->next_db)) == SLC_OK;
-        cc->then_unknown = !cc->then_db;
-        return SLC_FILTER_PASS;
-    case SLC_SQL_CALL:
-    case SLC_SQL_EXECUTE:
-    case SLC_SQL_COMPOUND:
-    case SLC_SQL_UNKNOWN:
-        cc->then_unknown = 1;           /* it may set variables */
-        cc->then_temp = 1;              /* create a temporary table */
-        cc->multi = 1;                  /* and return results between
-                                           writes */
-        return SLC_FILTER_PASS;
-    default:
-        break;
     }
     if (si.flags & SLC_SQL_F_TEMPORARY) {
         cc->then_temp = 1;
@@ -367,10 +382,15 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     return v;
 }
 
-static int
-slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
+/*
+ * A command begins: what the one before left is settled (a change of
+ * user the core applied, a response that never ended), and the state of
+ * the command in flight starts empty.
+ */
+static void
+slc_cache_begin(slc_cache_ctx_t *cc, const slc_cmd_t *c)
 {
-    slc_cache_ctx_t *cc = ctx;
+    slc_session_t *s = cc->s;
 
     if (cc->user_gen != s->user_gen) {
         /* a COM_CHANGE_USER the core applied: the server reset the
@@ -405,17 +425,33 @@ slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
     free(cc->set_text);
     cc->set_text = NULL;
     slc_cache_ps_free(&cc->prep);
+}
+
+/* COM_INIT_DB: the database it names, once the server accepts it. */
+static void
+slc_cache_init_db(slc_cache_ctx_t *cc, const slc_cmd_t *c)
+{
+    cc->then_db = c->avail == c->len && c->len - 1 <= SLC_MAX_DB;
+    if (cc->then_db) {
+        memcpy(cc->next_db, c->payload + 1, c->len - 1);
+        cc->next_db[c->len - 1] = '\0';
+        cc->then_db = strlen(cc->next_db) == c->len - 1;
+    }
+    cc->then_unknown = !cc->then_db;
+}
+
+static int
+slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
+{
+    slc_cache_ctx_t *cc = ctx;
+
+    (void) s;
+    slc_cache_begin(cc, c);
     switch (c->command) {
     case SLC_COM_QUERY:
         return slc_cache_query(cc, c);
     case SLC_COM_INIT_DB:
-        cc->then_db = c->avail == c->len && c->len - 1 <= SLC_MAX_DB;
-        if (cc->then_db) {
-            memcpy(cc->next_db, c->payload + 1, c->len - 1);
-            cc->next_db[c->len - 1] = '\0';
-            cc->then_db = strlen(cc->next_db) == c->len - 1;
-        }
-        cc->then_unknown = !cc->then_db;
+        slc_cache_init_db(cc, c);
         break;
     case SLC_COM_CHANGE_USER:           /* under auth passthrough */
         cc->then_reset = SLC_CACHE_RESET_USER;

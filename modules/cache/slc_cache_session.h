@@ -2,9 +2,12 @@
 #define SLC_CACHE_SESSION_H
 
 /*
- * The cache filter's per-session context, shared by the hooks and text
- * statements (slc_cache_filter.c) and the prepared statements
- * (slc_cache_ps.c).  Private to the cache module.
+ * The cache filter's per-session context, and the parts of the session
+ * side that share it, each calling only those below it: the hooks
+ * (slc_cache_filter.c), the prepared statements (slc_cache_ps.c), a
+ * statement that may read (slc_cache_read.c) and what a statement writes
+ * (slc_cache_inv.c), and under them all the session's surroundings
+ * (slc_cache_session.c).  Private to the cache module.
  */
 
 #include "slc_event.h"
