@@ -3,10 +3,11 @@
 
 /*
  * The cache filter (docs/architecture.md, "The query cache"): the module,
- * its configuration and zones (slc_cache.c), the session side that looks
- * statements up, stores responses and invalidates on writes
- * (slc_cache_filter.c), and the serving of a hit (slc_cache_hit.c).  The
- * store (slc_cache_store.h) and what may be cached (slc_cache_policy.h)
+ * its configuration and zones (slc_cache.c), the session side
+ * (slc_cache_session.h: the filter's hooks, its prepared statements, how
+ * a read is answered or kept, what a write invalidates), and the serving
+ * of a hit (slc_cache_hit.c).  The store (slc_cache_store.h), what may be
+ * cached (slc_cache_policy.h) and the session's SETs (slc_cache_vars.h)
  * know nothing of sessions.
  */
 

@@ -1,23 +1,19 @@
 /*
- * The cache filter's session side (docs/architecture.md, "The query
- * cache"): per command, look a cacheable SELECT up (a COM_QUERY here, an
- * EXECUTE of a prepared one through slc_cache_ps.c) and answer it from the
- * zone, or let it pass and keep its response as it streams to the client;
- * note what the session's results depend on (its default database, its
- * variables); invalidate the tables a write changed once the server
- * accepted it, at the end of its transaction.
+ * The cache filter's hooks (docs/architecture.md, "The query cache"): a
+ * command's life in the session.  Per command, what it will change once
+ * the server accepts it (its default database, its SETs, a temporary
+ * table, a reset, the variables no longer known) and, for a statement
+ * that may read, the lookup (slc_cache_read.c; a prepared one's EXECUTE
+ * through slc_cache_ps.c); per response packet, the entry being kept and
+ * the invalidation before the client sees the end (slc_cache_inv.c); at
+ * the end, the entry committed and what the command changed applied.
+ * The session's state goes along with a reload's handover.
  *
- * The key is exact: the statement's bytes, the default database, the
- * user (unless cache_users shared), the character set of the login, the
- * session's SETs of system variables (their text, in order), and the
- * client capabilities that change a result's bytes (DEPRECATE_EOF, the
- * session-state OK, MariaDB's extended metadata and CACHE_METADATA); a
- * binary EXECUTE's adds its parameters (slc_cache_key).  The whole key is
- * compared on every hit.  A session whose variables cannot be known (a
- * stored procedure or a text-protocol EXECUTE may have set some, a
- * prepared SET, a handover from the worker that knew them, more SETs than
- * the key carries) is not served from the cache and stores nothing until
- * a COM_RESET_CONNECTION or COM_CHANGE_USER.
+ * A session whose variables cannot be known (a stored procedure or a
+ * text-protocol EXECUTE may have set some, a prepared SET, a handover
+ * from the worker that knew them, more SETs than the key carries) is not
+ * served from the cache and stores nothing until a COM_RESET_CONNECTION
+ * or COM_CHANGE_USER.
  */
 
 #include <ctype.h>
@@ -32,20 +28,6 @@
 #include "slc_mysql_session.h"
 #include "slc_cache_session.h"
 
-
-#define SLC_CACHE_WAIT_STEP  2  /* ms between looks at a pending entry */
-
-/* The capability bits that change the bytes of a result set: the EOF or
-   OK that ends it, the OK's layout, MariaDB's extended type information
-   in the column definitions and its "metadata follows" byte after the
-   column count. */
-#define SLC_CACHE_KEY_CAPS  (SLC_CLIENT_DEPRECATE_EOF | SLC_CLIENT_SESSION_TRACK)
-#define SLC_CACHE_KEY_MARIADB_CAPS                                           \
-    (SLC_MARIADB_CLIENT_EXTENDED_TYPE_INFO | SLC_MARIADB_CLIENT_CACHE_METADATA)
-
-/* The key's format byte: a text and a binary entry never meet. */
-#define SLC_CACHE_KEY_TEXT    1
-#define SLC_CACHE_KEY_BINARY  2
 
 static int  slc_cache_open(slc_session_t *s, void *ctx);
 static void slc_cache_close(slc_session_t *s, void *ctx);
@@ -77,10 +59,8 @@ const slc_filter_t slc_cache_filter = {
 
 /* --- the session's state ------------------------------------------------ */
 
-static void slc_cache_wait_timer(slc_timer_t *t);
 static void slc_cache_reset(slc_cache_ctx_t *cc, int keep_db);
-static void slc_cache_store_fail(slc_cache_ctx_t *cc, unsigned why);
-static void slc_cache_unanswered(slc_cache_ctx_t *cc);
+static void slc_cache_not_stored(slc_cache_ctx_t *cc, unsigned why);
 
 static int
 slc_cache_open(slc_session_t *s, void *ctx)
@@ -93,8 +73,6 @@ slc_cache_open(slc_session_t *s, void *ctx)
     cc->cnt = slc_cache_counters(cc->cache);
     cc->catalog = slc_catalog_of(s->srv->upstream);
     cc->rule = -1;
-    cc->timer.handler = slc_cache_wait_timer;
-    cc->timer.data = cc;
     slc_cache_vars_init(&cc->vars);
     strlcpy(cc->db, s->has_db ? s->db : "", sizeof(cc->db));
     /* what it set and prepared stayed with the worker it came from */
@@ -119,12 +97,12 @@ slc_cache_close(slc_session_t *s, void *ctx)
 
     (void) s;
     if (cc->op == SLC_CACHE_OP_STORE) {
-        slc_cache_store_fail(cc, SLC_CACHE_NS_CLOSED);
+        slc_cache_not_stored(cc, SLC_CACHE_NS_CLOSED);
     }
     if (cc->op == SLC_CACHE_OP_SERVE) {
         slc_cache_serve_end(&cc->serve);
     }
-    slc_cache_unanswered(cc);
+    slc_cache_inv_unanswered(cc);
     slc_timer_del(slc_loop, &cc->timer);
     free(cc->key);
     free(cc->wait_cmd);
@@ -236,799 +214,8 @@ slc_cache_use_name(const uint8_t *q, size_t n, char *out, size_t cap)
 }
 
 
-/* --- invalidation ------------------------------------------------------- */
+/* --- the command -------------------------------------------------------- */
 
-/* A statement's table keys, used within one hook call (a worker is single
-   threaded): 8 KiB that a query must not allocate. */
-static slc_cache_keys_t  slc_cache_keys;
-
-static void
-slc_cache_inv_merge(slc_cache_inv_set_t *to, const slc_cache_inv_set_t *from)
-{
-    if (from->all) {
-        to->all = 1;
-        return;
-    }
-    for (unsigned i = 0; i < from->n && !to->all; i++) {
-        unsigned j;
-
-        for (j = 0; j < to->n && to->hash[j] != from->hash[i]; j++) {
-            /* seen? */
-        }
-        if (j < to->n) {
-            continue;
-        }
-        if (to->n == SLC_SQL_MAX_TABLES) {
-            to->all = 1;
-        } else {
-            to->hash[to->n++] = from->hash[i];
-        }
-    }
-}
-
-static void
-slc_cache_inv_apply(slc_cache_ctx_t *cc, slc_cache_inv_set_t *set)
-{
-    if (set->all || set->n > 0) {
-        slc_cache_zones_invalidate(cc->s->cycle, set->hash, set->n,
-            set->all, slc_loop->now);
-        memset(set, 0, sizeof(*set));
-    }
-}
-
-/*
- * The response's last packet is about to go to the client: what the
- * command wrote must be invalidated before the client can see that it
- * was done (a read it sends on seeing the OK, through another worker,
- * must not find the old entry).  A statement that failed changed nothing,
- * unless several ran (an earlier one may have written); a transaction's
- * writes wait for its end.  done() finds nothing more to do.
- */
-static void
-slc_cache_settle(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
-{
-    if (cc->ddl) {
-        /* a load that began before the DDL was done may have missed it:
-           the catalog is stale until one that begins after */
-        slc_catalog_ddl_seen(cc->catalog);
-    }
-    if (r->first != SLC_MYSQL_ERR || cc->inv.all) {
-        slc_cache_inv_merge(&cc->trx, &cc->inv);
-    }
-    memset(&cc->inv, 0, sizeof(cc->inv));
-    if (!(slc_cmd_status(cc->s) & SLC_SERVER_STATUS_IN_TRANS)) {
-        slc_cache_inv_apply(cc, &cc->trx);
-    }
-}
-
-/*
- * In a multi-statement, an OK or EOF may end one statement of several,
- * whose write the client sees done before the response ends: invalidate
- * everything it may have written already (early is safe: an entry stored
- * meanwhile is invalidated again at the end), and keep the sets.
- */
-static void
-slc_cache_inv_early(slc_cache_ctx_t *cc)
-{
-    slc_cache_inv_set_t now = cc->trx;
-
-    slc_cache_inv_merge(&now, &cc->inv);
-    slc_cache_inv_apply(cc, &now);
-}
-
-/*
- * A command whose response never ended (its backend failed, the client
- * left): a write in it may have committed all the same,
- * and so may the open transaction (a COMMIT cut short).  Invalidate both
- * now rather than never, and keep them for the transaction's end too.
- * (A server that commits later than this is covered by the ttl.)
- */
-static void
-slc_cache_unanswered(slc_cache_ctx_t *cc)
-{
-    slc_cache_inv_set_t now;
-
-    if (!cc->inflight) {
-        return;
-    }
-    cc->inflight = 0;
-    if (cc->ddl) {
-        slc_catalog_ddl_seen(cc->catalog);  /* it may be done by now */
-    }
-    slc_cache_inv_merge(&cc->trx, &cc->inv);
-    if (cc->trx.all || cc->trx.n > 0) {
-        now = cc->trx;
-        slc_cache_inv_apply(cc, &now);
-    }
-}
-
-/* The first rule that matches the statement, -1 for none; no counter. */
-static int
-slc_cache_rule_find(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
-    const slc_cache_keys_t *keys)
-{
-    slc_cache_subject_t sub = {
-        .q = q, .len = n, .keys = keys,
-        .user = cc->s->user, .user_len = strlen(cc->s->user),
-    };
-
-    if (cc->conf->rules.n == 0) {
-        return -1;
-    }
-    return slc_cache_rules_match(&cc->conf->rules, &sub);
-}
-
-/*
- * Whether a rule that matches the statement says its stored functions are
- * pure (cache_stored_functions): then calling them writes nothing.  The
- * rule's counters are the SELECT path's to bump.
- */
-static int
-slc_cache_fn_pure(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
-    const slc_sql_info_t *si)
-{
-    slc_cache_keys_t       *keys = &slc_cache_keys;
-    const slc_cache_rule_t *r;
-    int                     i;
-
-    if (cc->conf->rules.n == 0) {
-        return 0;
-    }
-    if (slc_cache_table_keys(q, si, cc->db, strlen(cc->db), keys) != SLC_OK) {
-        keys->n = 0;
-    }
-    i = slc_cache_rule_find(cc, q, n, keys);
-    r = i >= 0 ? &cc->conf->rules.rule[i] : NULL;
-    return r != NULL && r->stored_functions && !r->no_cache;
-}
-
-/* One more table to invalidate; everything when the set is full. */
-static void
-slc_cache_inv_add(slc_cache_inv_set_t *out, uint32_t hash)
-{
-    unsigned i;
-
-    for (i = 0; i < out->n && out->hash[i] != hash; i++) {
-        /* seen? */
-    }
-    if (i < out->n || out->all) {
-        return;
-    }
-    if (out->n == SLC_SQL_MAX_TABLES) {
-        out->all = 1;
-    } else {
-        out->hash[out->n++] = hash;
-    }
-}
-
-/* The names the schema catalog gives, zeroed for a first question (a
-   worker is single threaded; 8 KiB that a statement must not allocate). */
-static slc_catalog_names_t  slc_cache_names;
-
-static slc_catalog_names_t *
-slc_cache_names_new(void)
-{
-    slc_cache_names.n = 0;
-    slc_cache_names.all = 0;
-    slc_cache_names.flags = 0;
-    return &slc_cache_names;
-}
-
-/*
- * A write's tables and what their triggers write through the tables they
- * write (a view written through: its base tables too), as the catalog
- * says; everything when it cannot say (not loaded, DDL seen since).
- */
-static void
-slc_cache_inv_tables(slc_cache_ctx_t *cc, const slc_cache_keys_t *keys,
-    slc_cache_inv_set_t *out)
-{
-    slc_catalog_names_t *w = slc_cache_names_new();
-
-    for (unsigned i = 0; i < keys->n; i++) {
-        slc_cache_inv_add(out, slc_cache_table_hash(keys->key[i].data,
-                                                    keys->key[i].len));
-        if (cc->catalog != NULL
-            && slc_catalog_writes(cc->catalog, keys->key[i].data,
-                                  keys->key[i].len, w) != SLC_OK)
-        {
-            out->all = 1;
-            return;
-        }
-    }
-    out->all |= w->all;
-    for (unsigned i = 0; i < w->n && !out->all; i++) {
-        slc_cache_inv_add(out, slc_cache_table_hash(w->name[i].data,
-                                                    w->name[i].len));
-    }
-}
-
-/*
- * CREATE ... SELECT f(): the classifier looks for no call in DDL (its
- * definitions hold names and parentheses), so the SELECT part of a DDL
- * statement is scanned here: a stored function there may write anything.
- */
-static int
-slc_cache_ddl_calls(const uint8_t *q, size_t n)
-{
-    slc_sqltail_t t;
-
-    for (size_t i = 0; i + 6 <= n; i++) {
-        if (strncasecmp((const char *) q + i, "SELECT", 6) == 0) {
-            slc_sqltail_init(&t, 0);
-            slc_sqltail_feed(&t, q + i, n - i);
-            return (slc_sqltail_flags(&t) & SLC_SQL_F_STORED_FUNC) != 0;
-        }
-    }
-    return 0;
-}
-
-void
-slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
-    const slc_sql_info_t *si, const char *db, slc_cache_inv_set_t *out)
-{
-    slc_cache_keys_t *keys = &slc_cache_keys;
-    slc_sql_info_t    pure;
-
-    memset(out, 0, sizeof(*out));
-    if ((si->flags & SLC_SQL_F_STORED_FUNC) && slc_cache_fn_pure(cc, q, n, si))
-    {
-        pure = *si;
-        pure.flags &= ~SLC_SQL_F_STORED_FUNC;
-        si = &pure;
-    }
-    switch (slc_cache_invalidates(si)) {
-    case SLC_CACHE_INV_NONE:
-        return;
-    case SLC_CACHE_INV_TABLES:
-        if ((si->kind != SLC_SQL_DDL || !slc_cache_ddl_calls(q, n))
-            && slc_cache_table_keys(q, si, db, strlen(db), keys) == SLC_OK)
-        {
-            slc_cache_inv_tables(cc, keys, out);
-            return;
-        }
-        /* fall through */
-    default:
-        out->all = 1;
-    }
-}
-
-void
-slc_cache_view_calls(slc_cache_ctx_t *cc, const uint8_t *q,
-    const slc_sql_info_t *si, const char *db, slc_cache_inv_set_t *out)
-{
-    slc_cache_keys_t    *keys = &slc_cache_keys;
-    slc_catalog_names_t *r = slc_cache_names_new();
-
-    if (cc->catalog == NULL || si->ntables == 0
-        || slc_cache_table_keys(q, si, db, strlen(db), keys) != SLC_OK)
-    {
-        return;
-    }
-    for (unsigned i = 0; i < keys->n; i++) {
-        if (slc_catalog_reads(cc->catalog, keys->key[i].data,
-                              keys->key[i].len, r) == SLC_CATALOG_UNKNOWN)
-        {
-            return;     /* cannot say: as the statement's own text says */
-        }
-    }
-    if (r->flags & SLC_SQL_F_STORED_FUNC) {
-        out->all = 1;
-    }
-}
-
-/* The next word of q[*i..n) (after blanks and plain comments), or an
-   empty one. */
-static slc_str_t
-slc_cache_word(const uint8_t *q, size_t n, size_t *i)
-{
-    slc_str_t w = { 0, NULL };
-
-    for ( ;; ) {
-        while (*i < n && isspace(q[*i])) {
-            (*i)++;
-        }
-        if (*i + 1 < n && q[*i] == '/' && q[*i + 1] == '*'
-            && (*i + 2 >= n || (q[*i + 2] != '!' && q[*i + 2] != 'M')))
-        {
-            const uint8_t *e = memmem(q + *i + 2, n - *i - 2, "*/", 2);
-
-            *i = e != NULL ? (size_t) (e - q) + 2 : n;
-            continue;
-        }
-        break;
-    }
-    w.data = (char *) q + *i;
-    while (*i < n && (isalnum(q[*i]) || q[*i] == '_')) {
-        (*i)++;
-    }
-    w.len = (size_t) ((char *) q + *i - w.data);
-    return w;
-}
-
-static int
-slc_cache_word_is(const slc_str_t *w, const char *s)
-{
-    return w->len == strlen(s) && strncasecmp(w->data, s, w->len) == 0;
-}
-
-/*
- * DDL that may change a view or a trigger, or what a view reads: all but
- * TRUNCATE, CREATE [TEMPORARY] TABLE, CREATE INDEX and an ALTER TABLE
- * that renames nothing (a table's triggers move with a RENAME).
- */
-int
-slc_cache_ddl_may(const uint8_t *q, size_t n)
-{
-    size_t    i = 0;
-    slc_str_t w = slc_cache_word(q, n, &i), v = slc_cache_word(q, n, &i);
-
-    if (slc_cache_word_is(&w, "TRUNCATE")) {
-        return 0;
-    }
-    if (slc_cache_word_is(&w, "CREATE")) {
-        return !(slc_cache_word_is(&v, "TABLE")
-                 || slc_cache_word_is(&v, "TEMPORARY")
-                 || slc_cache_word_is(&v, "INDEX")
-                 || slc_cache_word_is(&v, "UNIQUE"));
-    }
-    if (slc_cache_word_is(&w, "ALTER") && slc_cache_word_is(&v, "TABLE")) {
-        for (i = 0; i + 6 <= n; i++) {
-            if (strncasecmp((const char *) q + i, "RENAME", 6) == 0) {
-                return 1;               /* anywhere: at worst a reload */
-            }
-        }
-        return 0;
-    }
-    return 1;
-}
-
-void
-slc_cache_ddl(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
-    const slc_sql_info_t *si)
-{
-    int may;
-
-    if (cc->catalog == NULL) {
-        return;
-    }
-    switch (si->kind) {
-    case SLC_SQL_DDL:
-        may = !(si->flags & SLC_SQL_F_TEMPORARY) && slc_cache_ddl_may(q, n);
-        break;
-    case SLC_SQL_UNKNOWN: case SLC_SQL_CALL: case SLC_SQL_EXECUTE:
-    case SLC_SQL_COMPOUND:
-        may = 1;
-        break;
-    default:        /* SET GLOBAL: the server's sql_mode, isolation */
-        may = (si->flags & (SLC_SQL_F_DDL | SLC_SQL_F_GLOBAL)) != 0;
-    }
-    if (may) {
-        slc_catalog_ddl_seen(cc->catalog);
-        cc->ddl = 1;                    /* and again once it is done */
-    }
-}
-
-
-/* --- looking up --------------------------------------------------------- */
-
-static size_t
-slc_cache_put_str(uint8_t *k, const void *p, size_t n)
-{
-    k[0] = (uint8_t) (n >> 8);
-    k[1] = (uint8_t) n;
-    memcpy(k + 2, p, n);
-    return n + 2;
-}
-
-/*
- * The key of statement q in this session, into a buffer of the worker's
- * (it is copied into the entry, or into the context while waiting).  A
- * binary EXECUTE's (x) has its own format byte and the statement's
- * database, then the hash of the session's SETs when it was prepared
- * (they shaped its parse), the hash of the column definitions its client
- * holds (under
- * CACHE_METADATA), the statement, the parameters' types, NULL bitmap and
- * values.
- */
-static const uint8_t *
-slc_cache_key(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
-    const slc_cache_exec_t *x, size_t *klen)
-{
-    static uint8_t *buf;
-    static size_t   cap;
-    slc_session_t  *s = cc->s;
-    const char     *db = x != NULL ? x->ps->db : cc->db;
-    size_t          need = 9 + 2 + SLC_MAX_USER + 2 + SLC_MAX_DB
-                           + 2 + SLC_CACHE_STATE_MAX + n;
-    size_t          k = 0;
-    uint32_t        caps = s->caps & SLC_CACHE_KEY_CAPS;
-
-    if (x != NULL) {
-        need += 20 + 2 * (size_t) x->ps->params + x->nulls_len
-                + x->values_len;
-    }
-
-    if (need > cap) {
-        uint8_t *p = realloc(buf, need);
-
-        if (p == NULL) {
-            return NULL;
-        }
-        buf = p;
-        cap = need;
-    }
-    slc_mysql_le_put(buf, caps, 4);
-    slc_mysql_le_put(buf + 4, s->mariadb_caps & SLC_CACHE_KEY_MARIADB_CAPS,
-                     2);
-    slc_mysql_le_put(buf + 6, s->charset, 2);
-    buf[8] = x != NULL ? SLC_CACHE_KEY_BINARY : SLC_CACHE_KEY_TEXT;
-    k = 9;
-    if (cc->conf->shared) {
-        k += slc_cache_put_str(buf + k, "", 0);
-    } else {
-        k += slc_cache_put_str(buf + k, s->user, strlen(s->user));
-    }
-    k += slc_cache_put_str(buf + k, db, strlen(db));
-    k += slc_cache_put_str(buf + k, cc->vars.len > 0 ? cc->vars.buf : "",
-                           cc->vars.len);
-    if (x == NULL) {
-        memcpy(buf + k, q, n);
-        *klen = k + n;
-        return buf;
-    }
-    slc_mysql_le_put(buf + k, x->ps->state_hash, 8);
-    slc_mysql_le_put(buf + k + 8, x->ps->meta, 8);    /* CACHE_METADATA */
-    slc_mysql_le_put(buf + k + 16, n, 4);
-    k += 20;
-    memcpy(buf + k, q, n);
-    k += n;
-    memcpy(buf + k, x->types, 2 * (size_t) x->ps->params);
-    k += 2 * (size_t) x->ps->params;
-    memcpy(buf + k, x->nulls, x->nulls_len);
-    k += x->nulls_len;
-    memcpy(buf + k, x->values, x->values_len);
-    *klen = k + x->values_len;
-    return buf;
-}
-
-/*
- * The tables an entry of the statement depends on: its own, and for each
- * view among them the base tables it reads (the schema catalog's), into
- * dep[].  SLC_CACHE_CACHEABLE, or why the entry must not be kept: a name
- * the catalog cannot place (SCHEMA_UNKNOWN), a view whose definition is
- * not cacheable (slc_cache_view_verdict).  Only when a store begins: a
- * hit never asks (its entry was placed when stored; DDL on a view or a
- * trigger invalidates the names it changes).
- */
-static slc_cache_verdict_t
-slc_cache_depends(slc_cache_ctx_t *cc, const slc_cache_keys_t *keys,
-    slc_str_t *dep, unsigned *ndep)
-{
-    slc_catalog_names_t *r = slc_cache_names_new();
-    slc_cache_verdict_t  v;
-    unsigned             n = 0;
-
-    for (unsigned i = 0; i < keys->n; i++) {
-        if (cc->catalog != NULL
-            && slc_catalog_reads(cc->catalog, keys->key[i].data,
-                                 keys->key[i].len, r) == SLC_CATALOG_UNKNOWN)
-        {
-            return SLC_CACHE_SCHEMA_UNKNOWN;
-        }
-        dep[n++] = keys->key[i];
-    }
-    v = slc_cache_view_verdict(r->flags, r->name, r->n);
-    for (unsigned i = 0; i < r->n && v == SLC_CACHE_CACHEABLE; i++) {
-        unsigned j;
-
-        for (j = 0; j < n && (dep[j].len != r->name[i].len
-                              || memcmp(dep[j].data, r->name[i].data,
-                                        dep[j].len) != 0); j++)
-        {
-            /* seen? */
-        }
-        if (j < n) {
-            continue;
-        }
-        if (n == SLC_CACHE_TABLES) {
-            v = SLC_CACHE_SCHEMA_UNKNOWN;   /* more than an entry holds */
-            break;
-        }
-        dep[n++] = r->name[i];
-    }
-    *ndep = n;
-    return v;
-}
-
-/* Start keeping the response to the command that passes on. */
-static void
-slc_cache_store(slc_cache_ctx_t *cc, const uint8_t *key, size_t klen,
-    uint64_t hash, const slc_cache_keys_t *keys, long long ttl,
-    const slc_cache_exec_t *x)
-{
-    slc_cache_refusal_e r;
-    long long           soft = cc->conf->soft_ttl;
-    slc_str_t           dep[SLC_CACHE_TABLES];
-    unsigned            ndep;
-    slc_cache_verdict_t v;
-
-    if (keys->n > SLC_CACHE_TABLES) {
-        v = SLC_CACHE_TABLES_UNKNOWN;
-    } else {
-        v = slc_cache_depends(cc, keys, dep, &ndep);
-    }
-    if (v != SLC_CACHE_CACHEABLE) {
-        slc_cache_bump(cc->cnt->uncacheable[v]);
-        return;
-    }
-    r = slc_cache_store_begin(cc->cache, &cc->st, key, klen, hash,
-        dep, ndep, (uint64_t) ttl,
-        soft > 0 && soft < ttl ? (uint64_t) soft : 0, slc_loop->now);
-    if (r != SLC_CACHE_OK) {
-        return;                         /* the store counted it */
-    }
-    cc->op = SLC_CACHE_OP_STORE;
-    cc->sent_after = slc_loop->now;
-    cc->npkt = 0;
-    cc->ncols = 0;
-    cc->ndefs = 0;
-    cc->binary = x != NULL;
-    cc->stored = 0;
-    cc->bad = 0;
-    cc->last_len = 0;
-    memset(&cc->meta, 0, sizeof(cc->meta));
-}
-
-/* The payload of the command a hit answers, for a replay (hit_cmd). */
-static void
-slc_cache_hit_note(slc_cache_ctx_t *cc, const uint8_t *p, size_t n)
-{
-    uint8_t *b = cc->hit_cmd;
-
-    cc->hit_last = cc->hit_select = 0;
-    if (n > cc->hit_cap) {
-        if (n > UINT32_MAX || (b = realloc(cc->hit_cmd, n)) == NULL) {
-            return;                     /* no replay: the server's answer */
-        }
-        cc->hit_cmd = b;
-        cc->hit_cap = (uint32_t) n;
-    }
-    memcpy(b, p, n);
-    cc->hit_len = (uint32_t) n;
-    cc->hit_last = cc->hit_select = 1;
-}
-
-/*
- * A statement that asks what the statement before it did (SAME_AS_LAST:
- * ROW_COUNT(), SHOW WARNINGS, @@warning_count...) right after a hit, or
- * FOUND_ROWS() with no SELECT at the server since a hit: the server would
- * answer for an older statement, so the hit's statement runs there first
- * (slc_cmd_prelude), unseen, and the client's goes on after.  1 when the
- * replay is queued (the hook returns PASS).
- */
-int
-slc_cache_replay(slc_cache_ctx_t *cc, uint32_t flags)
-{
-    uint8_t gen[256];
-    int     n;
-
-    if ((flags & SLC_SQL_F_SAME_AS_LAST) && cc->hit_before) {
-        /* right after the hit: the same statement, same state, same data
-           (the entry was not invalidated) */
-        n = slc_cmd_prelude(cc->s, cc->hit_cmd, cc->hit_len);
-    } else if ((flags & SLC_SQL_F_FOUND_ROWS) && cc->hit_select) {
-        /* later, the session or the data may have changed since: a
-           SELECT of as many rows as the hit had, which is what
-           FOUND_ROWS() tells after a SELECT without SQL_CALC_FOUND_ROWS */
-        gen[0] = SLC_COM_QUERY;
-        n = snprintf((char *) gen + 1, sizeof(gen) - 1, "WITH RECURSIVE "
-            "sluice_r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM sluice_r "
-            "WHERE n < 1024) SELECT 1 FROM sluice_r a, sluice_r b LIMIT %u",
-            cc->hit_rows);
-        n = slc_cmd_prelude(cc->s, gen, (size_t) n + 1);
-    } else {
-        return 0;
-    }
-    cc->hit_before = cc->hit_select = 0;
-    if (n != SLC_OK) {
-        return 0;                       /* no room: as the server says */
-    }
-    cc->inflight = 0;                   /* this one comes back */
-    slc_cache_bump(cc->cnt->replays);
-    return 1;
-}
-
-static int
-slc_cache_answer(slc_cache_ctx_t *cc)
-{
-    if (slc_cache_serve(cc->s, &cc->serve) != SLC_OK) {
-        return SLC_FILTER_PASS;         /* no memory: the server answers */
-    }
-    if (cc->rule >= 0 && cc->conf->rule_slot[cc->rule] < SLC_CACHE_RULES_MAX)
-    {
-        slc_cache_bump(cc->cnt->rules[cc->conf->rule_slot[cc->rule]].hits);
-    }
-    cc->op = SLC_CACHE_OP_SERVE;
-    cc->hit_rows = cc->serve.meta.rows;
-    if (cc->cur != NULL) {
-        slc_cache_hit_note(cc, cc->cur->payload, cc->cur->len);
-    } else {
-        slc_cache_hit_note(cc, cc->wait_cmd, cc->wait_len);
-    }
-    return SLC_FILTER_ANSWER;
-}
-
-/* Another session is storing this key: look again shortly, up to
-   cache_wait_timeout, then go to the server. */
-static int
-slc_cache_wait(slc_cache_ctx_t *cc, const uint8_t *key, size_t klen,
-    uint64_t hash)
-{
-    cc->key = malloc(klen);
-    cc->wait_cmd = malloc(cc->cur->len);
-    if (cc->key == NULL || cc->wait_cmd == NULL) {
-        free(cc->key);
-        free(cc->wait_cmd);
-        cc->key = NULL;
-        cc->wait_cmd = NULL;
-        return SLC_FILTER_PASS;
-    }
-    memcpy(cc->wait_cmd, cc->cur->payload, cc->cur->len);
-    cc->wait_len = cc->cur->len;
-    memcpy(cc->key, key, klen);
-    cc->klen = klen;
-    cc->hash = hash;
-    cc->wait_until = slc_loop->now + (uint64_t) cc->conf->wait;
-    slc_cache_bump(cc->cnt->waits);
-    slc_timer_add(slc_loop, &cc->timer, SLC_CACHE_WAIT_STEP);
-    return SLC_FILTER_PAUSE;
-}
-
-static void
-slc_cache_wait_timer(slc_timer_t *t)
-{
-    slc_cache_ctx_t *cc = t->data;
-    int              verdict = SLC_FILTER_PASS;
-
-    cc->cur = NULL;
-    switch (slc_cache_lookup(cc->cache, cc->key, cc->klen, cc->hash,
-                             slc_loop->now, &cc->serve.hit))
-    {
-    case SLC_CACHE_HIT:
-        verdict = slc_cache_answer(cc);
-        break;
-    case SLC_CACHE_PENDING:
-        if (slc_loop->now < cc->wait_until) {
-            slc_timer_add(slc_loop, &cc->timer, SLC_CACHE_WAIT_STEP);
-            return;
-        }
-        slc_cache_bump(cc->cnt->wait_timeouts);
-        break;
-    default:
-        break;          /* the store failed or expired: the server, once */
-    }
-    free(cc->key);
-    free(cc->wait_cmd);
-    cc->key = NULL;
-    cc->wait_cmd = NULL;
-    slc_filter_resume(cc->s, verdict);
-}
-
-/* The rule of the statement, -1 for none; its ttl or no_cache. */
-static int
-slc_cache_rule(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
-    const slc_cache_keys_t *keys)
-{
-    int i = slc_cache_rule_find(cc, q, n, keys);
-
-    if (i >= 0 && cc->conf->rule_slot[i] < SLC_CACHE_RULES_MAX) {
-        slc_cache_bump(cc->cnt->rules[cc->conf->rule_slot[i]].matches);
-    }
-    return i;
-}
-
-/* A SELECT the verdict lets through: look it up, or store its answer. */
-static int
-slc_cache_select(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
-    const slc_sql_info_t *si, slc_cache_verdict_t v,
-    const slc_cache_keys_t *keys, const slc_cache_exec_t *x)
-{
-    const slc_cache_rule_t *r = NULL;
-    long long               ttl = cc->conf->ttl;
-    const uint8_t          *key;
-    size_t                  klen;
-    uint64_t                hash;
-
-    cc->rule = slc_cache_rule(cc, q, n, keys);
-    if (cc->rule >= 0) {
-        r = &cc->conf->rules.rule[cc->rule];
-        if (r->no_cache) {
-            return SLC_FILTER_PASS;
-        }
-        ttl = r->ttl_ms >= 0 ? r->ttl_ms : ttl;
-    }
-    if (!slc_cache_rule_allows(r, v, si)) {
-        slc_cache_bump(cc->cnt->uncacheable[v]);
-        return SLC_FILTER_PASS;
-    }
-    if (ttl <= 0 || (key = slc_cache_key(cc, q, n, x, &klen)) == NULL) {
-        return SLC_FILTER_PASS;
-    }
-    hash = slc_cache_key_hash(key, klen);
-    if ((x != NULL && x->no_serve) || cc->diag) {
-        /* (diag: the server answers, and so clears its warnings) */
-        slc_cache_store(cc, key, klen, hash, keys, ttl, x);
-        return SLC_FILTER_PASS;
-    }
-    switch (slc_cache_lookup(cc->cache, key, klen, hash, slc_loop->now,
-                             &cc->serve.hit))
-    {
-    case SLC_CACHE_HIT:
-        return slc_cache_answer(cc);
-    case SLC_CACHE_PENDING:
-        return slc_cache_wait(cc, key, klen, hash);
-    default:                            /* MISS, HIT_REFRESH */
-        slc_cache_store(cc, key, klen, hash, keys, ttl, x);
-        return SLC_FILTER_PASS;
-    }
-}
-
-/*
- * What the server's globals say, from the schema catalog, looked at once
- * per millisecond of the worker's loop (a hit must not pay for it).
- * While it is not ready (before its first load, a moment after DDL
- * through the proxy, blind) nothing is known: the server's default
- * isolation may be READ UNCOMMITTED (so a session that did not set its
- * own gets no hit), and its sql_mode may have ANSI_QUOTES.
- */
-static const slc_catalog_facts_t *
-slc_cache_facts(slc_cache_ctx_t *cc)
-{
-    static const slc_catalog_facts_t none = { .ready = 0 };
-
-    if (cc->catalog == NULL) {
-        return &none;
-    }
-    if (cc->facts_at != slc_loop->now) {
-        if (slc_catalog_facts(cc->catalog, &cc->facts) != SLC_OK) {
-            cc->facts.ready = 0;
-        }
-        cc->facts_at = slc_loop->now;
-    }
-    return &cc->facts;
-}
-
-static int
-slc_cache_global_ru(slc_cache_ctx_t *cc)
-{
-    const slc_catalog_facts_t *f = slc_cache_facts(cc);
-
-    return !f->ready || f->read_uncommitted;
-}
-
-int
-slc_cache_ansi_maybe(slc_cache_ctx_t *cc)
-{
-    const slc_catalog_facts_t *f;
-
-    if (cc->vars.ansi != SLC_CACHE_ANSI_GLOBAL) {
-        return cc->vars.ansi == SLC_CACHE_ANSI_ON;
-    }
-    f = slc_cache_facts(cc);
-    return !f->ready || f->ansi_quotes;
-}
-
-/*
- * A statement larger than a buffer: the filter sees its head now and the
- * rest as it goes (slc_cache_rest).  A write (or what the head cannot
- * place) invalidates everything and may have set anything.  A SELECT is
- * not cached (its tables are not all seen) and writes nothing, unless
- * its whole text, scanned from its first byte as it goes (slc_sqltail),
- * holds another statement, a call of a stored function or of a sequence
- * (NEXTVAL writes): then it is a write of everything too.  A text that
- * never came whole is one.
- */
 /* The text's first word is SELECT (after blanks, plain comments and
    opening parentheses); an executable comment is no answer. */
 static int
@@ -1061,6 +248,16 @@ slc_cache_starts_select(const uint8_t *q, size_t n)
                || q[i + 6] == '"' || q[i + 6] == '@');
 }
 
+/*
+ * A statement larger than a buffer: the filter sees its head now and the
+ * rest as it goes (slc_cache_rest).  A write (or what the head cannot
+ * place) invalidates everything and may have set anything.  A SELECT is
+ * not cached (its tables are not all seen) and writes nothing, unless
+ * its whole text, scanned from its first byte as it goes (slc_sqltail),
+ * holds another statement, a call of a stored function or of a sequence
+ * (NEXTVAL writes): then it is a write of everything too.  A text that
+ * never came whole is one.
+ */
 static void
 slc_cache_long(slc_cache_ctx_t *cc, const slc_cmd_t *c)
 {
@@ -1095,7 +292,7 @@ slc_cache_rest(slc_session_t *s, void *ctx, const uint8_t *p, size_t n)
     f = slc_sqltail_flags(&cc->tail);
     if ((f & (SLC_SQL_F_MULTI | SLC_SQL_F_STORED_FUNC
               | SLC_SQL_F_SEQUENCE | SLC_SQL_F_UNTERMINATED))
-        || ((f & SLC_SQL_F_AMBIGUOUS) && slc_cache_ansi_maybe(cc)))
+        || ((f & SLC_SQL_F_AMBIGUOUS) && slc_cache_session_ansi(cc)))
     {
         return;
     }
@@ -1105,26 +302,50 @@ slc_cache_rest(slc_session_t *s, void *ctx, const uint8_t *p, size_t n)
     cc->iso_use = SLC_CACHE_ISO_USE_YES;
 }
 
-/* Whether a text statement takes SET TRANSACTION's level (iso_use). */
-static uint8_t
-slc_cache_iso_use(const slc_sql_info_t *si)
+/*
+ * A text statement that sets what the session's results depend on, once
+ * the server accepts it (a SET, a USE), or after which that cannot be
+ * known (a CALL, an EXECUTE, several statements...): 1 when it is one,
+ * which is then no cached read.
+ */
+static int
+slc_cache_query_sets(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
+    const slc_sql_info_t *si)
 {
-    if (si->flags & (SLC_SQL_F_MULTI | SLC_SQL_F_STORED_FUNC
-                     | SLC_SQL_F_UNTERMINATED))
-    {
-        return SLC_CACHE_ISO_USE_MAYBE;
+    if (si->flags & SLC_SQL_F_MULTI) {
+        cc->multi = 1;
+        cc->then_unknown = 1;   /* any of them may SET or USE */
+        return 1;
     }
     switch (si->kind) {
-    case SLC_SQL_SET: case SLC_SQL_USE: case SLC_SQL_EMPTY:
-        return SLC_CACHE_ISO_USE_NOT;
-    case SLC_SQL_SELECT: case SLC_SQL_DO:
-        return si->ntables == 0 ? SLC_CACHE_ISO_USE_NOT
-                                : SLC_CACHE_ISO_USE_YES;
-    case SLC_SQL_INSERT: case SLC_SQL_UPDATE: case SLC_SQL_DELETE:
-    case SLC_SQL_REPLACE:
-        return SLC_CACHE_ISO_USE_YES;
+    case SLC_SQL_SET:
+        if (si->flags & SLC_SQL_F_GLOBAL) {
+            cc->inv.all = 1;            /* new sessions' defaults */
+        }
+        if ((cc->set_text = malloc(n)) == NULL) {
+            cc->then_unknown = 1;
+            return 1;
+        }
+        memcpy(cc->set_text, q, n);
+        cc->set_len = n;
+        cc->then_set = 1;
+        return 1;
+    case SLC_SQL_USE:
+        cc->then_db = slc_cache_use_name(q, n, cc->next_db,
+                                         sizeof(cc->next_db)) == SLC_OK;
+        cc->then_unknown = !cc->then_db;
+        return 1;
+    case SLC_SQL_CALL:
+    case SLC_SQL_EXECUTE:
+    case SLC_SQL_COMPOUND:
+    case SLC_SQL_UNKNOWN:
+        cc->then_unknown = 1;           /* it may set variables */
+        cc->then_temp = 1;              /* create a temporary table */
+        cc->multi = 1;                  /* and return results between
+                                           writes */
+        return 1;
     default:
-        return SLC_CACHE_ISO_USE_MAYBE;
+        return 0;
     }
 }
 
@@ -1140,156 +361,36 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
         slc_cache_long(cc, c);
         return SLC_FILTER_PASS;
     }
-    si = *slc_cmd_classify(cc->s, c);
-    if ((si.flags & SLC_SQL_F_AMBIGUOUS) && slc_cache_ansi_maybe(cc)) {
-        /* under ANSI_QUOTES the text may read otherwise */
-        si = (slc_sql_info_t) { .kind = SLC_SQL_UNKNOWN,
-                                .flags = SLC_SQL_F_UNTERMINATED };
-    }
-    if (slc_cache_replay(cc, si.flags)) {
+    slc_cache_session_classify(cc, c, &si);
+    if (slc_cache_read_replay(cc, si.flags)) {
         return SLC_FILTER_PASS;
     }
     cc->clears = si.ntables > 0 && si.kind != SLC_SQL_SHOW;
-    cc->iso_use = slc_cache_iso_use(&si);
+    cc->iso_use = slc_cache_session_iso_use(&si);
     slc_cache_inv_of(cc, q, n, &si, cc->db, &cc->inv);
-    slc_cache_ddl(cc, q, n, &si);
-    if (si.flags & SLC_SQL_F_MULTI) {
-        cc->multi = 1;
-        cc->then_unknown = 1;   /* any of them may SET or USE */
+    slc_cache_inv_ddl(cc, q, n, &si);
+    if (slc_cache_query_sets(cc, q, n, &si)) {
         return SLC_FILTER_PASS;
-    }
-    switch (si.kind) {
-    case SLC_SQL_SET:
-        if (si.flags & SLC_SQL_F_GLOBAL) {
-            cc->inv.all = 1;            /* new sessions' defaults */
-        }
-        if ((cc->set_text = malloc(n)) == NULL) {
-            cc->then_unknown = 1;
-            return SLC_FILTER_PASS;
-        }
-        memcpy(cc->set_text, q, n);
-        cc->set_len = n;
-        cc->then_set = 1;
-        return SLC_FILTER_PASS;
-    case SLC_SQL_USE:
-        cc->then_db = slc_cache_use_name(q, n, cc->next_db,
-                                         sizeof(cc->next_db)) == SLC_OK;
-        cc->then_unknown = !cc->then_db;
-        return SLC_FILTER_PASS;
-    case SLC_SQL_CALL:
-    case SLC_SQL_EXECUTE:
-    case SLC_SQL_COMPOUND:
-    case SLC_SQL_UNKNOWN:
-        cc->then_unknown = 1;           /* it may set variables */
-        cc->then_temp = 1;              /* create a temporary table */
-        cc->multi = 1;                  /* and return results between
-                                           writes */
-        return SLC_FILTER_PASS;
-    default:
-        break;
     }
     if (si.flags & SLC_SQL_F_TEMPORARY) {
         cc->then_temp = 1;
     }
     v = slc_cache_read(cc, q, n, &si, NULL);
     if (v == SLC_FILTER_PASS && cc->op != SLC_CACHE_OP_STORE) {
-        slc_cache_view_calls(cc, q, &si, cc->db, &cc->inv);
+        slc_cache_inv_view_calls(cc, q, &si, cc->db, &cc->inv);
     }
     return v;
 }
 
 /*
- * The isolation level a statement runs under, from the session's status
- * when it was sent: the open transaction's, else the next transaction's
- * (SET TRANSACTION) or the session's.  The server's default is READ
- * UNCOMMITTED only when its @@global.tx_isolation says so.
- */
-static uint8_t
-slc_cache_iso(slc_cache_ctx_t *cc, unsigned status)
-{
-    uint8_t iso;
-
-    if (status & SLC_SERVER_STATUS_IN_TRANS) {
-        iso = cc->trx_iso != SLC_CACHE_ISO_NONE ? cc->trx_iso
-                                                : SLC_CACHE_ISO_UNKNOWN;
-    } else {
-        iso = cc->vars.iso_next != SLC_CACHE_ISO_NONE ? cc->vars.iso_next
-                                                      : cc->vars.iso;
-    }
-    if (iso == SLC_CACHE_ISO_GLOBAL) {
-        iso = slc_cache_global_ru(cc) ? SLC_CACHE_ISO_RU : SLC_CACHE_ISO_RR;
-    }
-    return iso;
-}
-
-/*
- * After a response: a transaction that began runs at the level it began
- * with (SET TRANSACTION's is then spent), and ends with it; outside one,
- * a statement that read or wrote a table spent SET TRANSACTION's level,
- * and one that may have (or failed doing so) leaves it not known until
- * one surely did.
+ * A command begins: what the one before left is settled (a change of
+ * user the core applied, a response that never ended), and the state of
+ * the command in flight starts empty.
  */
 static void
-slc_cache_iso_after(slc_cache_ctx_t *cc, int ok)
+slc_cache_begin(slc_cache_ctx_t *cc, const slc_cmd_t *c)
 {
-    slc_cache_vars_t *v = &cc->vars;
-    unsigned          was = cc->status_before & SLC_SERVER_STATUS_IN_TRANS;
-    unsigned          is = slc_cmd_status(cc->s) & SLC_SERVER_STATUS_IN_TRANS;
-
-    if (!was && is) {
-        cc->trx_iso = v->iso_next != SLC_CACHE_ISO_NONE ? v->iso_next
-                                                        : v->iso;
-        v->iso_next = SLC_CACHE_ISO_NONE;
-    } else if (was && !is) {
-        cc->trx_iso = SLC_CACHE_ISO_NONE;
-        v->iso_next = SLC_CACHE_ISO_NONE;
-    } else if (!is && v->iso_next != SLC_CACHE_ISO_NONE
-               && cc->iso_use != SLC_CACHE_ISO_USE_NOT)
-    {
-        v->iso_next = ok && cc->iso_use == SLC_CACHE_ISO_USE_YES
-                      ? SLC_CACHE_ISO_NONE : SLC_CACHE_ISO_UNKNOWN;
-    }
-}
-
-int
-slc_cache_read(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
-    const slc_sql_info_t *si, const slc_cache_exec_t *x)
-{
-    const char          *db = x != NULL ? x->ps->db : cc->db;
-    slc_cache_session_t  ss;
-    slc_cache_keys_t    *keys;
-    slc_cache_verdict_t  v;
-    uint8_t              iso;
-
-    cc->select = si->kind == SLC_SQL_SELECT;
-    if (si->kind != SLC_SQL_SELECT || cc->unknown) {
-        return SLC_FILTER_PASS;
-    }
-    iso = slc_cache_iso(cc, cc->status_before);
-    ss = (slc_cache_session_t) {
-        .db = db, .db_len = strlen(db),
-        .status = cc->status_before, .temp_tables = cc->temp,
-        .read_committed = iso == SLC_CACHE_ISO_RC,
-        .dirty = iso == SLC_CACHE_ISO_RU || iso == SLC_CACHE_ISO_UNKNOWN,
-    };
-    v = slc_cache_cacheable(q, n, si, &ss);
-    if (v != SLC_CACHE_CACHEABLE && v != SLC_CACHE_TABLES_UNKNOWN
-        && v != SLC_CACHE_STORED_FUNCTION)
-    {
-        slc_cache_bump(cc->cnt->uncacheable[v]);
-        return SLC_FILTER_PASS;
-    }
-    keys = &slc_cache_keys;
-    if (slc_cache_table_keys(q, si, db, ss.db_len, keys) != SLC_OK) {
-        return SLC_FILTER_PASS;
-    }
-    return slc_cache_select(cc, q, n, si, v, keys, x);
-}
-
-static int
-slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
-{
-    slc_cache_ctx_t *cc = ctx;
+    slc_session_t *s = cc->s;
 
     if (cc->user_gen != s->user_gen) {
         /* a COM_CHANGE_USER the core applied: the server reset the
@@ -1300,9 +401,9 @@ slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
     if (cc->op == SLC_CACHE_OP_STORE) {
         /* the last response never ended (its backend failed with part of
            it sent): no half entry, and the key is free again */
-        slc_cache_store_fail(cc, SLC_CACHE_NS_CLOSED);
+        slc_cache_not_stored(cc, SLC_CACHE_NS_CLOSED);
     }
-    slc_cache_unanswered(cc);
+    slc_cache_inv_unanswered(cc);
     cc->op = SLC_CACHE_OP_NONE;
     cc->rule = -1;
     cc->cur = c;
@@ -1315,7 +416,6 @@ slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
                   || c->command == SLC_COM_STMT_BULK_EXECUTE
                   ? SLC_CACHE_ISO_USE_MAYBE : SLC_CACHE_ISO_USE_NOT;
     cc->clears = 0;
-    cc->last_len = 0;
     memset(&cc->inv, 0, sizeof(cc->inv));
     cc->then_unknown = cc->then_temp = cc->then_reset = cc->multi = 0;
     cc->ddl = 0;
@@ -1325,17 +425,33 @@ slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
     free(cc->set_text);
     cc->set_text = NULL;
     slc_cache_ps_free(&cc->prep);
+}
+
+/* COM_INIT_DB: the database it names, once the server accepts it. */
+static void
+slc_cache_init_db(slc_cache_ctx_t *cc, const slc_cmd_t *c)
+{
+    cc->then_db = c->avail == c->len && c->len - 1 <= SLC_MAX_DB;
+    if (cc->then_db) {
+        memcpy(cc->next_db, c->payload + 1, c->len - 1);
+        cc->next_db[c->len - 1] = '\0';
+        cc->then_db = strlen(cc->next_db) == c->len - 1;
+    }
+    cc->then_unknown = !cc->then_db;
+}
+
+static int
+slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
+{
+    slc_cache_ctx_t *cc = ctx;
+
+    (void) s;
+    slc_cache_begin(cc, c);
     switch (c->command) {
     case SLC_COM_QUERY:
         return slc_cache_query(cc, c);
     case SLC_COM_INIT_DB:
-        cc->then_db = c->avail == c->len && c->len - 1 <= SLC_MAX_DB;
-        if (cc->then_db) {
-            memcpy(cc->next_db, c->payload + 1, c->len - 1);
-            cc->next_db[c->len - 1] = '\0';
-            cc->then_db = strlen(cc->next_db) == c->len - 1;
-        }
-        cc->then_unknown = !cc->then_db;
+        slc_cache_init_db(cc, c);
         break;
     case SLC_COM_CHANGE_USER:           /* under auth passthrough */
         cc->then_reset = SLC_CACHE_RESET_USER;
@@ -1363,8 +479,10 @@ slc_cache_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
 
 /* --- keeping a response ------------------------------------------------- */
 
+/* The response is not kept: its store, if one began, is dropped and the
+   reason (SLC_CACHE_NS_*) counted. */
 static void
-slc_cache_store_fail(slc_cache_ctx_t *cc, unsigned why)
+slc_cache_not_stored(slc_cache_ctx_t *cc, unsigned why)
 {
     if (cc->st.entry != NULL) {
         slc_cache_store_abort(&cc->st);
@@ -1434,20 +552,15 @@ slc_cache_packet(slc_session_t *s, void *ctx, const slc_cmd_packet_t *p)
     if (cc->mw.on) {
         slc_cache_ps_packet(cc, p);
     }
-    if (p->first && p->len > 0
-        && (p->data[0] == SLC_MYSQL_OK || p->data[0] == SLC_MYSQL_EOF
-            || p->data[0] == SLC_MYSQL_ERR))
+    if (cc->multi && p->first && !p->end && p->len > 0
+        && (p->data[0] == SLC_MYSQL_OK || p->data[0] == SLC_MYSQL_EOF))
     {
-        /* what may end the response (an OK, EOF or ERR; not a text row,
-           which is no copy per row): its flags and warnings */
-        cc->last_len = (uint32_t) slc_min(p->len, sizeof(cc->last));
-        memcpy(cc->last, p->data, cc->last_len);
-        if (cc->multi && p->data[0] != SLC_MYSQL_ERR && !p->end) {
-            slc_cache_inv_early(cc);
-        }
+        /* an OK or EOF may end one of several statements (or be a row
+           that starts so: early is safe) */
+        slc_cache_inv_early(cc);
     }
     if (p->end) {
-        slc_cache_settle(cc, p->reply);
+        slc_cache_inv_settle(cc, p->reply);
     }
     if (cc->op != SLC_CACHE_OP_STORE) {
         return;
@@ -1456,11 +569,11 @@ slc_cache_packet(slc_session_t *s, void *ctx, const slc_cmd_packet_t *p)
         slc_cache_packet_start(cc, p);
     }
     if (cc->bad) {
-        slc_cache_store_fail(cc, SLC_CACHE_NS_ERROR);
+        slc_cache_not_stored(cc, SLC_CACHE_NS_ERROR);
         return;
     }
     if (cc->stored + n > cc->conf->max_entry) {
-        slc_cache_store_fail(cc, SLC_CACHE_NS_SIZE);
+        slc_cache_not_stored(cc, SLC_CACHE_NS_SIZE);
         return;
     }
     if (p->first) {
@@ -1469,14 +582,14 @@ slc_cache_packet(slc_session_t *s, void *ctx, const slc_cmd_packet_t *p)
         if (slc_cache_store_append(&cc->st, hdr, sizeof(hdr))
             != SLC_CACHE_OK)
         {
-            slc_cache_store_fail(cc, SLC_CACHE_NS_STORE);
+            slc_cache_not_stored(cc, SLC_CACHE_NS_STORE);
             return;
         }
     }
     if (p->len > 0
         && slc_cache_store_append(&cc->st, p->data, p->len) != SLC_CACHE_OK)
     {
-        slc_cache_store_fail(cc, SLC_CACHE_NS_STORE);
+        slc_cache_not_stored(cc, SLC_CACHE_NS_STORE);
         return;
     }
     cc->stored += n;
@@ -1501,81 +614,40 @@ slc_cache_in_step(const slc_cache_ctx_t *cc, const slc_backend_t *b)
 }
 
 /*
- * The status flags and warnings of the packet that ended the response
- * (cc->last: an OK, or an EOF, which DEPRECATE_EOF makes an OK), and
- * where the flags are in it.  SLC_ERROR: no such packet, or cut short.
- */
-static int
-slc_cache_end_of(const slc_cache_ctx_t *cc, uint16_t *status,
-    uint16_t *warnings, size_t *at)
-{
-    const uint8_t *pl = cc->last;
-    uint64_t       v;
-    size_t         k;
-
-    *at = 1;
-    if (cc->last_len < 5
-        || (pl[0] != SLC_MYSQL_OK && pl[0] != SLC_MYSQL_EOF))
-    {
-        return SLC_ERROR;
-    }
-    if (pl[0] == SLC_MYSQL_EOF && !(cc->s->caps & SLC_CLIENT_DEPRECATE_EOF)) {
-        *warnings = (uint16_t) slc_mysql_le_get(pl + 1, 2);
-        *status = (uint16_t) slc_mysql_le_get(pl + 3, 2);
-        *at = 3;
-        return SLC_OK;
-    }
-    /* an OK: affected rows, insert id, then status and warnings */
-    for (int i = 0; i < 2; i++) {
-        k = slc_mysql_lenenc_int_get(pl + *at, cc->last_len - *at, &v);
-        if (k == 0) {
-            return SLC_ERROR;
-        }
-        *at += k;
-    }
-    if (*at + 4 > cc->last_len) {
-        return SLC_ERROR;
-    }
-    *status = (uint16_t) slc_mysql_le_get(pl + *at, 2);
-    *warnings = (uint16_t) slc_mysql_le_get(pl + *at + 2, 2);
-    return SLC_OK;
-}
-
-/*
- * The response is complete: keep it if it is one whole result set,
- * without error, warnings (unless cache_warnings) or session state, with
- * where the status flags of its last packet are.
+ * The response is complete (r, and `status` the flags of its last
+ * packet): keep it if it is one whole result set, without error, warnings
+ * (unless cache_warnings) or session state, with where the status flags
+ * of its last packet are.
  */
 static void
-slc_cache_commit(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
+slc_cache_commit(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r,
+    uint16_t status)
 {
-    const uint8_t       *pl = cc->last;
     const slc_backend_t *b = slc_cmd_answered_by(cc->s);
-    size_t               at;
-    uint16_t             status, warnings;
 
     if (b == NULL || !slc_cache_in_step(cc, b)) {
-        slc_cache_store_fail(cc, SLC_CACHE_NS_REPLICA);
+        slc_cache_not_stored(cc, SLC_CACHE_NS_REPLICA);
         return;
     }
-    if (r->first == SLC_MYSQL_ERR || cc->npkt < 3 || pl[0] != SLC_MYSQL_EOF
-        || slc_cache_end_of(cc, &status, &warnings, &at) != SLC_OK)
-    {
-        slc_cache_store_fail(cc, SLC_CACHE_NS_ERROR);
+    /* its first packet was a column count (slc_cache_packet_start): it
+       ends with its EOF (or DEPRECATE_EOF's OK with that header), not an
+       ERR nor the OK of a result after it */
+    if (cc->npkt < 3 || r->last != SLC_MYSQL_EOF || r->status_at == 0) {
+        slc_cache_not_stored(cc, SLC_CACHE_NS_ERROR);
         return;
     }
     if (status & (SLC_SERVER_MORE_RESULTS_EXISTS
                   | SLC_SERVER_SESSION_STATE_CHANGED))
     {
-        slc_cache_store_fail(cc, status & SLC_SERVER_MORE_RESULTS_EXISTS
+        slc_cache_not_stored(cc, status & SLC_SERVER_MORE_RESULTS_EXISTS
                              ? SLC_CACHE_NS_ERROR : SLC_CACHE_NS_STATE);
         return;
     }
-    if (warnings > 0 && !cc->conf->warnings) {
-        slc_cache_store_fail(cc, SLC_CACHE_NS_WARNINGS);
+    if (r->warnings > 0 && !cc->conf->warnings) {
+        slc_cache_not_stored(cc, SLC_CACHE_NS_WARNINGS);
         return;
     }
-    cc->meta.end_status = cc->last_off + SLC_MYSQL_HDR_LEN + (uint32_t) at;
+    cc->meta.end_status = cc->last_off + SLC_MYSQL_HDR_LEN + r->status_at;
     /* the column count, definitions, their EOF (none under DEPRECATE_EOF),
        the rows, the end */
     cc->meta.rows = (uint32_t) (cc->npkt - 2 - cc->ndefs
@@ -1604,13 +676,7 @@ slc_cache_commit(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
 static void
 slc_cache_diag(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r)
 {
-    uint16_t status, warnings;
-    size_t   at;
-
-    if (r->first == SLC_MYSQL_ERR
-        || slc_cache_end_of(cc, &status, &warnings, &at) != SLC_OK
-        || warnings > 0)
-    {
+    if (r->last == SLC_MYSQL_ERR || r->warnings > 0) {
         cc->diag = 1;
     } else if (cc->clears) {
         cc->diag = 0;
@@ -1676,11 +742,11 @@ slc_cache_done(slc_session_t *s, void *ctx, const slc_mysql_reply_t *r,
         int same = slc_cache_ps_watched(cc);
 
         if (!same && cc->op == SLC_CACHE_OP_STORE) {
-            slc_cache_store_fail(cc, SLC_CACHE_NS_STATE);
+            slc_cache_not_stored(cc, SLC_CACHE_NS_STATE);
         }
     }
     if (cc->op == SLC_CACHE_OP_STORE) {
-        slc_cache_commit(cc, r);
+        slc_cache_commit(cc, r, status);
     } else if (cc->op == SLC_CACHE_OP_SERVE) {
         cc->op = SLC_CACHE_OP_NONE;     /* the serve released its hit */
         return;
@@ -1699,7 +765,7 @@ slc_cache_done(slc_session_t *s, void *ctx, const slc_mysql_reply_t *r,
     } else if (cc->then_reset) {
         cc->unknown = 1;                /* a refused reset: not known */
     }
-    slc_cache_iso_after(cc, ok);
+    slc_cache_session_iso_after(cc, ok);
     /* a statement that failed changed nothing, unless several ran (an
        earlier one may have written) */
     if (ok || cc->inv.all) {
@@ -1714,8 +780,7 @@ slc_cache_done(slc_session_t *s, void *ctx, const slc_mysql_reply_t *r,
         slc_cache_ps_unbind(cc, cc->bind_id);
     }
     /* the session's transaction is the primary's (its own backend),
-       whichever backend answered */
-    (void) status;
+       whichever backend answered: not `status`, the answerer's */
     if (!(slc_cmd_status(s) & SLC_SERVER_STATUS_IN_TRANS)) {
         slc_cache_inv_apply(cc, &cc->trx);  /* committed, or autocommit */
     }

@@ -5,6 +5,7 @@
 
 #include "slc_cache_policy.h"
 
+#include <ctype.h>
 #include <string.h>
 #include <strings.h>
 
@@ -332,6 +333,71 @@ slc_cache_invalidates(const slc_sql_info_t *si)
 }
 
 
+/* The next word of q[*i..n) (after blanks and plain comments), or an
+   empty one. */
+static slc_str_t
+slc_cache_ddl_word(const uint8_t *q, size_t n, size_t *i)
+{
+    slc_str_t w = { 0, NULL };
+
+    for ( ;; ) {
+        while (*i < n && isspace(q[*i])) {
+            (*i)++;
+        }
+        if (*i + 1 < n && q[*i] == '/' && q[*i + 1] == '*'
+            && (*i + 2 >= n || (q[*i + 2] != '!' && q[*i + 2] != 'M')))
+        {
+            const uint8_t *e = memmem(q + *i + 2, n - *i - 2, "*/", 2);
+
+            *i = e != NULL ? (size_t) (e - q) + 2 : n;
+            continue;
+        }
+        break;
+    }
+    w.data = (char *) q + *i;
+    while (*i < n && (isalnum(q[*i]) || q[*i] == '_')) {
+        (*i)++;
+    }
+    w.len = (size_t) ((char *) q + *i - w.data);
+    return w;
+}
+
+static int
+slc_cache_ddl_word_is(const slc_str_t *w, const char *s)
+{
+    return w->len == strlen(s) && strncasecmp(w->data, s, w->len) == 0;
+}
+
+/* A table's triggers move with a RENAME. */
+int
+slc_cache_ddl_may(const uint8_t *q, size_t n)
+{
+    size_t    i = 0;
+    slc_str_t w = slc_cache_ddl_word(q, n, &i);
+    slc_str_t v = slc_cache_ddl_word(q, n, &i);
+
+    if (slc_cache_ddl_word_is(&w, "TRUNCATE")) {
+        return 0;
+    }
+    if (slc_cache_ddl_word_is(&w, "CREATE")) {
+        return !(slc_cache_ddl_word_is(&v, "TABLE")
+                 || slc_cache_ddl_word_is(&v, "TEMPORARY")
+                 || slc_cache_ddl_word_is(&v, "INDEX")
+                 || slc_cache_ddl_word_is(&v, "UNIQUE"));
+    }
+    if (slc_cache_ddl_word_is(&w, "ALTER")
+        && slc_cache_ddl_word_is(&v, "TABLE"))
+    {
+        for (i = 0; i + 6 <= n; i++) {
+            if (strncasecmp((const char *) q + i, "RENAME", 6) == 0) {
+                return 1;               /* anywhere: at worst a reload */
+            }
+        }
+        return 0;
+    }
+    return 1;
+}
+
 /* --- rules: parsing ----------------------------------------------------- */
 
 static const struct {
@@ -345,7 +411,7 @@ static const struct {
 };
 
 static int
-slc_cache_word_is(const slc_str_t *w, const char *s)
+slc_cache_rule_word_is(const slc_str_t *w, const char *s)
 {
     return w->len == strlen(s) && memcmp(w->data, s, w->len) == 0;
 }
@@ -384,7 +450,7 @@ slc_cache_rule_match(slc_cache_rule_t *r, const slc_str_t *w)
         slc_str_t  v = { w->len - (sizeof(pre) - 1),
                          w->data + sizeof(pre) - 1 };
 
-        if (slc_cache_word_is(&v, slc_cache_matches[i].name)) {
+        if (slc_cache_rule_word_is(&v, slc_cache_matches[i].name)) {
             r->match = slc_cache_matches[i].match;
             return SLC_OK;
         }
@@ -396,11 +462,11 @@ slc_cache_rule_match(slc_cache_rule_t *r, const slc_str_t *w)
 static const char *
 slc_cache_rule_action(slc_cache_rule_t *r, const slc_str_t *w)
 {
-    if (slc_cache_word_is(w, "no_cache")) {
+    if (slc_cache_rule_word_is(w, "no_cache")) {
         r->no_cache = 1;
-    } else if (slc_cache_word_is(w, "cache_unknown_tables")) {
+    } else if (slc_cache_rule_word_is(w, "cache_unknown_tables")) {
         r->unknown_tables = 1;
-    } else if (slc_cache_word_is(w, "cache_stored_functions")) {
+    } else if (slc_cache_rule_word_is(w, "cache_stored_functions")) {
         r->stored_functions = 1;
     } else if (w->len > 4 && memcmp(w->data, "ttl=", 4) == 0) {
         slc_str_t  v = { w->len - 4, w->data + 4 };

@@ -153,6 +153,14 @@ typedef enum {
 
 slc_cache_inv_t  slc_cache_invalidates(const slc_sql_info_t *si);
 
+/*
+ * Whether DDL q[0..n) may change a view or a trigger, or what a view
+ * reads (the schema catalog is then stale): all but TRUNCATE, CREATE
+ * [TEMPORARY] TABLE, CREATE INDEX and an ALTER TABLE that renames
+ * nothing.
+ */
+int  slc_cache_ddl_may(const uint8_t *q, size_t n);
+
 
 /* --- rules -------------------------------------------------------------- */
 

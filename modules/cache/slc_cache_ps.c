@@ -13,7 +13,7 @@
  * conditions as the text, when it opens no cursor (flags 0: a cursor's
  * rows come through COM_STMT_FETCH), runs once (iteration count 1), no
  * long data was sent for it since its last EXECUTE or RESET, and its
- * parameters' types are known.  The key (slc_cache_key) adds the types,
+ * parameters' types are known.  The key (slc_cache_read_key) adds the types,
  * the NULL bitmap and the values to the statement.
  *
  * Types: an EXECUTE with new-params-bound-flag 0 uses the types the
@@ -174,11 +174,7 @@ slc_cache_ps_prepare(slc_cache_ctx_t *cc, const slc_cmd_t *c)
         cc->ps_unknown = 1;
         return;
     }
-    si = *slc_cmd_classify(cc->s, c);
-    if ((si.flags & SLC_SQL_F_AMBIGUOUS) && slc_cache_ansi_maybe(cc)) {
-        si = (slc_sql_info_t) { .kind = SLC_SQL_UNKNOWN,
-                                .flags = SLC_SQL_F_UNTERMINATED };
-    }
+    slc_cache_session_classify(cc, c, &si);
     slc_cache_inv_of(cc, q, n, &si, cc->db, &cc->prep.inv);
     cc->prep.state = si.kind == SLC_SQL_SET || si.kind == SLC_SQL_CALL
                      || si.kind == SLC_SQL_UNKNOWN || si.kind == SLC_SQL_USE;
@@ -329,7 +325,7 @@ slc_cache_ps_execute(slc_cache_ctx_t *cc, const slc_cmd_t *c)
         }
         return SLC_FILTER_PASS;
     }
-    if (p->read && slc_cache_replay(cc, p->si->flags)) {
+    if (p->read && slc_cache_read_replay(cc, p->si->flags)) {
         return SLC_FILTER_PASS;
     }
     if (!p->read && p->si != NULL) {
@@ -359,7 +355,7 @@ slc_cache_ps_execute(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     }
     v = slc_cache_ps_read(cc, p, c);
     if (v == SLC_FILTER_PASS && cc->op != SLC_CACHE_OP_STORE) {
-        slc_cache_view_calls(cc, p->text, p->si, p->db, &cc->inv);
+        slc_cache_inv_view_calls(cc, p->text, p->si, p->db, &cc->inv);
     }
     return v;
 }

@@ -2,9 +2,12 @@
 #define SLC_CACHE_SESSION_H
 
 /*
- * The cache filter's per-session context, shared by the hooks and text
- * statements (slc_cache_filter.c) and the prepared statements
- * (slc_cache_ps.c).  Private to the cache module.
+ * The cache filter's per-session context, and the parts of the session
+ * side that share it, each calling only those below it: the hooks
+ * (slc_cache_filter.c), the prepared statements (slc_cache_ps.c), a
+ * statement that may read (slc_cache_read.c) and what a statement writes
+ * (slc_cache_inv.c), and under them all the session's surroundings
+ * (slc_cache_session.c).  Private to the cache module.
  */
 
 #include "slc_event.h"
@@ -90,7 +93,7 @@ typedef struct {
     uint64_t                hash;
 } slc_cache_meta_watch_t;
 
-/* What a binary EXECUTE adds to the key (slc_cache_key). */
+/* What a binary EXECUTE adds to the key (slc_cache_read_key). */
 typedef struct {
     const slc_cache_ps_t   *ps;
     const uint8_t          *types;      /* 2 * ps->params */
@@ -140,9 +143,6 @@ typedef struct {
     uint64_t                ncols;
     uint64_t                stored;
     uint32_t                last_off;   /* the last packet's start */
-    uint32_t                last_len;   /* bytes kept of its payload (of
-                                           every response, stored or not) */
-    uint8_t                 last[32];
     slc_cache_meta_t        meta;
     unsigned                bad:1;      /* a response not to keep */
     unsigned                binary:1;   /* an EXECUTE's (CACHE_METADATA:
@@ -213,7 +213,33 @@ typedef struct {
     unsigned                nps;
 } slc_cache_ctx_t;
 
-/* slc_cache_filter.c */
+/* slc_cache_session.c */
+
+/* The scratch of a hook call: table keys; the schema catalog's names,
+   zeroed for a first question (slc_catalog_names_t). */
+slc_cache_keys_t    *slc_cache_session_keys(void);
+slc_catalog_names_t *slc_cache_session_names(void);
+/* The session's sql_mode may have ANSI_QUOTES (its SET, or the server's
+   default). */
+int  slc_cache_session_ansi(slc_cache_ctx_t *cc);
+/* The statement of command c (whole: avail == len), as the command layer
+   classified it (slc_cmd_classify) and the session's sql_mode may read
+   it: one that ANSI_QUOTES would read otherwise is UNKNOWN. */
+void slc_cache_session_classify(slc_cache_ctx_t *cc, const slc_cmd_t *c,
+    slc_sql_info_t *si);
+/* Whether a text statement takes SET TRANSACTION's level (iso_use). */
+uint8_t slc_cache_session_iso_use(const slc_sql_info_t *si);
+/* After a response (ok: not an ERR): the levels it leaves. */
+void slc_cache_session_iso_after(slc_cache_ctx_t *cc, int ok);
+/* What the verdict (slc_cache_cacheable) knows of the session, for the
+   command in flight whose unqualified names are in db. */
+void slc_cache_session_of(slc_cache_ctx_t *cc, const char *db,
+    slc_cache_session_t *ss);
+/* The first rule that matches the statement, -1 for none; no counter. */
+int  slc_cache_session_rule(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
+    const slc_cache_keys_t *keys);
+
+/* slc_cache_inv.c */
 
 /* What statement q[0..n) (classified into *si, its unqualified names in
    database db) invalidates once accepted: its tables, what their
@@ -221,18 +247,29 @@ typedef struct {
 void slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     const slc_sql_info_t *si, const char *db, slc_cache_inv_set_t *out);
 /* A statement that goes to the server reads a view that calls a stored
-   function: it may write anything (out->all), as the call itself would.
-   And DDL through the proxy: the catalog is stale until its next load. */
-void slc_cache_view_calls(slc_cache_ctx_t *cc, const uint8_t *q,
+   function: it may write anything (out->all), as the call itself would. */
+void slc_cache_inv_view_calls(slc_cache_ctx_t *cc, const uint8_t *q,
     const slc_sql_info_t *si, const char *db, slc_cache_inv_set_t *out);
-void slc_cache_ddl(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
+/* DDL through the proxy (or what may be: a CALL, SET GLOBAL...): the
+   catalog is stale from now until a load that begins after it is done. */
+void slc_cache_inv_ddl(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     const slc_sql_info_t *si);
-/* Whether DDL q[0..n) may change a view or a trigger (not TRUNCATE,
-   CREATE TABLE or INDEX, an ALTER TABLE that renames nothing). */
-int  slc_cache_ddl_may(const uint8_t *q, size_t n);
-/* The session's sql_mode may have ANSI_QUOTES (its SET, or the server's
-   default). */
-int  slc_cache_ansi_maybe(slc_cache_ctx_t *cc);
+/* *to gets from's tables too; everything when they do not fit. */
+void slc_cache_inv_merge(slc_cache_inv_set_t *to,
+    const slc_cache_inv_set_t *from);
+/* Invalidate *set in every zone now, and empty it. */
+void slc_cache_inv_apply(slc_cache_ctx_t *cc, slc_cache_inv_set_t *set);
+/* The response (r) is about to end: what the command wrote goes into the
+   transaction's, invalidated unless one is open. */
+void slc_cache_inv_settle(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r);
+/* An OK or EOF in a multi-statement: what may be written so far, now. */
+void slc_cache_inv_early(slc_cache_ctx_t *cc);
+/* The command in flight got no end of its response: what it and the open
+   transaction may have written, now and again at the transaction's end. */
+void slc_cache_inv_unanswered(slc_cache_ctx_t *cc);
+
+/* slc_cache_read.c */
+
 /*
  * A statement that may read: answer it from the cache, or keep its
  * response, as the verdict, the rules and the session allow.  x: NULL
@@ -246,7 +283,7 @@ int  slc_cache_read(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
 /* A statement of these flags needs the last hit's statement run at the
    server first: 1 when that is queued (the command hook returns PASS and
    sees the command again). */
-int  slc_cache_replay(slc_cache_ctx_t *cc, uint32_t flags);
+int  slc_cache_read_replay(slc_cache_ctx_t *cc, uint32_t flags);
 
 /* slc_cache_ps.c */
 

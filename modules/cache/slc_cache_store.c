@@ -1052,7 +1052,7 @@ slc_cache_table_hash(const char *table, size_t len)
 /* A slot moved at `now`: the write committed before now + 1 (now is
    whole milliseconds).  Workers' clocks differ by a loop: keep the max. */
 static void
-slc_cache_bump(slc_cache_t *c, uint32_t slot, uint64_t now)
+slc_cache_gen_bump(slc_cache_t *c, uint32_t slot, uint64_t now)
 {
     uint64_t t = __atomic_load_n(&c->bumped[slot], __ATOMIC_RELAXED);
 
@@ -1069,13 +1069,13 @@ slc_cache_bump(slc_cache_t *c, uint32_t slot, uint64_t now)
 void
 slc_cache_invalidate_hash(slc_cache_t *c, uint32_t hash, uint64_t now)
 {
-    slc_cache_bump(c, hash & (SLC_CACHE_GENS - 1), now);
+    slc_cache_gen_bump(c, hash & (SLC_CACHE_GENS - 1), now);
 }
 
 void
 slc_cache_invalidate_all(slc_cache_t *c, uint64_t now)
 {
-    slc_cache_bump(c, SLC_CACHE_GENS, now);
+    slc_cache_gen_bump(c, SLC_CACHE_GENS, now);
 }
 
 int

@@ -21,17 +21,23 @@
  *   of chunks taken from the slab as it streams in (64 bytes up to 2 KiB,
  *   doubling, so a small result wastes little and a large one takes whole
  *   slots of the largest class, never a run of pages that fragmentation
- *   could refuse).  An entry is PENDING while stored (in the index, so
- *   concurrent misses find it: single flight, but never readable),
- *   COMPLETE once committed (in the index and the LRU), DEAD once
- *   unlinked: freed at once, or at its last release if pinned.
- * - Pins.  A hit takes a reference (refcount) under the lock and is read
- *   without it: a committed entry's chunks never change, and it is freed
- *   only when unlinked and unreferenced.  Every reference, a hit's or an
- *   in-flight store's, is recorded with its pid in a fixed pin table, so
- *   that slc_cache_reap(pid) gives back what a killed worker held: its
- *   hits' references, and its half-stored entries (which would otherwise
- *   hold memory forever and block their key until wait_ms).
+ *   could refuse).  At commit a result that fits in one slot of the
+ *   largest class with its header and key is copied into one block
+ *   (inlined), so that its hits read one run of memory.  An entry is
+ *   PENDING while stored (in the index, so concurrent misses find it:
+ *   single flight, but never readable), COMPLETE once committed (in the
+ *   index and the LRU), DEAD once unlinked: freed at once, or at its last
+ *   release if pinned.
+ * - Hits and pins.  A hit of an inlined entry is copied out under the
+ *   lock into the process's scratch (slc_cache_hit_t.copy: the hit writes
+ *   nothing into the zone, and holds nothing).  A hit of a larger entry
+ *   takes a reference (refcount) under the lock and is read without it: a
+ *   committed entry's chunks never change, and it is freed only when
+ *   unlinked and unreferenced.  Every reference, a hit's or an in-flight
+ *   store's, is recorded with its pid in a fixed pin table, so that
+ *   slc_cache_reap(pid) gives back what a killed worker held: its hits'
+ *   references, and its half-stored entries (which would otherwise hold
+ *   memory forever and block their key until wait_ms).
  * - Freshness.  `expires` (ttl) and `soft` (soft ttl) are counted from
  *   store_begin, when the read went out, not from the commit: the data is
  *   as old as the read.  Each entry keeps the generation of every table it
@@ -46,10 +52,12 @@
  *   its release): it is the least useful entry either way, and skipping
  *   pinned ones would mean walking past them under the lock.
  * - Locking.  The pool's lock (pool->mutex) guards the index, the LRU,
- *   the pins and every allocation: short sections, no copying of result
- *   bytes under it (an append copies into its chunk after unlocking; the
- *   pending entry is private to its storer).  Keys are copied and compared
- *   under it.  Counters are atomics, so slc_cache_stats takes no lock.
+ *   the pins and every allocation: short sections.  Keys are copied and
+ *   compared under it, and a small result (inlined: at most one slot) is
+ *   copied under it at commit and by each hit; a larger one never is (an
+ *   append copies into its chunk after unlocking, the pending entry being
+ *   private to its storer; a pinned hit is read without the lock).
+ *   Counters are atomics, so slc_cache_stats takes no lock.
  *
  * Times are milliseconds given by the caller.  The pointers handed out
  * (hits, cursors) are valid in every process mapping the zone.
@@ -68,7 +76,8 @@
 /* What a lookup answers. */
 typedef enum {
     SLC_CACHE_MISS = 0,
-    SLC_CACHE_HIT,              /* pinned: read it, then release */
+    SLC_CACHE_HIT,              /* pinned or copied: read it, then
+                                   release */
     SLC_CACHE_HIT_REFRESH,      /* past the soft ttl and this caller is the
                                    one to refresh: go to the backend and
                                    store (not pinned) */
@@ -166,9 +175,11 @@ void slc_cache_tune(slc_cache_t *cache, const slc_cache_params_t *conf);
 uint64_t slc_cache_key_hash(const void *key, size_t len);
 
 /*
- * Look a key up.  HIT fills `hit` (release it when done); the others
- * leave it empty.  An expired or stale entry is unlinked and counts as a
- * MISS.
+ * Look a key up.  HIT fills `hit`, pinned or (an inlined entry) copied
+ * into this process's scratch, which its next lookup overwrites unless
+ * the hit is kept (slc_cache_hit_keep); release it when done either way.
+ * The others leave it empty.  An expired or stale entry is unlinked and
+ * counts as a MISS.
  */
 slc_cache_result_e slc_cache_lookup(slc_cache_t *cache, const void *key,
     size_t klen, uint64_t hash, uint64_t now, slc_cache_hit_t *hit);

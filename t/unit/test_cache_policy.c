@@ -661,6 +661,42 @@ START_TEST(test_invalidates_many)
 END_TEST
 
 
+/* DDL that may change a view or a trigger: the schema catalog is stale. */
+static const struct {
+    const char  *q;
+    int          may;
+} slc_test_ddl[] = {
+    { "TRUNCATE t", 0 },
+    { "truncate table t", 0 },
+    { "CREATE TABLE t (a INT)", 0 },
+    { "CREATE TEMPORARY TABLE t (a INT)", 0 },
+    { "CREATE INDEX i ON t (a)", 0 },
+    { "CREATE UNIQUE INDEX i ON t (a)", 0 },
+    { "  /* a comment */ create\ttable t (a INT)", 0 },
+    { "ALTER TABLE t ADD c INT", 0 },
+    { "ALTER TABLE t RENAME TO u", 1 },
+    { "alter table t rename column a to b", 1 },
+    { "CREATE VIEW v AS SELECT 1", 1 },
+    { "CREATE OR REPLACE VIEW v AS SELECT 1", 1 },
+    { "CREATE TRIGGER g AFTER INSERT ON t FOR EACH ROW SET @a = 1", 1 },
+    { "/*!50001 CREATE TABLE t (a INT) */", 1 },
+    { "DROP TABLE t", 1 },
+    { "RENAME TABLE a TO b", 1 },
+    { "ALTER VIEW v AS SELECT 2", 1 },
+    { "", 1 },
+};
+
+START_TEST(test_ddl_may)
+{
+    for (size_t i = 0; i < slc_nelems(slc_test_ddl); i++) {
+        const char *q = slc_test_ddl[i].q;
+
+        ck_assert_msg(slc_cache_ddl_may((const uint8_t *) q, strlen(q))
+                      == slc_test_ddl[i].may, "\"%s\"", q);
+    }
+}
+END_TEST
+
 /* --- rules -------------------------------------------------------------- */
 
 /* Split "a b 'c d'" into words, as the config parser would. */
@@ -1067,6 +1103,7 @@ slc_cache_policy_suite(void)
     tcase_add_test(tc, test_keys_full);
     tcase_add_test(tc, test_invalidates);
     tcase_add_test(tc, test_invalidates_many);
+    tcase_add_test(tc, test_ddl_may);
     tcase_add_test(tc, test_rule_parse);
     tcase_add_test(tc, test_rule_errors);
     tcase_add_test(tc, test_rule_allows);

@@ -51,6 +51,10 @@ typedef struct {
     int        idle;        /* expected after the step */
     int        trans;
     int        closed;
+    int        end;         /* the response's end is checked: */
+    uint8_t    last;        /* slc_mysql_reply_t's, after the step */
+    uint16_t   warnings;
+    uint8_t    status_at;
 } slc_test_step_t;
 
 typedef struct {
@@ -58,6 +62,7 @@ typedef struct {
     uint32_t          mcaps;
     uint16_t          status;
     uint16_t          cur;      /* flags of the last OK or EOF written */
+    uint16_t          warn;     /* warnings of the OKs and EOFs written */
     uint8_t           sseq;     /* next server sequence id */
     int               nsteps;
     slc_test_step_t   steps[SLC_TEST_MAXSTEPS];
@@ -239,6 +244,29 @@ slc_test_expect(int idle, int trans)
     s->closed = 1;
 }
 
+/* And what slc_mysql_reply_t says of the packet that ended the response:
+   its first byte, its warnings and where its status flags are. */
+static void
+slc_test_expect_end(uint8_t last, uint16_t warnings, uint8_t status_at)
+{
+    slc_test_step_t  *s;
+
+    ck_assert_int_gt(slc_test_sc.nsteps, 0);
+    s = &slc_test_sc.steps[slc_test_sc.nsteps - 1];
+    ck_assert(s->closed);
+    s->end = 1;
+    s->last = last;
+    s->warnings = warnings;
+    s->status_at = status_at;
+}
+
+/* The OKs and EOFs written from now on carry n warnings. */
+static void
+slc_test_warnings(uint16_t n)
+{
+    slc_test_sc.warn = n;
+}
+
 static void
 slc_test_cli(uint8_t seq, const void *p, size_t n)
 {
@@ -283,7 +311,7 @@ slc_test_ok_ex(uint8_t hdr, uint64_t affected, uint64_t id, uint16_t status,
     n += slc_test_lenenc(p + n, affected);
     n += slc_test_lenenc(p + n, id);
     n += slc_test_le(p + n, status, 2);
-    n += slc_test_le(p + n, 0, 2);                      /* warnings */
+    n += slc_test_le(p + n, slc_test_sc.warn, 2);
     slc_test_sc.cur = status;
     memset(p + n, 'i', info);
     slc_test_srv(p, n + info);
@@ -307,6 +335,7 @@ slc_test_eof(uint16_t status)
 {
     uint8_t  p[5] = { 0xfe, 0, 0, 0, 0 };
 
+    slc_test_le(p + 1, slc_test_sc.warn, 2);
     slc_test_le(p + 3, status, 2);
     slc_test_srv(p, sizeof(p));
     slc_test_sc.cur = status;
@@ -375,6 +404,7 @@ slc_test_prepare_ok(unsigned cols, unsigned params)
 
     slc_test_le(p + 5, cols, 2);
     slc_test_le(p + 7, params, 2);
+    slc_test_le(p + 10, slc_test_sc.warn, 2);
     slc_test_srv(p, sizeof(p));
 }
 
@@ -436,6 +466,15 @@ slc_test_run_step(slc_mysql_track_t *t, const slc_test_step_t *s,
     if (s->trans != SLC_TEST_ANY && slc_mysql_track_in_trans(t) != s->trans)
     {
         ck_abort_msg("%s: step %d: in_trans is %d", m->name, i, !s->trans);
+    }
+    if (s->end && (t->reply.last != s->last
+                   || t->reply.warnings != s->warnings
+                   || t->reply.status_at != s->status_at))
+    {
+        ck_abort_msg("%s: step %d: end 0x%02x, warnings %u, flags at %u; "
+                     "not 0x%02x, %u, %u", m->name, i, t->reply.last,
+                     t->reply.warnings, t->reply.status_at, s->last,
+                     s->warnings, s->status_at);
     }
 }
 
@@ -916,6 +955,200 @@ START_TEST(test_cache_metadata)
     slc_test_expect(0, 0);
     slc_test_term(SLC_TEST_AC);
     slc_test_expect(1, 0);
+    slc_test_run();
+}
+END_TEST
+
+
+/* --- the response's end (slc_mysql_reply_t) ----------------------------- */
+
+#define SLC_TEST_OK   SLC_MYSQL_OK
+#define SLC_TEST_EOF  SLC_MYSQL_EOF
+#define SLC_TEST_ERR  SLC_MYSQL_ERR
+
+/*
+ * The packet that ends a response tells the command layer what it was,
+ * its warnings and where its status flags are: an OK's after two lenenc
+ * fields, a classic EOF's at 3.  An ERR has neither, and nothing of an
+ * earlier OK or EOF stays.
+ */
+START_TEST(test_end_ok)
+{
+    slc_test_begin(slc_test_caps(_i), SLC_TEST_AC);
+
+    slc_test_query("INSERT INTO t VALUES (1)");
+    slc_test_warnings(2);
+    slc_test_ok(SLC_TEST_AC);
+    slc_test_expect(1, 0);
+    slc_test_expect_end(SLC_TEST_OK, 2, 3);     /* 0 rows, id 0, flags */
+
+    /* wide lenenc fields before the flags, an info string after */
+    slc_test_query("INSERT INTO t SELECT * FROM u");
+    slc_test_warnings(0x1234);
+    slc_test_ok_ex(SLC_MYSQL_OK, 0x123456, 0x10000000000ull, SLC_TEST_AC,
+                   100);
+    slc_test_expect(1, 0);
+    slc_test_expect_end(SLC_TEST_OK, 0x1234, 1 + 4 + 9);
+
+    slc_test_query("SELEC 1");
+    slc_test_err();
+    slc_test_expect(1, 0);
+    slc_test_expect_end(SLC_TEST_ERR, 0, 0);
+
+    /* an OK cut short after its flags, then before them */
+    slc_test_cmd(SLC_COM_PING, "", 0);
+    slc_test_srv(SLC_TEST_BYTES(0x00, 0x00, 0x00, 0x02, 0x00));
+    slc_test_expect(1, 0);
+    slc_test_expect_end(SLC_TEST_OK, 0, 3);
+    slc_test_cmd(SLC_COM_PING, "", 0);
+    slc_test_srv(SLC_TEST_BYTES(0x00, 0x00, 0x00));
+    slc_test_expect(1, 0);
+    slc_test_expect_end(SLC_TEST_OK, 0, 0);
+    slc_test_run();
+}
+END_TEST
+
+/* An EOF that ends a response: a classic one, or under DEPRECATE_EOF an
+   OK with its header (its flags after the affected rows). */
+START_TEST(test_end_eof)
+{
+    slc_test_begin(slc_test_caps(_i), SLC_TEST_AC);
+
+    slc_test_warnings(1);
+    slc_test_cmd(SLC_COM_SET_OPTION, SLC_TEST_BYTES(1, 0));
+    slc_test_term(SLC_TEST_AC);
+    slc_test_expect(1, 0);
+    slc_test_expect_end(SLC_TEST_EOF, 1, 3);
+
+    slc_test_cmd(SLC_COM_FIELD_LIST, "t\0", 2);
+    slc_test_defs(2);
+    slc_test_warnings(4);
+    slc_test_term_rows(300, SLC_TEST_AC);
+    slc_test_expect(1, 0);
+    slc_test_expect_end(SLC_TEST_EOF, 4, _i ? 1 + 3 + 1 : 3);
+    slc_test_run();
+}
+END_TEST
+
+START_TEST(test_end_text_result)
+{
+    slc_test_begin(slc_test_caps(_i), SLC_TEST_AC);
+
+    /* the definitions' EOF is not the end; rows that start with 0x00 or
+       0xfe are no OK or EOF */
+    slc_test_query("SELECT a, b FROM t");
+    slc_test_warnings(7);
+    slc_test_meta(2);
+    slc_test_tricky_rows();
+    slc_test_warnings(2);
+    slc_test_term_rows(300, SLC_TEST_AC);
+    slc_test_expect(1, 0);
+    slc_test_expect_end(SLC_TEST_EOF, 2, _i ? 1 + 3 + 1 : 3);
+
+    /* an ERR after the rows ends it */
+    slc_test_query("SELECT a FROM t");
+    slc_test_warnings(7);
+    slc_test_meta(1);
+    slc_test_srv(SLC_TEST_BYTES(0x01, '1'));
+    slc_test_expect(0, 0);
+    slc_test_err();
+    slc_test_expect(1, 0);
+    slc_test_expect_end(SLC_TEST_ERR, 0, 0);
+    slc_test_run();
+}
+END_TEST
+
+START_TEST(test_end_binary_result)
+{
+    slc_test_begin(slc_test_caps(_i), SLC_TEST_AC);
+
+    slc_test_execute(0);
+    slc_test_warnings(7);
+    slc_test_meta(1);
+    slc_test_binary_rows(3);
+    slc_test_warnings(1);
+    slc_test_term(SLC_TEST_AC);
+    slc_test_expect(1, 0);
+    slc_test_expect_end(SLC_TEST_EOF, 1, 3);
+
+    slc_test_execute(0);
+    slc_test_warnings(5);
+    slc_test_ok(SLC_TEST_AC);
+    slc_test_expect(1, 0);
+    slc_test_expect_end(SLC_TEST_OK, 5, 3);
+    slc_test_run();
+}
+END_TEST
+
+/* Several results: the last one's end is the response's. */
+START_TEST(test_end_multi_results)
+{
+    slc_test_begin(slc_test_caps(_i), SLC_TEST_AC);
+
+    slc_test_query("CALL p()");
+    slc_test_warnings(1);
+    slc_test_meta(1);
+    slc_test_srv(SLC_TEST_BYTES(0x01, '1'));
+    slc_test_term(SLC_TEST_AC | SLC_TEST_MORE);
+    slc_test_expect(0, 0);
+    slc_test_warnings(3);
+    slc_test_ok(SLC_TEST_AC);
+    slc_test_expect(1, 0);
+    slc_test_expect_end(SLC_TEST_OK, 3, 3);
+
+    slc_test_query("DO 1; SELECT a FROM t");
+    slc_test_warnings(9);
+    slc_test_ok(SLC_TEST_AC | SLC_TEST_MORE);
+    slc_test_warnings(0);
+    slc_test_meta(1);
+    slc_test_srv(SLC_TEST_BYTES(0x01, '1'));
+    slc_test_term_rows(0x10000, SLC_TEST_AC);
+    slc_test_expect(1, 0);
+    slc_test_expect_end(SLC_TEST_EOF, 0, _i ? 1 + 4 + 1 : 3);
+
+    slc_test_query("DO 1; DO x");
+    slc_test_warnings(2);
+    slc_test_ok(SLC_TEST_AC | SLC_TEST_MORE);
+    slc_test_err();
+    slc_test_expect(1, 0);
+    slc_test_expect_end(SLC_TEST_ERR, 0, 0);
+    slc_test_run();
+}
+END_TEST
+
+/* A PREPARE_OK carries warnings but no flags; the definitions' EOF, if
+   any, ends the response (under DEPRECATE_EOF, a definition does). */
+START_TEST(test_end_prepare)
+{
+    slc_test_begin(slc_test_caps(_i), SLC_TEST_AC);
+
+    slc_test_query("DO 1");
+    slc_test_warnings(2);
+    slc_test_ok(SLC_TEST_AC);
+    slc_test_expect(1, 0);
+    slc_test_cmd(SLC_COM_STMT_PREPARE, "DO 1", 4);
+    slc_test_warnings(0);
+    slc_test_prepare_ok(0, 0);
+    slc_test_expect(1, 0);
+    slc_test_expect_end(SLC_TEST_OK, 0, 0);
+
+    slc_test_cmd(SLC_COM_STMT_PREPARE, "SELECT a FROM t WHERE ? < ?", 27);
+    slc_test_warnings(5);
+    slc_test_prepare_ok(1, 2);
+    slc_test_defs_eof(2);
+    slc_test_warnings(6);
+    slc_test_defs_eof(1);
+    slc_test_expect(1, 0);
+    if (_i) {
+        slc_test_expect_end(3, 5, 0);   /* "def": a definition's lenenc */
+    } else {
+        slc_test_expect_end(SLC_TEST_EOF, 6, 3);
+    }
+
+    slc_test_cmd(SLC_COM_STMT_PREPARE, "SELEC", 5);
+    slc_test_err();
+    slc_test_expect(1, 0);
+    slc_test_expect_end(SLC_TEST_ERR, 0, 0);
     slc_test_run();
 }
 END_TEST
@@ -1545,6 +1778,12 @@ slc_track_suite(void)
     tcase_add_loop_test(tc, test_prepare, 0, 2);
     tcase_add_loop_test(tc, test_execute, 0, 2);
     tcase_add_loop_test(tc, test_cursor_fetch, 0, 2);
+    tcase_add_loop_test(tc, test_end_ok, 0, 2);
+    tcase_add_loop_test(tc, test_end_eof, 0, 2);
+    tcase_add_loop_test(tc, test_end_text_result, 0, 2);
+    tcase_add_loop_test(tc, test_end_binary_result, 0, 2);
+    tcase_add_loop_test(tc, test_end_multi_results, 0, 2);
+    tcase_add_loop_test(tc, test_end_prepare, 0, 2);
     tcase_add_test(tc, test_cursor_flag_without_request);
     tcase_add_loop_test(tc, test_no_response, 0, 2);
     tcase_add_loop_test(tc, test_cache_metadata, 0, 2);

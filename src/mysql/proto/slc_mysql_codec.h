@@ -97,6 +97,15 @@ int slc_mysql_message_span(const uint8_t *p, size_t len, size_t *wire_len,
  * row) or 0xff (not an integer).
  */
 size_t   slc_mysql_lenenc_int_get(const uint8_t *p, size_t len, uint64_t *v);
+/* The bytes a length-encoded integer takes, from its first byte: 1, 3, 4
+   or 9; 0 for 0xfb and 0xff, which start none.  Inline: an OK's flags are
+   found by it once per response. */
+static inline size_t
+slc_mysql_lenenc_int_len(uint8_t first)
+{
+    return first < 0xfb ? 1 : first == 0xfc ? 3 : first == 0xfd ? 4
+           : first == 0xfe ? 9 : 0;
+}
 size_t   slc_mysql_lenenc_int_size(uint64_t v);
 uint8_t *slc_mysql_lenenc_int_put(uint8_t *p, uint64_t v);  /* returns end */
 
@@ -186,8 +195,26 @@ size_t slc_mysql_ok_build(uint8_t *payload, size_t cap, uint64_t affected,
  * short, or only its head).
  */
 int    slc_mysql_ok_status(const uint8_t *p, size_t len);
-/* Where an OK's status flags are (their offset), 0 when p ends before. */
-size_t slc_mysql_ok_status_at(const uint8_t *p, size_t len);
+/*
+ * Where an OK's status flags are (their offset), 0 when the `len` bytes
+ * at `p` end before them (the tracker passes the head it kept of a
+ * packet, which may stop short): after its affected rows and last insert
+ * id, skipped by their first bytes.  Inline: the tracker finds the flags
+ * of each OK by it.
+ */
+static inline size_t
+slc_mysql_ok_status_at(const uint8_t *p, size_t len)
+{
+    size_t  off = 1, n;
+
+    for (int i = 0; i < 2; i++) {
+        if (off >= len || (n = slc_mysql_lenenc_int_len(p[off])) == 0) {
+            return 0;
+        }
+        off += n;
+    }
+    return len >= off + 2 ? off : 0;
+}
 /* Overwrite them in place (nothing if the packet is too short). */
 void   slc_mysql_ok_set_status(uint8_t *p, size_t len, uint16_t status);
 

@@ -85,30 +85,6 @@ slc_mysql_ok_build(uint8_t *payload, size_t cap, uint64_t affected,
     return need;
 }
 
-/*
- * Where the status flags of an OK packet (0x00 or 0xfe header) are, or 0
- * when the `len` bytes at `p` end before them: the tracker passes the head
- * it kept of a packet, which may stop short of the flags.
- */
-size_t
-slc_mysql_ok_status_at(const uint8_t *p, size_t len)
-{
-    uint64_t  v;
-    size_t    off = 1, n;
-
-    if (len < 1) {
-        return 0;
-    }
-    for (int i = 0; i < 2; i++) {       /* affected rows, last insert id */
-        n = slc_mysql_lenenc_int_get(p + off, len - off, &v);
-        if (n == 0) {
-            return 0;
-        }
-        off += n;
-    }
-    return len - off >= 2 ? off : 0;
-}
-
 int
 slc_mysql_ok_status(const uint8_t *p, size_t len)
 {

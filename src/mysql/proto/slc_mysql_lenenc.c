@@ -14,31 +14,11 @@ slc_mysql_lenenc_int_get(const uint8_t *p, size_t len, uint64_t *v)
 {
     size_t  n;
 
-    if (len == 0) {
+    if (len == 0 || (n = slc_mysql_lenenc_int_len(p[0])) == 0 || len < n) {
         return 0;
     }
-    switch (p[0]) {
-    case 0xfb:
-    case 0xff:
-        return 0;
-    case 0xfc:
-        n = 2;
-        break;
-    case 0xfd:
-        n = 3;
-        break;
-    case 0xfe:
-        n = 8;
-        break;
-    default:
-        *v = p[0];
-        return 1;
-    }
-    if (len - 1 < n) {
-        return 0;
-    }
-    *v = slc_mysql_le_get(p + 1, n);
-    return 1 + n;
+    *v = n == 1 ? p[0] : slc_mysql_le_get(p + 1, n - 1);
+    return n;
 }
 
 size_t

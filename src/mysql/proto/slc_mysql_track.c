@@ -90,15 +90,23 @@ slc_mysql_track_ok_status(const slc_mysql_frame_t *f)
 }
 
 /*
- * Status flags of a 0xfe packet that ends something.  Under DEPRECATE_EOF it
- * is an OK with a 0xfe header (7 bytes at least); a shorter one can only be
- * a classic EOF: 0xfe, warnings, status.
+ * A 0xfe packet that ends something is, under DEPRECATE_EOF, an OK with
+ * that header (7 bytes at least); a shorter one can only be a classic
+ * EOF: 0xfe, warnings, status.
  */
+static int
+slc_mysql_track_eof_is_ok(const slc_mysql_track_t *t,
+    const slc_mysql_frame_t *f)
+{
+    return (t->caps & SLC_CLIENT_DEPRECATE_EOF) && f->plen >= 7;
+}
+
+/* Status flags of a 0xfe packet that ends something. */
 static int
 slc_mysql_track_term_status(const slc_mysql_track_t *t,
     const slc_mysql_frame_t *f)
 {
-    if ((t->caps & SLC_CLIENT_DEPRECATE_EOF) && f->plen >= 7) {
+    if (slc_mysql_track_eof_is_ok(t, f)) {
         return slc_mysql_track_ok_status(f);
     }
     return f->head_len >= 5 ? (int) slc_mysql_le_get(f->head + 3, 2) : -1;
@@ -195,12 +203,47 @@ slc_mysql_track_push(slc_mysql_track_t *t, uint8_t entry)
     t->npend++;
 }
 
-/* The response to the oldest pending command is complete.  A ring that a
-   deep pipeline grew is given back once drained. */
+/*
+ * What ended the response (slc_mysql_reply_t), f its last packet: once
+ * per response, so that no layer above reads the packet again.  A classic
+ * EOF has warnings, then flags; an OK's flags follow its affected rows
+ * and id, then its warnings.  A PREPARE's warnings are its PREPARE_OK's
+ * (slc_mysql_track_note), unless an EOF ends it.
+ */
 static void
-slc_mysql_track_done(slc_mysql_track_t *t)
+slc_mysql_track_ended(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
+{
+    int     b = slc_mysql_track_byte(f);
+    size_t  at = 0;
+
+    t->reply.last = (uint8_t) b;
+    if (b == SLC_MYSQL_EOF && !slc_mysql_track_eof_is_ok(t, f)) {
+        t->reply.status_at = f->head_len >= 5 ? 3 : 0;
+        t->reply.warnings = f->head_len >= 5
+                            ? (uint16_t) slc_mysql_le_get(f->head + 1, 2) : 0;
+        return;
+    }
+    if (b != SLC_MYSQL_ERR && slc_mysql_track_kind(t) == SLC_TRACK_PREPARE) {
+        t->reply.status_at = 0;         /* a PREPARE_OK, a definition */
+        return;
+    }
+    if (b == SLC_MYSQL_OK || b == SLC_MYSQL_EOF) {
+        at = slc_mysql_ok_status_at(f->head, f->head_len);
+    }
+    t->reply.status_at = (uint8_t) at;
+    t->reply.warnings = at != 0 && at + 4 <= f->head_len
+                        ? (uint16_t) slc_mysql_le_get(f->head + at + 2, 2)
+                        : 0;
+}
+
+/* The response to the oldest pending command is complete, f its last
+   packet.  A ring that a deep pipeline grew is given back once drained. */
+static void
+slc_mysql_track_done(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 {
     uint32_t  *first = &t->runs[t->rfirst];
+
+    slc_mysql_track_ended(t, f);
 
     if (SLC_TRACK_RUN_LEN(*first) > 1) {
         *first -= 1u << 8;
@@ -226,10 +269,11 @@ slc_mysql_track_done(slc_mysql_track_t *t)
     t->count2 = 0;
 }
 
-/* A result ended with these flags: another one follows, or the response
-   is complete. */
+/* A result ended with f, of these flags: another one follows, or the
+   response is complete. */
 static void
-slc_mysql_track_end_result(slc_mysql_track_t *t, int status)
+slc_mysql_track_end_result(slc_mysql_track_t *t, const slc_mysql_frame_t *f,
+    int status)
 {
     unsigned  kind = slc_mysql_track_kind(t);
 
@@ -239,7 +283,7 @@ slc_mysql_track_end_result(slc_mysql_track_t *t, int status)
         t->rstate = SLC_TRACK_FIRST;
         return;
     }
-    slc_mysql_track_done(t);
+    slc_mysql_track_done(t, f);
 }
 
 
@@ -362,9 +406,11 @@ slc_mysql_track_cli_msg(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 
 /* --- server side: definitions ----------------------------------------- */
 
-/* After the definitions of a phase and their EOF, if any. */
+/* After the definitions of a phase and their EOF, if any (f: the last
+   of them). */
 static void
-slc_mysql_track_defs_next(slc_mysql_track_t *t, int status)
+slc_mysql_track_defs_next(slc_mysql_track_t *t, const slc_mysql_frame_t *f,
+    int status)
 {
     switch (t->rstate) {
     case SLC_TRACK_COLS:
@@ -373,7 +419,7 @@ slc_mysql_track_defs_next(slc_mysql_track_t *t, int status)
         if ((slc_mysql_track_entry(t) & SLC_TRACK_CURSOR) && status >= 0
             && (status & SLC_SERVER_STATUS_CURSOR_EXISTS))
         {
-            slc_mysql_track_done(t);
+            slc_mysql_track_done(t, f);
             return;
         }
         t->rstate = SLC_TRACK_ROWS;
@@ -381,7 +427,7 @@ slc_mysql_track_defs_next(slc_mysql_track_t *t, int status)
     case SLC_TRACK_PARAMS:
     case SLC_TRACK_PARAMS_EOF:
         if (t->count2 == 0) {
-            slc_mysql_track_done(t);
+            slc_mysql_track_done(t, f);
             return;
         }
         t->count = t->count2;
@@ -389,18 +435,18 @@ slc_mysql_track_defs_next(slc_mysql_track_t *t, int status)
         t->rstate = SLC_TRACK_PCOLS;
         return;
     default:
-        slc_mysql_track_done(t);
+        slc_mysql_track_done(t, f);
     }
 }
 
 static void
-slc_mysql_track_defs_end(slc_mysql_track_t *t)
+slc_mysql_track_defs_end(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 {
     if (!(t->caps & SLC_CLIENT_DEPRECATE_EOF)) {
         t->rstate++;                    /* the matching _EOF state */
         return;
     }
-    slc_mysql_track_defs_next(t, -1);
+    slc_mysql_track_defs_next(t, f, -1);
 }
 
 static void
@@ -409,7 +455,7 @@ slc_mysql_track_def(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
     int  b = slc_mysql_track_byte(f);
 
     if (b == SLC_MYSQL_ERR) {
-        slc_mysql_track_done(t);
+        slc_mysql_track_done(t, f);
         return;
     }
     if (b == SLC_MYSQL_EOF) {
@@ -418,7 +464,7 @@ slc_mysql_track_def(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
         return;
     }
     if (--t->count == 0) {
-        slc_mysql_track_defs_end(t);
+        slc_mysql_track_defs_end(t, f);
     }
 }
 
@@ -428,14 +474,14 @@ slc_mysql_track_def_eof(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
     int  b = slc_mysql_track_byte(f);
 
     if (b == SLC_MYSQL_ERR) {
-        slc_mysql_track_done(t);
+        slc_mysql_track_done(t, f);
         return;
     }
     if (b != SLC_MYSQL_EOF) {
         t->broken = 1;
         return;
     }
-    slc_mysql_track_defs_next(t,
+    slc_mysql_track_defs_next(t, f,
         slc_mysql_track_set_status(t, slc_mysql_track_term_status(t, f)));
 }
 
@@ -451,12 +497,12 @@ slc_mysql_track_result(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
     size_t    n;
 
     if (b == SLC_MYSQL_OK) {
-        slc_mysql_track_end_result(t,
+        slc_mysql_track_end_result(t, f,
             slc_mysql_track_set_status(t, slc_mysql_track_ok_status(f)));
         return;
     }
     if (b == SLC_MYSQL_ERR) {
-        slc_mysql_track_done(t);
+        slc_mysql_track_done(t, f);
         return;
     }
     if (b == SLC_MYSQL_LOCAL_INFILE
@@ -478,7 +524,7 @@ slc_mysql_track_result(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
         if (n >= f->head_len) {
             t->broken = 1;
         } else if (f->head[n] == 0) {
-            slc_mysql_track_defs_end(t);
+            slc_mysql_track_defs_end(t, f);
         }
     }
 }
@@ -490,7 +536,7 @@ slc_mysql_track_prepare_ok(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
     unsigned  cols, params;
 
     if (b == SLC_MYSQL_ERR) {
-        slc_mysql_track_done(t);
+        slc_mysql_track_done(t, f);
         return;
     }
     /* 0x00, statement id (4), columns (2), params (2), filler, warnings */
@@ -508,7 +554,7 @@ slc_mysql_track_prepare_ok(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
         t->rstate = SLC_TRACK_PCOLS;
         t->count = cols;
     } else {
-        slc_mysql_track_done(t);
+        slc_mysql_track_done(t, f);
     }
 }
 
@@ -526,7 +572,7 @@ slc_mysql_track_simple(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
         t->broken = 1;
         return;
     }
-    slc_mysql_track_done(t);
+    slc_mysql_track_done(t, f);
 }
 
 /* COM_CHANGE_USER: auth switch and more-data rounds until OK or ERR. */
@@ -537,9 +583,9 @@ slc_mysql_track_auth(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 
     if (b == SLC_MYSQL_OK) {
         slc_mysql_track_set_status(t, slc_mysql_track_ok_status(f));
-        slc_mysql_track_done(t);
+        slc_mysql_track_done(t, f);
     } else if (b == SLC_MYSQL_ERR) {
-        slc_mysql_track_done(t);
+        slc_mysql_track_done(t, f);
     } else if (b != SLC_MYSQL_AUTH_SWITCH && b != SLC_MYSQL_AUTH_MORE_DATA) {
         t->broken = 1;
     }
@@ -563,14 +609,12 @@ slc_mysql_track_row(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
     {
         slc_mysql_track_row_capture(t, f);
     } else if (b == SLC_MYSQL_ERR) {
-        slc_mysql_track_done(t);
+        slc_mysql_track_done(t, f);
     } else if (b == SLC_MYSQL_EOF && slc_mysql_track_is_term(t, f)) {
-        if (t->g != NULL && (t->caps & SLC_CLIENT_DEPRECATE_EOF)
-            && f->plen >= 7)
-        {
+        if (t->g != NULL && slc_mysql_track_eof_is_ok(t, f)) {
             slc_mysql_track_ok_capture(t, f);   /* an OK: its state */
         }
-        slc_mysql_track_end_result(t,
+        slc_mysql_track_end_result(t, f,
             slc_mysql_track_set_status(t, slc_mysql_track_term_status(t, f)));
     }
 }
@@ -586,10 +630,11 @@ slc_mysql_track_field(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
     } else if (b != SLC_MYSQL_ERR) {
         return;
     }
-    slc_mysql_track_done(t);
+    slc_mysql_track_done(t, f);
 }
 
-/* What the command layer reads of a response (slc_mysql_track_reply). */
+/* What the command layer reads of a response (slc_mysql_reply_t): a new
+   result begins. */
 static void
 slc_mysql_track_note(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 {
@@ -601,9 +646,12 @@ slc_mysql_track_note(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
     if (slc_mysql_track_kind(t) == SLC_TRACK_PREPARE
         && b == SLC_MYSQL_OK && f->head_len >= 9)
     {
+        /* 0x00, id (4), columns (2), params (2), filler, warnings (2) */
         t->reply.stmt_id = (uint32_t) slc_mysql_le_get(f->head + 1, 4);
         t->reply.columns = (uint16_t) slc_mysql_le_get(f->head + 5, 2);
         t->reply.params = (uint16_t) slc_mysql_le_get(f->head + 7, 2);
+        t->reply.warnings = f->head_len >= 12
+                            ? (uint16_t) slc_mysql_le_get(f->head + 10, 2) : 0;
     }
 }
 
@@ -804,7 +852,7 @@ slc_mysql_track_first(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
         slc_mysql_track_simple(t, f);
         break;
     case SLC_TRACK_STATS:
-        slc_mysql_track_done(t);
+        slc_mysql_track_done(t, f);
         break;
     case SLC_TRACK_QUERY:
     case SLC_TRACK_EXEC:

@@ -98,7 +98,15 @@ typedef struct {
  * by the responses that completed in them.  `first` is the first byte of
  * the response's last result (0x00 OK, 0xff ERR, 0xfe EOF, else a result
  * set's column count), `err` an ERR's code; a PREPARE_OK fills stmt_id,
- * columns and params.  The status flags are the tracker's `status`.
+ * columns and params.  `last` is the first byte of the packet that ended
+ * the response (0x00 OK, 0xfe EOF or DEPRECATE_EOF's OK with that header,
+ * 0xff ERR, else a definition or a string; an empty packet reads as 0xff,
+ * as in `first`).  When that is an OK or an EOF, `status_at` is where its
+ * status flags are in its payload (3 in a classic EOF; 0: cut short) and
+ * `warnings` its warning count; a PREPARE that its PREPARE_OK or a
+ * definition ends has the PREPARE_OK's warnings; both are 0 otherwise.  The status flags are the
+ * tracker's `status`: that packet's, when status_at is set.  So nobody
+ * above parses the closing packet again.
  */
 typedef struct {
     uint64_t    done;         /* responses completed so far */
@@ -107,7 +115,10 @@ typedef struct {
     uint16_t    columns;
     uint16_t    params;
     uint16_t    err;
+    uint16_t    warnings;
     uint8_t     first;
+    uint8_t     last;
+    uint8_t     status_at;
 } slc_mysql_reply_t;
 
 /* A tracker's causal-reads state (slc_mysql_track_want_gtid). */
