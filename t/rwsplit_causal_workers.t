@@ -35,11 +35,12 @@ $p->do("GRANT SLAVE MONITOR ON *.* TO 'sluice_mon'\@'%'");
 $p->do('CREATE OR REPLACE TABLE causal_workers (id INT PRIMARY KEY, v INT)');
 $p->do('INSERT INTO causal_workers VALUES (1, 0)');
 my $r = $t->replica_dbh;
-wait_for(sub {
+# the table may not have reached the replica yet: an error is a no
+wait_for(sub { eval {
     $r->selectrow_array('SELECT COUNT(*) FROM causal_workers')
     && $r->selectrow_array("SELECT COUNT(*) FROM mysql.user "
                            . "WHERE user = 'sluice_mon'");
-}, what => 'the table and the monitor account on the replica');
+} }, what => 'the table and the monitor account on the replica');
 
 $t->write_file_expand('sluice.conf', <<"EOF");
 worker_processes 2;

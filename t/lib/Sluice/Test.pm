@@ -902,10 +902,19 @@ sub wait_for {
     shift if blessed($_[0]) && $_[0]->isa(__PACKAGE__);
     my ($cond, %o) = @_;
     my $timeout = $o{timeout} // 10;
-    my $v = poll_until($timeout, $cond);
+    my $err;
+    # a condition that dies is not met yet (a table not replicated yet, a
+    # server still starting): asked again, and its last error told if it
+    # never is
+    my $v = poll_until($timeout, sub {
+        my $r = eval { $cond->() };
+        $err = $@ if $@;
+        return $r;
+    });
     return $v if $v;
-    Test::More::diag("timed out after $timeout s waiting for $o{what}")
-        if defined $o{what};
+    Test::More::diag("timed out after $timeout s waiting for $o{what}"
+                     . (defined $err ? " (last error: $err)" : ''))
+        if defined $o{what} || defined $err;
     return 0;
 }
 
