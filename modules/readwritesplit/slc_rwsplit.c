@@ -586,17 +586,19 @@ static slc_backend_t *slc_rws_route(slc_session_t *s, slc_rws_ctx_t *rc,
 slc_backend_t *
 slc_rws_query(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
 {
-    slc_sql_info_t si;
-    slc_backend_t *b;
+    const slc_sql_info_t *si;
+    slc_backend_t        *b;
 
     if (c->avail < c->len) {
         slc_rws_causal_primary(rc, NULL);
         return s->backend;              /* larger than a buffer: a write */
     }
-    si = *slc_cmd_classify(s, c);       /* a filter may have asked first */
-    b = slc_rws_route(s, rc, c, &si);
+    /* a filter may have asked first; nothing below classifies another
+       text through the command layer, so *si stays this command's */
+    si = slc_cmd_classify(s, c);
+    b = slc_rws_route(s, rc, c, si);
     if (b == s->backend && !rc->primary_lost) {
-        slc_rws_causal_unhide(s, rc, c->payload + 1, c->avail - 1, &si);
+        slc_rws_causal_unhide(s, rc, c->payload + 1, c->avail - 1, si);
     }
     return b;
 }
@@ -611,9 +613,9 @@ slc_rws_facts(const slc_session_t *s, const slc_rws_ctx_t *rc,
     slc_rws_facts_of(si, slc_mysql_track_in_trans(t)
                          || !(t->status & SLC_SERVER_STATUS_AUTOCOMMIT),
                      in_ro_trx, f);
-    f->temp = rc->temp;
-    f->uservars = rc->uservars;
-    f->primary_lost = rc->primary_lost;
+    f->temp = rc->temp != 0;
+    f->uservars = rc->uservars != 0;
+    f->primary_lost = rc->primary_lost != 0;
 }
 
 /* A replica for a read (go: slc_rws_decide's), else the own backend. */

@@ -11,20 +11,21 @@
  * Pure: the unit test (t/unit/test_rwsplit_decide.c) walks its table.
  */
 
+/* Each fact 0 or 1 (bytes, not bits: built per statement). */
 typedef struct {
     slc_sql_route_t route;          /* slc_sql_route() of its class */
-    unsigned        hint_replica:1; /* a hint sends it to a replica */
-    unsigned        dml:1;          /* INSERT, UPDATE, DELETE, REPLACE,
-                                       LOAD DATA that writes) */
-    unsigned        reads_uservar:1;    /* SLC_SQL_F_USER_VAR_READ */
-    unsigned        ro_trx_begin:1; /* it begins a READ ONLY transaction */
-    unsigned        in_ro_trx:1;    /* a READ ONLY transaction runs on a
+    uint8_t         hint_replica;   /* a hint sends it to a replica */
+    uint8_t         dml;            /* INSERT, UPDATE, DELETE, REPLACE,
+                                       LOAD DATA that writes */
+    uint8_t         reads_uservar;  /* SLC_SQL_F_USER_VAR_READ */
+    uint8_t         ro_trx_begin;   /* it begins a READ ONLY transaction */
+    uint8_t         in_ro_trx;      /* a READ ONLY transaction runs on a
                                        replica */
-    unsigned        temp:1;         /* the session made temporary tables
+    uint8_t         temp;           /* the session made temporary tables
                                        (on the primary) */
-    unsigned        uservars:1;     /* user variables were assigned on the
+    uint8_t         uservars;       /* user variables were assigned on the
                                        primary by what no replica got */
-    unsigned        primary_lost:1; /* no primary backend now */
+    uint8_t         primary_lost;   /* no primary backend now */
 } slc_rws_facts_t;
 
 typedef enum {
