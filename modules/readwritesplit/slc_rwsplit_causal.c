@@ -46,6 +46,7 @@
 #include "slc_conf_file.h"
 #include "slc_log.h"
 #include "slc_mysql_backend.h"
+#include "slc_mysql_session.h"
 #include "slc_mysql_codec.h"
 #include "slc_mysql_filter.h"
 #include "slc_mysql_monitor.h"

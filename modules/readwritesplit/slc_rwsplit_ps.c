@@ -47,6 +47,7 @@
 #include "slc_core.h"
 #include "slc_log.h"
 #include "slc_mysql_backend.h"
+#include "slc_mysql_session.h"
 #include "slc_mysql_classify.h"
 #include "slc_mysql_codec.h"
 #include "slc_mysql_router.h"

@@ -1,6 +1,7 @@
 /*
- * The backend connection (src/mysql/slc_mysql_backend.c) on its own: no
- * session beyond the two fields it reads (srv->timeouts, backend), no
+ * The backend connection (src/mysql/upstream/slc_mysql_backend.c) on
+ * its own: no session (the backend never looks into it; the fake ops'
+ * `quits` reads the own backend, as the command layer's does), no
  * MariaDB server.  The test plays the server on a unix socket (a TCP one
  * for the connect timeout), through sluice's own loop, so the backend's
  * non-blocking connect, greeting, login and failures all run for real;
@@ -422,8 +423,19 @@ slc_test_on_fail(slc_backend_t *b, const slc_backend_fail_t *f)
     }
 }
 
+/* As the command layer's ops for a router's backend answer it: the
+   client's COM_QUIT went out on the session's own backend, not b. */
+static int
+slc_test_on_quits(const slc_backend_t *b)
+{
+    const slc_backend_t *own = b->session->backend;
+
+    return own != NULL && own != b && slc_mysql_track_quit_sent(&own->track);
+}
+
 static const slc_backend_ops_t  slc_test_ops = {
     .greeting = slc_test_on_greeting,
+    .quits = slc_test_on_quits,
     .relay = slc_test_on_relay,
     .identity = slc_test_on_identity,
     .ready = slc_test_on_ready,
@@ -542,7 +554,7 @@ slc_test_open(slc_backend_fail_t *f)
 {
     ck_assert_int_eq(slc_upstream_acquire(&slc_test_us), 1);
     slc_test_b = slc_backend_open(&slc_test_s, &slc_test_us, &slc_test_ops,
-        NULL, f);
+        NULL, (uint64_t) slc_test_timeouts.connect_timeout, f);
     return slc_test_b;
 }
 

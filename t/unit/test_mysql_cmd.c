@@ -1,5 +1,5 @@
 /*
- * The command layer's side of a backend failure (src/mysql/slc_mysql_cmd.c:
+ * The command layer's side of a backend failure (src/mysql/cmd/slc_mysql_cmd.c:
  * slc_cmd_backend_fail, the own and the router's ops), with a real session
  * in command mode and no server: the client and every backend are
  * socketpairs the test holds the other end of, the router is a fake whose

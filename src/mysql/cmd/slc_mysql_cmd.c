@@ -99,6 +99,7 @@ static void slc_cmd_own_fail(slc_backend_t *b, const slc_backend_fail_t *f);
 static void slc_cmd_peer_ready(slc_backend_t *b, const uint8_t *ok,
     size_t len);
 static void slc_cmd_peer_fail(slc_backend_t *b, const slc_backend_fail_t *f);
+static int  slc_cmd_peer_quits(const slc_backend_t *b);
 
 /* The session's own backend in command mode. */
 static const slc_backend_ops_t  slc_cmd_own_ops = {
@@ -110,6 +111,7 @@ static const slc_backend_ops_t  slc_cmd_peer_ops = {
     .identity = slc_session_backend_identity,
     .ready = slc_cmd_peer_ready,
     .fail = slc_cmd_peer_fail,
+    .quits = slc_cmd_peer_quits,
 };
 
 int
@@ -1298,6 +1300,16 @@ slc_cmd_peer_fail(slc_backend_t *b, const slc_backend_fail_t *f)
     slc_cmd_answer_lost(s, b, f->why, connecting);
 }
 
+/* The client ended with COM_QUIT on the session's own backend: a
+   router's backend says it too as it closes. */
+static int
+slc_cmd_peer_quits(const slc_backend_t *b)
+{
+    const slc_backend_t *own = b->session->backend;
+
+    return own != NULL && own != b && slc_mysql_track_quit_sent(&own->track);
+}
+
 static void
 slc_cmd_peer_ready(slc_backend_t *b, const uint8_t *ok, size_t len)
 {
@@ -1319,7 +1331,8 @@ slc_cmd_open_backend(slc_session_t *s, slc_upstream_server_t *us,
     slc_backend_fail_t  f;
     slc_backend_t      *b;
 
-    b = slc_backend_open(s, us, &slc_cmd_peer_ops, data, &f);
+    b = slc_backend_open(s, us, &slc_cmd_peer_ops, data,
+        (uint64_t) s->srv->timeouts->connect_timeout, &f);
     if (b == NULL) {
         slc_session_backend_log(s, us, &f);
         return NULL;

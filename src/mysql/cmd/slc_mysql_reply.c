@@ -11,6 +11,7 @@
 
 #include "slc_core.h"
 #include "slc_mysql_backend.h"
+#include "slc_mysql_session.h"
 #include "slc_mysql_codec.h"
 #include "slc_mysql_filter.h"
 #include "slc_mysql_proto.h"

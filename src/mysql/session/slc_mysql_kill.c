@@ -216,7 +216,8 @@ slc_kill_elsewhere(slc_session_t *s, slc_upstream_server_t *target,
         "KILL %s%s%u", k->mode, k->query ? "QUERY " : "", thread_id);
     full = !slc_upstream_acquire(target);
     a->b = full ? NULL
-                : slc_backend_open(s, target, &slc_kill_aux_ops, a, &f);
+                : slc_backend_open(s, target, &slc_kill_aux_ops, a,
+                      (uint64_t) s->srv->timeouts->connect_timeout, &f);
     if (a->b == NULL) {
         if (!full) {
             slc_session_backend_log(s, target, &f);

@@ -221,7 +221,8 @@ slc_session_backend_open(slc_session_t *s, slc_upstream_server_t *us)
         return SLC_ERROR;
     }
     b = slc_backend_open(s, us, relay ? &slc_relay_ops
-                                      : &slc_session_backend_ops, NULL, &f);
+                                      : &slc_session_backend_ops, NULL,
+                         (uint64_t) s->srv->timeouts->connect_timeout, &f);
     if (b == NULL) {
         if (relay) {
             slc_upstream_handshake_release(us);

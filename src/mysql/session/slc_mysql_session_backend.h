@@ -3,6 +3,7 @@
 
 #include "slc_core.h"
 #include "slc_mysql_backend.h"
+#include "slc_mysql_session.h"
 
 /*
  * The session's own backend while it logs in (slc_mysql_session_backend.c):

@@ -13,7 +13,8 @@ slc_backend_profile_t  slc_backend_profile;
 static void slc_backend_on_read(slc_conn_t *c);
 static void slc_backend_on_write(slc_conn_t *c);
 static void slc_backend_timeout(slc_timer_t *t);
-static int  slc_backend_connect(slc_backend_t *b, slc_backend_fail_t *f);
+static int  slc_backend_connect(slc_backend_t *b, uint64_t timeout,
+    slc_backend_fail_t *f);
 static void slc_backend_free(void *arg);
 
 /*
@@ -71,7 +72,8 @@ slc_backend_fail_text(const slc_backend_fail_t *f, char *buf, size_t len)
 
 slc_backend_t *
 slc_backend_open(slc_session_t *s, slc_upstream_server_t *us,
-    const slc_backend_ops_t *ops, void *data, slc_backend_fail_t *f)
+    const slc_backend_ops_t *ops, void *data, uint64_t connect_timeout,
+    slc_backend_fail_t *f)
 {
     slc_backend_t *b;
 
@@ -87,7 +89,7 @@ slc_backend_open(slc_session_t *s, slc_upstream_server_t *us,
     b->counted = 1;     /* the caller's slot */
     b->ops = ops;
     b->data = data;
-    if (slc_backend_connect(b, f) != SLC_OK) {
+    if (slc_backend_connect(b, connect_timeout, f) != SLC_OK) {
         if (f->down) {
             slc_upstream_mark_down(us);
         }
@@ -100,7 +102,8 @@ slc_backend_open(slc_session_t *s, slc_upstream_server_t *us,
 
 /* Non-blocking connect; SLC_ERROR with *f when it failed at once. */
 static int
-slc_backend_connect(slc_backend_t *b, slc_backend_fail_t *f)
+slc_backend_connect(slc_backend_t *b, uint64_t timeout,
+    slc_backend_fail_t *f)
 {
     slc_upstream_server_t *us = b->server;
     int                    fd, on = 1;
@@ -132,15 +135,14 @@ slc_backend_connect(slc_backend_t *b, slc_backend_fail_t *f)
         return SLC_ERROR;
     }
     b->state = SLC_BS_CONNECTING;
-    slc_timer_add(slc_loop, &b->timer,
-        (uint64_t) b->session->srv->timeouts->connect_timeout);
+    slc_timer_add(slc_loop, &b->timer, timeout);
     return SLC_OK;
 }
 
 /*
- * The client ended with COM_QUIT (its session's own backend carried it):
- * b, another of the session's backends (a router's: readwritesplit's
- * replicas), says it too before it goes, so that its server counts a
+ * The client ended with COM_QUIT (its session's own backend carried it;
+ * b's ops know, `quits`): b, another of the session's backends (a
+ * router's: readwritesplit's replicas), says it too before it goes, so that its server counts a
  * clean end, as it does for the own backend.  Every other close is plain,
  * without it: the client vanished or the backend failed, and the server
  * counts an aborted client (Aborted_clients), as it would without the
@@ -152,11 +154,10 @@ static void
 slc_backend_quit_too(slc_backend_t *b)
 {
     static const uint8_t  quit[] = { 1, 0, 0, 0, SLC_COM_QUIT };
-    const slc_backend_t  *own = b->session->backend;
 
-    if (own == NULL || own == b || !slc_mysql_track_quit_sent(&own->track)
-        || b->state != SLC_BS_READY || slc_mysql_track_quit_sent(&b->track)
-        || b->conn.closed || b->out != NULL)
+    if (b->ops->quits == NULL || b->state != SLC_BS_READY
+        || slc_mysql_track_quit_sent(&b->track) || b->conn.closed
+        || b->out != NULL || !b->ops->quits(b))
     {
         return;
     }

@@ -2,7 +2,14 @@
 #define SLC_MYSQL_BACKEND_H
 
 #include "slc_core.h"
-#include "slc_mysql_session.h"
+#include "slc_buf.h"
+#include "slc_event.h"
+#include "slc_mysql_codec.h"
+#include "slc_mysql_conf.h"
+#include "slc_mysql_track.h"
+#include "slc_packet.h"
+
+typedef struct slc_backend_s  slc_backend_t;
 
 /*
  * A backend connection of a session: non-blocking connect, greeting, and
@@ -72,6 +79,10 @@ struct slc_backend_ops_s {
     void  (*ready)(slc_backend_t *b, const uint8_t *ok, size_t len);
     /* Optional: after ready, the OK consumed: traffic may start. */
     void  (*go)(slc_backend_t *b);
+    /* Optional: b closes; whether it says COM_QUIT first (the client
+       ended with one on the session's own backend, and b is another of
+       the session's: its server then counts a clean end too). */
+    int   (*quits)(const slc_backend_t *b);
     /* b failed (f, valid for the call only); it is still open: the callee
        closes it, or has its owner close it. */
     void  (*fail)(slc_backend_t *b, const slc_backend_fail_t *f);
@@ -138,14 +149,16 @@ struct slc_backend_s {
 };
 
 /*
- * Open a connection to `us` for the session, reporting through `ops`
- * (data: theirs).  The caller took a connection slot on `us`
+ * Open a connection to `us` for the session s (b->session: the backend
+ * never looks into it), reporting through `ops` (data: theirs); it must
+ * greet within connect_timeout ms.  The caller took a connection slot on `us`
  * (slc_upstream_pick or _acquire), which the backend now owns.  NULL when
  * it failed at once: *f says why (its server marked down if f->down),
  * the slot is given back, and ops were not called.
  */
 slc_backend_t *slc_backend_open(slc_session_t *s, slc_upstream_server_t *us,
-    const slc_backend_ops_t *ops, void *data, slc_backend_fail_t *f);
+    const slc_backend_ops_t *ops, void *data, uint64_t connect_timeout,
+    slc_backend_fail_t *f);
 void slc_backend_close(slc_backend_t *b);
 /* Logged in, idle, outside a transaction, no COM_QUIT sent, nothing
    buffered either way. */
