@@ -95,6 +95,13 @@ EOF
 $t->run;
 $t->plan(24);
 
+# the monitor's first load of each upstream's schema catalog invalidates
+# the whole zone (a catalog that changed): the reads below start after
+# both, so that nothing they keep is invalidated under them
+wait_for(sub { $t->grep_log(qr/upstream "plain": schema catalog loaded/)
+               && $t->grep_log(qr/upstream "watched": schema catalog loaded/)
+         }, what => 'both upstreams\' schema catalogs');
+
 sub com_select { Sluice::Test::server_status($_[0], 'Com_select') }
 
 # [value read, reads the replica served, reads the primary served]

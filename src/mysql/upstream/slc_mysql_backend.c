@@ -226,6 +226,12 @@ slc_backend_timeout(slc_timer_t *t)
     slc_backend_t *b = t->data;
 
     SLC_CHECK_OBJ(b, SLC_BACKEND_MAGIC);
+    if (b->state == SLC_BS_READY) {
+        /* its owner's wait (KILL's side connection re-arms the timer for
+           its answer): the server greeted and logged it in, it is up */
+        slc_backend_fail(b, "timed out waiting for the answer", 0);
+        return;
+    }
     slc_backend_fail(b, b->state == SLC_BS_CONNECTING ? "connect timed out"
         : "handshake timed out", 1);
 }
