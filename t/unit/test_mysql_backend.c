@@ -32,6 +32,7 @@
 #include "slc_event.h"
 #include "slc_mysql_auth.h"
 #include "slc_mysql_backend.h"
+#include "slc_mysql_session.h"
 #include "slc_mysql_codec.h"
 #include "slc_mysql_upstream.h"
 

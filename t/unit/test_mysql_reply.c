@@ -13,6 +13,7 @@
 #include "slc_buf.h"
 #include "slc_cycle.h"
 #include "slc_mysql_backend.h"
+#include "slc_mysql_session.h"
 #include "slc_mysql_codec.h"
 #include "slc_mysql_filter.h"
 
