@@ -151,6 +151,7 @@ sub build_idleconn {
     my $out = "$o{dir}/idleconn";
     my $src = "$o{top}/contrib/bench/idleconn.c";
     return $out if -x $out && -M $out < -M $src;
+    make_path($o{dir});     # --sluice builds no sluice there first
     my ($rc1, $cflags) = run_capture(cmd => [ 'mariadb_config', '--cflags' ]);
     my ($rc2, $libs) = run_capture(cmd => [ 'mariadb_config', '--libs' ]);
     die "mariadb_config failed: install Debian's libmariadb-dev\n"
