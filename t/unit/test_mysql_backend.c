@@ -961,6 +961,39 @@ END_TEST
  * a hook could leave it) then fails it without marking the server down:
  * a relayed exchange waits on the client.
  */
+/* A backend the server greeted and logged in, its ops told. */
+static slc_backend_t *
+slc_test_logged_in(void)
+{
+    uint8_t        ok[32];
+    slc_backend_t *b;
+
+    slc_test_server_greets();
+    slc_test_server_says(1, ok, slc_mysql_ok_build(ok, sizeof(ok), 0, 0, 2,
+        0));
+    b = slc_test_start();
+    ck_assert(slc_check_until(slc_test_went, SLC_TEST_WAIT));
+    return b;
+}
+
+/*
+ * Logged in, then its owner waits on b's timer for an answer (KILL's side
+ * connection): when that runs out the server greeted and took the login,
+ * so it is up: b fails, its server is not marked down.
+ */
+START_TEST(test_owner_wait_timeout)
+{
+    slc_backend_t *b = slc_test_logged_in();
+
+    ck_assert_int_eq(b->state, SLC_BS_READY);
+    slc_timer_add(slc_loop, &b->timer, 50);     /* the owner's wait */
+    ck_assert(slc_check_until(slc_test_failed, SLC_TEST_WAIT));
+    ck_assert_int_eq(slc_test_rec.fail_state, SLC_BS_READY);
+    ck_assert_str_eq(slc_test_rec.why, "timed out waiting for the answer");
+    slc_test_assert_down(0);
+}
+END_TEST
+
 START_TEST(test_take_over)
 {
     static const uint8_t more[] = { 0x01, 'x' };
@@ -1040,14 +1073,8 @@ END_TEST
 static void
 slc_test_quit_case(slc_backend_t *own, int own_is_b, int b_quit)
 {
-    uint8_t        ok[32];
-    slc_backend_t *b;
+    slc_backend_t *b = slc_test_logged_in();
 
-    slc_test_server_greets();
-    slc_test_server_says(1, ok, slc_mysql_ok_build(ok, sizeof(ok), 0, 0, 2,
-        0));
-    b = slc_test_start();
-    ck_assert(slc_check_until(slc_test_went, SLC_TEST_WAIT));
     slc_test_s.backend = own_is_b ? b : own;
     if (b_quit) {
         ck_assert_int_eq(slc_mysql_track_client(&b->track, slc_test_quit,
@@ -1187,6 +1214,7 @@ main(void)
     tcase_add_test(fail, test_hangup_before_greeting);
     tcase_add_test(fail, test_nobody_listens);
     tcase_add_test(fail, test_connect_timeout);
+    tcase_add_test(fail, test_owner_wait_timeout);
     tcase_add_test(fail, test_greeting_timeout);
     tcase_add_test(fail, test_fail_once);
     tcase_add_test(fail, test_fail_then_greeting);

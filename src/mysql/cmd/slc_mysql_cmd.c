@@ -1352,17 +1352,13 @@ slc_cmd_give(slc_backend_t *b, const slc_backend_ops_t *owner, void *data)
 slc_backend_t *
 slc_cmd_set_own(slc_session_t *s, slc_backend_t *b)
 {
-    slc_backend_t    *old = s->backend;
-    slc_mysql_conf_t *mc = slc_mysql_conf(s->cycle);
+    slc_backend_t *old = s->backend;
 
     s->backend = b;
     b->ops = &slc_cmd_own_ops;
     b->owner = NULL;
     b->data = NULL;
-    if (s->registered) {
-        slc_registry_set_backend(mc->registry_zone->addr, (uint32_t) s->id,
-            slc_mysql_stats_index(mc, b->server->stats) + 1, b->thread_id);
-    }
+    slc_session_backend_register(b);    /* KILL CONNECTION names it */
     return old;
 }
 

@@ -554,9 +554,7 @@ slc_handover_register(slc_session_t *s)
         return;
     }
     s->registered = 1;
-    slc_registry_set_backend(r, (uint32_t) s->id,
-        slc_mysql_stats_index(mc, s->backend->server->stats) + 1,
-        s->backend->thread_id);
+    slc_session_backend_register(s->backend);
 }
 
 static void slc_handover_adopt_extra(slc_session_t *s,

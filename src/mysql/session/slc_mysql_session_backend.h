@@ -41,7 +41,8 @@ void slc_session_backend_log(slc_session_t *s,
 extern const slc_backend_ops_t  slc_session_backend_ops;
 /* auth passthrough's ops for it (slc_mysql_passthrough.c). */
 extern const slc_backend_ops_t  slc_relay_ops;
-/* The own backend greeted: KILL from any worker can now find it. */
+/* b is the session's own backend (it greeted, took the place of the lost
+   one, or came with a handover): KILL from any worker can now find it. */
 void slc_session_backend_register(slc_backend_t *b);
 
 #endif /* SLC_MYSQL_SESSION_BACKEND_H */
