@@ -1,11 +1,11 @@
 #!/bin/sh
-# Regenerate src/mysql/sql/slc_mysql_builtins.inc, the names that are not a
+# Regenerate src/mysql/sql/slc_sql_builtins.inc, the names that are not a
 # stored function's when "(" follows them: the built-in functions and the
 # words of the grammar.  Needs a running MariaDB (the version the table is
 # for, 10.11 when it was made) and its help tables:
 #
 #   contrib/builtins.sh "mariadb -S /path/to/mysqld.sock -uroot" \
-#       > src/mysql/sql/slc_mysql_builtins.inc
+#       > src/mysql/sql/slc_sql_builtins.inc
 #
 # The candidates are every keyword (information_schema.KEYWORDS), every
 # native function (information_schema.SQL_FUNCTIONS), every name of the

@@ -269,8 +269,8 @@ slc_cache_long(slc_cache_ctx_t *cc, const slc_cmd_t *c)
     }
     cc->long_read = 1;
     cc->tail_left = c->len - (uint32_t) c->avail;
-    slc_sqltail_init(&cc->tail, slc_cmd_status(cc->s));
-    slc_sqltail_feed(&cc->tail, c->payload + 1, c->avail - 1);
+    slc_sql_tail_init(&cc->tail, slc_cmd_status(cc->s));
+    slc_sql_tail_feed(&cc->tail, c->payload + 1, c->avail - 1);
     slc_cache_bump(cc->cnt->uncacheable[SLC_CACHE_TABLES_UNKNOWN]);
 }
 
@@ -284,12 +284,12 @@ slc_cache_rest(slc_session_t *s, void *ctx, const uint8_t *p, size_t n)
     if (!cc->long_read || n > cc->tail_left) {
         return;                     /* not ours to scan: stays a write */
     }
-    slc_sqltail_feed(&cc->tail, p, n);
+    slc_sql_tail_feed(&cc->tail, p, n);
     cc->tail_left -= (uint32_t) n;
     if (cc->tail_left > 0) {
         return;
     }
-    f = slc_sqltail_flags(&cc->tail);
+    f = slc_sql_tail_flags(&cc->tail);
     if ((f & (SLC_SQL_F_MULTI | SLC_SQL_F_STORED_FUNC
               | SLC_SQL_F_SEQUENCE | SLC_SQL_F_UNTERMINATED))
         || ((f & SLC_SQL_F_AMBIGUOUS) && slc_cache_session_ansi(cc)))

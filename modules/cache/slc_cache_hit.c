@@ -45,7 +45,7 @@ static int
 slc_cache_fill(slc_session_t *s, slc_cache_serve_t *sv)
 {
     size_t         room, used = 0, n;
-    uint8_t       *dst = slc_cmd_reply_space(s, &room);
+    uint8_t       *dst = slc_reply_space(s, &room);
     const uint8_t *src;
 
     if (dst == NULL) {
@@ -62,7 +62,7 @@ slc_cache_fill(slc_session_t *s, slc_cache_serve_t *sv)
         used += n;
         sv->off += n;
     }
-    slc_cmd_reply_commit(s, used);
+    slc_reply_commit(s, used);
     if (sv->off < sv->hit.size) {
         return SLC_AGAIN;
     }
@@ -88,7 +88,7 @@ slc_cache_serve(slc_session_t *s, slc_cache_serve_t *sv)
     sv->off = 0;
     /* a copied hit that will not go out at once must outlive the next
        lookup: kept before anything is sent, so a failure sends nothing */
-    dst = slc_cmd_reply_space(s, &room);
+    dst = slc_reply_space(s, &room);
     if (dst != NULL && room < sv->hit.size
         && slc_cache_hit_keep(&sv->hit) != SLC_OK)
     {
@@ -101,7 +101,7 @@ slc_cache_serve(slc_session_t *s, slc_cache_serve_t *sv)
         return SLC_ERROR;
     }
     if (rc == SLC_AGAIN) {
-        slc_cmd_reply_stream(s, slc_cache_stream, sv);
+        slc_cmd_stream(s, slc_cache_stream, sv);
     }
     return SLC_OK;
 }

@@ -120,13 +120,13 @@ slc_cache_inv_tables(slc_cache_ctx_t *cc, const slc_cache_keys_t *keys,
 static int
 slc_cache_inv_ddl_calls(const uint8_t *q, size_t n)
 {
-    slc_sqltail_t t;
+    slc_sql_tail_t t;
 
     for (size_t i = 0; i + 6 <= n; i++) {
         if (strncasecmp((const char *) q + i, "SELECT", 6) == 0) {
-            slc_sqltail_init(&t, 0);
-            slc_sqltail_feed(&t, q + i, n - i);
-            return (slc_sqltail_flags(&t) & SLC_SQL_F_STORED_FUNC) != 0;
+            slc_sql_tail_init(&t, 0);
+            slc_sql_tail_feed(&t, q + i, n - i);
+            return (slc_sql_tail_flags(&t) & SLC_SQL_F_STORED_FUNC) != 0;
         }
     }
     return 0;

@@ -4,7 +4,7 @@
 /*
  * What the query cache may keep, under which names its entries are
  * invalidated, and the cache_rule list.  Pure functions over the statement
- * classifier's result (slc_mysql_classify.h): no I/O, no logging, no shared
+ * classifier's result (slc_sql_classify.h): no I/O, no logging, no shared
  * memory; the cache filter calls them and keeps the counters.
  */
 
@@ -12,7 +12,7 @@
 #include <pcre2.h>
 
 #include "slc_core.h"
-#include "slc_mysql_classify.h"
+#include "slc_sql_classify.h"
 
 
 /* --- the verdict -------------------------------------------------------- */

@@ -15,7 +15,7 @@
 #include "slc_cache.h"
 #include "slc_cache_vars.h"
 #include "slc_mysql_catalog.h"
-#include "slc_mysql_sqltail.h"
+#include "slc_sql_tail.h"
 
 #define SLC_CACHE_PS_MAX     256    /* statements followed per session */
 
@@ -160,7 +160,7 @@ typedef struct {
                                                buffer: its tail is scanned
                                                for what could write */
     uint32_t                tail_left;  /* its bytes still to come */
-    slc_sqltail_t           tail;
+    slc_sql_tail_t           tail;
     slc_cache_inv_set_t     inv;
     unsigned                then_unknown:1;
     unsigned                then_temp:1;

@@ -22,22 +22,22 @@ typedef enum {
     SLC_CV_SYSVAR,      /* @@x, @@scope.x */
     SLC_CV_PUNCT,
     SLC_CV_BAD          /* open quote or comment, executable comment */
-} slc_cv_type_t;
+} slc_cache_vars_type_t;
 
 typedef struct {
-    slc_cv_type_t   type;
+    slc_cache_vars_type_t   type;
     size_t          off;        /* the token's bytes, quotes included */
     size_t          len;
-} slc_cv_tok_t;
+} slc_cache_vars_tok_t;
 
 typedef struct {
     const uint8_t  *q;
     size_t          n;
     size_t          i;
-} slc_cv_lex_t;
+} slc_cache_vars_lex_t;
 
 static int
-slc_cv_word_char(uint8_t c)
+slc_cache_vars_word_char(uint8_t c)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
            || (c >= '0' && c <= '9') || c == '_' || c == '$' || c >= 0x80;
@@ -45,7 +45,7 @@ slc_cv_word_char(uint8_t c)
 
 /* Blanks and plain comments; 0, or -1 at one that is code or open. */
 static int
-slc_cv_skip(slc_cv_lex_t *lx)
+slc_cache_vars_skip(slc_cache_vars_lex_t *lx)
 {
     const uint8_t *q = lx->q;
 
@@ -83,7 +83,7 @@ slc_cv_skip(slc_cv_lex_t *lx)
 
 /* A quoted run at q[i]: its end after the closing quote, or 0. */
 static size_t
-slc_cv_quoted_end(const uint8_t *q, size_t n, size_t i)
+slc_cache_vars_quoted_end(const uint8_t *q, size_t n, size_t i)
 {
     uint8_t c = q[i];
 
@@ -102,19 +102,19 @@ slc_cv_quoted_end(const uint8_t *q, size_t n, size_t i)
 }
 
 static void
-slc_cv_next(slc_cv_lex_t *lx, slc_cv_tok_t *t)
+slc_cache_vars_next(slc_cache_vars_lex_t *lx, slc_cache_vars_tok_t *t)
 {
     const uint8_t *q = lx->q;
     size_t         i, e;
 
-    if (slc_cv_skip(lx) != 0) {
+    if (slc_cache_vars_skip(lx) != 0) {
         t->type = SLC_CV_BAD;
         return;
     }
     t->off = i = lx->i;
     if (i < lx->n && q[i] == ';') {
         lx->i++;                        /* a last ";" ends the statement */
-        t->type = slc_cv_skip(lx) == 0 && lx->i >= lx->n ? SLC_CV_END
+        t->type = slc_cache_vars_skip(lx) == 0 && lx->i >= lx->n ? SLC_CV_END
                                                          : SLC_CV_BAD;
         return;
     }
@@ -123,7 +123,7 @@ slc_cv_next(slc_cv_lex_t *lx, slc_cv_tok_t *t)
         return;
     }
     if (q[i] == '\'' || q[i] == '"' || q[i] == '`') {
-        e = slc_cv_quoted_end(q, lx->n, i);
+        e = slc_cache_vars_quoted_end(q, lx->n, i);
         t->type = e == 0 ? SLC_CV_BAD
                   : q[i] == '`' ? SLC_CV_QUOTED : SLC_CV_STRING;
     } else if (q[i] == '@') {
@@ -131,15 +131,16 @@ slc_cv_next(slc_cv_lex_t *lx, slc_cv_tok_t *t)
                                                   : SLC_CV_USERVAR;
         e = i + (t->type == SLC_CV_SYSVAR ? 2 : 1);
         if (e < lx->n && (q[e] == '\'' || q[e] == '"' || q[e] == '`')) {
-            e = slc_cv_quoted_end(q, lx->n, e);
+            e = slc_cache_vars_quoted_end(q, lx->n, e);
             t->type = e == 0 ? SLC_CV_BAD : t->type;
         } else {
-            while (e < lx->n && (slc_cv_word_char(q[e]) || q[e] == '.')) {
+            while (e < lx->n
+                && (slc_cache_vars_word_char(q[e]) || q[e] == '.')) {
                 e++;
             }
         }
-    } else if (slc_cv_word_char(q[i])) {
-        for (e = i; e < lx->n && slc_cv_word_char(q[e]); e++) {
+    } else if (slc_cache_vars_word_char(q[i])) {
+        for (e = i; e < lx->n && slc_cache_vars_word_char(q[e]); e++) {
             /* the word */
         }
         t->type = SLC_CV_WORD;
@@ -152,14 +153,16 @@ slc_cv_next(slc_cv_lex_t *lx, slc_cv_tok_t *t)
 }
 
 static int
-slc_cv_is(const slc_cv_lex_t *lx, const slc_cv_tok_t *t, const char *w)
+slc_cache_vars_is(const slc_cache_vars_lex_t *lx,
+    const slc_cache_vars_tok_t *t, const char *w)
 {
     return t->type == SLC_CV_WORD && t->len == strlen(w)
            && strncasecmp((const char *) lx->q + t->off, w, t->len) == 0;
 }
 
 static int
-slc_cv_punct(const slc_cv_lex_t *lx, const slc_cv_tok_t *t, uint8_t c)
+slc_cache_vars_punct(const slc_cache_vars_lex_t *lx,
+    const slc_cache_vars_tok_t *t, uint8_t c)
 {
     return t->type == SLC_CV_PUNCT && lx->q[t->off] == c;
 }
@@ -197,7 +200,7 @@ slc_cache_vars_hash(const void *p, size_t n)
 
 /* Remove the entry of `name` (namelen bytes, then "="), if any. */
 static void
-slc_cv_remove(slc_cache_vars_t *v, const char *name, size_t namelen)
+slc_cache_vars_remove(slc_cache_vars_t *v, const char *name, size_t namelen)
 {
     for (size_t off = 0; off < v->len; ) {
         size_t len = strlen(v->buf + off) + 1;
@@ -218,7 +221,7 @@ slc_cv_remove(slc_cache_vars_t *v, const char *name, size_t namelen)
  * removing the variable's older entry unless the state is a history.
  */
 static void
-slc_cv_entry(slc_cache_vars_t *v, const char *name, size_t namelen,
+slc_cache_vars_entry(slc_cache_vars_t *v, const char *name, size_t namelen,
     const uint8_t *val, size_t vlen, int literal)
 {
     size_t  need = namelen + 1 + vlen + 1;
@@ -230,7 +233,7 @@ slc_cv_entry(slc_cache_vars_t *v, const char *name, size_t namelen,
     if (!literal) {
         v->history = 1;
     } else if (!v->history) {
-        slc_cv_remove(v, name, namelen);
+        slc_cache_vars_remove(v, name, namelen);
     }
     if (v->len + need > SLC_CACHE_STATE_MAX
         || (p = realloc(v->buf, v->len + need)) == NULL)
@@ -255,37 +258,39 @@ typedef struct {
     size_t  off;
     size_t  len;
     int     literal;            /* reads nothing of the session */
-} slc_cv_value_t;
+} slc_cache_vars_value_t;
 
 /*
  * The value after "=", to a "," outside parentheses or the end; *end is
  * the token after it (a ",", END, or BAD: then nothing is taken).
  */
 static void
-slc_cv_value(slc_cv_lex_t *lx, slc_cv_value_t *val, slc_cv_tok_t *end)
+slc_cache_vars_value(slc_cache_vars_lex_t *lx, slc_cache_vars_value_t *val,
+    slc_cache_vars_tok_t *end)
 {
     unsigned  depth = 0;
     size_t    last = lx->i;
 
-    *val = (slc_cv_value_t) { .off = lx->i, .literal = 1 };
+    *val = (slc_cache_vars_value_t) { .off = lx->i, .literal = 1 };
     for ( ;; ) {
-        slc_cv_next(lx, end);
+        slc_cache_vars_next(lx, end);
         if (end->type == SLC_CV_BAD || end->type == SLC_CV_END
-            || (depth == 0 && slc_cv_punct(lx, end, ',')))
+            || (depth == 0 && slc_cache_vars_punct(lx, end, ',')))
         {
             break;
         }
         if (val->len == 0 && last == val->off) {
             val->off = end->off;
         }
-        if (slc_cv_punct(lx, end, '(')) {
+        if (slc_cache_vars_punct(lx, end, '(')) {
             depth++;
-        } else if (slc_cv_punct(lx, end, ')') && depth > 0) {
+        } else if (slc_cache_vars_punct(lx, end, ')') && depth > 0) {
             depth--;
         }
         if (!(end->type == SLC_CV_WORD || end->type == SLC_CV_STRING
-              || slc_cv_punct(lx, end, '-') || slc_cv_punct(lx, end, '+')
-              || slc_cv_punct(lx, end, '.')))
+              || slc_cache_vars_punct(lx, end, '-')
+                  || slc_cache_vars_punct(lx, end, '+')
+              || slc_cache_vars_punct(lx, end, '.')))
         {
             val->literal = 0;
         }
@@ -299,7 +304,8 @@ slc_cv_value(slc_cv_lex_t *lx, slc_cv_value_t *val, slc_cv_tok_t *end)
 
 /* The value's text without its quotes, when it is one word or string. */
 static int
-slc_cv_plain(const slc_cv_lex_t *lx, const slc_cv_value_t *val,
+slc_cache_vars_plain(const slc_cache_vars_lex_t *lx,
+    const slc_cache_vars_value_t *val,
     const uint8_t **p, size_t *n)
 {
     const uint8_t *s = lx->q + val->off;
@@ -318,14 +324,15 @@ slc_cv_plain(const slc_cv_lex_t *lx, const slc_cv_value_t *val,
 }
 
 static int
-slc_cv_text_is(const uint8_t *p, size_t n, const char *w)
+slc_cache_vars_text_is(const uint8_t *p, size_t n, const char *w)
 {
     return n == strlen(w) && strncasecmp((const char *) p, w, n) == 0;
 }
 
 /* tx_isolation = 'READ-COMMITTED' | 1 | DEFAULT ... */
 static uint8_t
-slc_cv_iso_value(const slc_cv_lex_t *lx, const slc_cv_value_t *val)
+slc_cache_vars_iso_value(const slc_cache_vars_lex_t *lx,
+    const slc_cache_vars_value_t *val)
 {
     static const char *names[] = {
         "READ-UNCOMMITTED", "READ-COMMITTED", "REPEATABLE-READ",
@@ -334,14 +341,14 @@ slc_cv_iso_value(const slc_cv_lex_t *lx, const slc_cv_value_t *val)
     const uint8_t *p;
     size_t         n;
 
-    if (slc_cv_plain(lx, val, &p, &n) != SLC_OK) {
+    if (slc_cache_vars_plain(lx, val, &p, &n) != SLC_OK) {
         return SLC_CACHE_ISO_UNKNOWN;
     }
-    if (slc_cv_text_is(p, n, "DEFAULT")) {
+    if (slc_cache_vars_text_is(p, n, "DEFAULT")) {
         return SLC_CACHE_ISO_GLOBAL;
     }
     for (unsigned i = 0; i < 4; i++) {
-        if (slc_cv_text_is(p, n, names[i])
+        if (slc_cache_vars_text_is(p, n, names[i])
             || (n == 1 && p[0] == (uint8_t) ('0' + i)))
         {
             return (uint8_t) (SLC_CACHE_ISO_RU + i);
@@ -353,7 +360,8 @@ slc_cv_iso_value(const slc_cv_lex_t *lx, const slc_cv_value_t *val)
 /* sql_mode = '...': does it make "x" a name?  The modes that imply
    ANSI_QUOTES count too. */
 static uint8_t
-slc_cv_ansi_value(const slc_cv_lex_t *lx, const slc_cv_value_t *val)
+slc_cache_vars_ansi_value(const slc_cache_vars_lex_t *lx,
+    const slc_cache_vars_value_t *val)
 {
     static const char *ansi[] = {
         "ANSI_QUOTES", "ANSI", "DB2", "MAXDB", "MSSQL", "ORACLE",
@@ -362,10 +370,10 @@ slc_cv_ansi_value(const slc_cv_lex_t *lx, const slc_cv_value_t *val)
     const uint8_t *p, *end, *c;
     size_t         n, k;
 
-    if (slc_cv_plain(lx, val, &p, &n) != SLC_OK) {
+    if (slc_cache_vars_plain(lx, val, &p, &n) != SLC_OK) {
         return SLC_CACHE_ANSI_ON;       /* not known: it may */
     }
-    if (slc_cv_text_is(p, n, "DEFAULT")) {
+    if (slc_cache_vars_text_is(p, n, "DEFAULT")) {
         return SLC_CACHE_ANSI_GLOBAL;
     }
     if (n > 0 && p[0] >= '0' && p[0] <= '9') {
@@ -375,7 +383,7 @@ slc_cv_ansi_value(const slc_cv_lex_t *lx, const slc_cv_value_t *val)
         c = memchr(p, ',', (size_t) (end - p));
         k = (size_t) ((c != NULL ? c : end) - p);
         for (unsigned i = 0; i < sizeof(ansi) / sizeof(ansi[0]); i++) {
-            if (slc_cv_text_is(p, k, ansi[i])) {
+            if (slc_cache_vars_text_is(p, k, ansi[i])) {
                 return SLC_CACHE_ANSI_ON;
             }
         }
@@ -392,24 +400,24 @@ slc_cv_ansi_value(const slc_cv_lex_t *lx, const slc_cv_value_t *val)
 
 /* ISOLATION LEVEL's words. */
 static uint8_t
-slc_cv_level(slc_cv_lex_t *lx)
+slc_cache_vars_level(slc_cache_vars_lex_t *lx)
 {
-    slc_cv_tok_t  t, u;
+    slc_cache_vars_tok_t  t, u;
 
-    slc_cv_next(lx, &t);
-    if (slc_cv_is(lx, &t, "SERIALIZABLE")) {
+    slc_cache_vars_next(lx, &t);
+    if (slc_cache_vars_is(lx, &t, "SERIALIZABLE")) {
         return SLC_CACHE_ISO_SER;
     }
-    slc_cv_next(lx, &u);
-    if (slc_cv_is(lx, &t, "REPEATABLE")) {
-        return slc_cv_is(lx, &u, "READ") ? SLC_CACHE_ISO_RR
+    slc_cache_vars_next(lx, &u);
+    if (slc_cache_vars_is(lx, &t, "REPEATABLE")) {
+        return slc_cache_vars_is(lx, &u, "READ") ? SLC_CACHE_ISO_RR
                                          : SLC_CACHE_ISO_UNKNOWN;
     }
-    if (!slc_cv_is(lx, &t, "READ")) {
+    if (!slc_cache_vars_is(lx, &t, "READ")) {
         return SLC_CACHE_ISO_UNKNOWN;
     }
-    return slc_cv_is(lx, &u, "COMMITTED") ? SLC_CACHE_ISO_RC
-           : slc_cv_is(lx, &u, "UNCOMMITTED") ? SLC_CACHE_ISO_RU
+    return slc_cache_vars_is(lx, &u, "COMMITTED") ? SLC_CACHE_ISO_RC
+           : slc_cache_vars_is(lx, &u, "UNCOMMITTED") ? SLC_CACHE_ISO_RU
            : SLC_CACHE_ISO_UNKNOWN;
 }
 
@@ -419,32 +427,32 @@ slc_cv_level(slc_cv_lex_t *lx)
  * named, UNKNOWN when unreadable.
  */
 static uint8_t
-slc_cv_characteristics(slc_cv_lex_t *lx)
+slc_cache_vars_characteristics(slc_cache_vars_lex_t *lx)
 {
     uint8_t       iso = SLC_CACHE_ISO_NONE;
-    slc_cv_tok_t  t, u;
+    slc_cache_vars_tok_t  t, u;
 
     for ( ;; ) {
-        slc_cv_next(lx, &t);
-        if (slc_cv_is(lx, &t, "READ")) {
-            slc_cv_next(lx, &u);        /* ONLY, WRITE */
-        } else if (slc_cv_is(lx, &t, "ISOLATION")) {
-            slc_cv_next(lx, &u);
-            if (!slc_cv_is(lx, &u, "LEVEL")) {
+        slc_cache_vars_next(lx, &t);
+        if (slc_cache_vars_is(lx, &t, "READ")) {
+            slc_cache_vars_next(lx, &u);        /* ONLY, WRITE */
+        } else if (slc_cache_vars_is(lx, &t, "ISOLATION")) {
+            slc_cache_vars_next(lx, &u);
+            if (!slc_cache_vars_is(lx, &u, "LEVEL")) {
                 return SLC_CACHE_ISO_UNKNOWN;
             }
-            iso = slc_cv_level(lx);
+            iso = slc_cache_vars_level(lx);
         } else {
             return SLC_CACHE_ISO_UNKNOWN;
         }
         if (iso == SLC_CACHE_ISO_UNKNOWN) {
             return iso;
         }
-        slc_cv_next(lx, &t);
+        slc_cache_vars_next(lx, &t);
         if (t.type == SLC_CV_END) {
             return iso;
         }
-        if (!slc_cv_punct(lx, &t, ',')) {
+        if (!slc_cache_vars_punct(lx, &t, ',')) {
             return SLC_CACHE_ISO_UNKNOWN;
         }
     }
@@ -452,51 +460,53 @@ slc_cv_characteristics(slc_cv_lex_t *lx)
 
 /* name = value for a system variable, in scope `scope`. */
 static int
-slc_cv_assign(slc_cache_vars_t *v, slc_cv_lex_t *lx, const char *name,
-    size_t nl, int scope, slc_cv_tok_t *end)
+slc_cache_vars_assign(slc_cache_vars_t *v, slc_cache_vars_lex_t *lx,
+    const char *name,
+    size_t nl, int scope, slc_cache_vars_tok_t *end)
 {
-    slc_cv_tok_t    t;
-    slc_cv_value_t  val;
+    slc_cache_vars_tok_t    t;
+    slc_cache_vars_value_t  val;
 
-    slc_cv_next(lx, &t);
-    if (slc_cv_punct(lx, &t, ':')) {
-        slc_cv_next(lx, &t);            /* := */
+    slc_cache_vars_next(lx, &t);
+    if (slc_cache_vars_punct(lx, &t, ':')) {
+        slc_cache_vars_next(lx, &t);            /* := */
     }
-    if (!slc_cv_punct(lx, &t, '=')) {
+    if (!slc_cache_vars_punct(lx, &t, '=')) {
         return SLC_ERROR;
     }
-    slc_cv_value(lx, &val, end);
+    slc_cache_vars_value(lx, &val, end);
     if (end->type == SLC_CV_BAD) {
         return SLC_ERROR;
     }
-    if (scope == SLC_CV_GLOBAL || slc_cv_text_is((const uint8_t *) name, nl,
+    if (scope == SLC_CV_GLOBAL
+        || slc_cache_vars_text_is((const uint8_t *) name, nl,
                                                  "autocommit")
-        || slc_cv_text_is((const uint8_t *) name, nl, "tx_read_only")
-        || slc_cv_text_is((const uint8_t *) name, nl,
+        || slc_cache_vars_text_is((const uint8_t *) name, nl, "tx_read_only")
+        || slc_cache_vars_text_is((const uint8_t *) name, nl,
                           "transaction_read_only"))
     {
         return SLC_OK;
     }
-    if (slc_cv_text_is((const uint8_t *) name, nl, "tx_isolation")
-        || slc_cv_text_is((const uint8_t *) name, nl,
+    if (slc_cache_vars_text_is((const uint8_t *) name, nl, "tx_isolation")
+        || slc_cache_vars_text_is((const uint8_t *) name, nl,
                           "transaction_isolation"))
     {
-        v->iso = slc_cv_iso_value(lx, &val);
+        v->iso = slc_cache_vars_iso_value(lx, &val);
         return SLC_OK;
     }
-    if (slc_cv_text_is((const uint8_t *) name, nl, "sql_mode")) {
-        v->ansi = slc_cv_ansi_value(lx, &val);
+    if (slc_cache_vars_text_is((const uint8_t *) name, nl, "sql_mode")) {
+        v->ansi = slc_cache_vars_ansi_value(lx, &val);
     }
-    slc_cv_entry(v, name, nl, lx->q + val.off, val.len, val.literal);
+    slc_cache_vars_entry(v, name, nl, lx->q + val.off, val.len, val.literal);
     return SLC_OK;
 }
 
 /* A SET this module cannot read: kept whole, and what it may set is not
    known. */
 static void
-slc_cv_opaque(slc_cache_vars_t *v, const uint8_t *q, size_t n)
+slc_cache_vars_opaque(slc_cache_vars_t *v, const uint8_t *q, size_t n)
 {
-    slc_cv_entry(v, "?", 1, q, n, 0);
+    slc_cache_vars_entry(v, "?", 1, q, n, 0);
     v->iso = SLC_CACHE_ISO_UNKNOWN;
     v->iso_next = SLC_CACHE_ISO_UNKNOWN;
     v->ansi = SLC_CACHE_ANSI_ON;
@@ -504,7 +514,8 @@ slc_cv_opaque(slc_cache_vars_t *v, const uint8_t *q, size_t n)
 
 /* @@x, @@session.x, @@local.x, @@global.x: the name, and its scope. */
 static void
-slc_cv_sysvar(const slc_cv_lex_t *lx, const slc_cv_tok_t *t, const char **name,
+slc_cache_vars_sysvar(const slc_cache_vars_lex_t *lx,
+    const slc_cache_vars_tok_t *t, const char **name,
     size_t *nl, int *scope)
 {
     const char *p = (const char *) lx->q + t->off + 2;
@@ -530,16 +541,17 @@ slc_cv_sysvar(const slc_cv_lex_t *lx, const slc_cv_tok_t *t, const char **name,
 
 /* NAMES x [COLLATE y], CHARACTER SET x, CHARSET x, ROLE r: an entry. */
 static int
-slc_cv_special(slc_cache_vars_t *v, slc_cv_lex_t *lx, const char *name,
-    slc_cv_tok_t *end)
+slc_cache_vars_special(slc_cache_vars_t *v, slc_cache_vars_lex_t *lx,
+    const char *name,
+    slc_cache_vars_tok_t *end)
 {
-    slc_cv_value_t val;
+    slc_cache_vars_value_t val;
 
-    slc_cv_value(lx, &val, end);
+    slc_cache_vars_value(lx, &val, end);
     if (end->type == SLC_CV_BAD) {
         return SLC_ERROR;
     }
-    slc_cv_entry(v, name, strlen(name), lx->q + val.off, val.len,
+    slc_cache_vars_entry(v, name, strlen(name), lx->q + val.off, val.len,
         val.literal);
     return SLC_OK;
 }
@@ -551,22 +563,24 @@ slc_cv_special(slc_cache_vars_t *v, slc_cv_lex_t *lx, const char *name,
  * TRANSACTION), SLC_ERROR when it cannot be read.
  */
 static int
-slc_cv_one(slc_cache_vars_t *v, slc_cv_lex_t *lx, slc_cv_tok_t *t,
-    int *scope, slc_cv_tok_t *end)
+slc_cache_vars_one(slc_cache_vars_t *v, slc_cache_vars_lex_t *lx,
+    slc_cache_vars_tok_t *t,
+    int *scope, slc_cache_vars_tok_t *end)
 {
     char          name[SLC_CV_VAR_MAX];
     const char   *np;
     size_t        nl;
-    slc_cv_tok_t  u;
+    slc_cache_vars_tok_t  u;
 
     if (t->type == SLC_CV_USERVAR) {    /* @x = ...: in no key */
-        return slc_cv_assign(v, lx, "@", 1, SLC_CV_GLOBAL, end);
+        return slc_cache_vars_assign(v, lx, "@", 1, SLC_CV_GLOBAL, end);
     }
-    if (slc_cv_is(lx, t, "PASSWORD") || slc_cv_is(lx, t, "DEFAULT")) {
+    if (slc_cache_vars_is(lx, t, "PASSWORD")
+        || slc_cache_vars_is(lx, t, "DEFAULT")) {
         return SLC_DONE;
     }
-    if (slc_cv_is(lx, t, "TRANSACTION")) {
-        uint8_t iso = slc_cv_characteristics(lx);
+    if (slc_cache_vars_is(lx, t, "TRANSACTION")) {
+        uint8_t iso = slc_cache_vars_characteristics(lx);
 
         if (*scope == SLC_CV_NONE && iso != SLC_CACHE_ISO_NONE) {
             v->iso_next = iso;
@@ -575,22 +589,24 @@ slc_cv_one(slc_cache_vars_t *v, slc_cv_lex_t *lx, slc_cv_tok_t *t,
         }
         return SLC_DONE;
     }
-    if (slc_cv_is(lx, t, "NAMES")) {
-        return slc_cv_special(v, lx, "names", end);
+    if (slc_cache_vars_is(lx, t, "NAMES")) {
+        return slc_cache_vars_special(v, lx, "names", end);
     }
-    if (slc_cv_is(lx, t, "ROLE")) {
-        return slc_cv_special(v, lx, "role", end);
+    if (slc_cache_vars_is(lx, t, "ROLE")) {
+        return slc_cache_vars_special(v, lx, "role", end);
     }
-    if (slc_cv_is(lx, t, "CHARSET") || slc_cv_is(lx, t, "CHARACTER")) {
-        if (slc_cv_is(lx, t, "CHARACTER")
-            && (slc_cv_next(lx, &u), !slc_cv_is(lx, &u, "SET")))
+    if (slc_cache_vars_is(lx, t, "CHARSET")
+        || slc_cache_vars_is(lx, t, "CHARACTER")) {
+        if (slc_cache_vars_is(lx, t, "CHARACTER")
+            && (slc_cache_vars_next(lx, &u),
+                !slc_cache_vars_is(lx, &u, "SET")))
         {
             return SLC_ERROR;
         }
-        return slc_cv_special(v, lx, "charset", end);
+        return slc_cache_vars_special(v, lx, "charset", end);
     }
     if (t->type == SLC_CV_SYSVAR) {
-        slc_cv_sysvar(lx, t, &np, &nl, scope);
+        slc_cache_vars_sysvar(lx, t, &np, &nl, scope);
     } else if (t->type == SLC_CV_WORD) {
         np = (const char *) lx->q + t->off;
         nl = t->len;
@@ -603,19 +619,22 @@ slc_cv_one(slc_cache_vars_t *v, slc_cv_lex_t *lx, slc_cv_tok_t *t,
     for (size_t i = 0; i < nl; i++) {
         name[i] = (char) (np[i] >= 'A' && np[i] <= 'Z' ? np[i] + 32 : np[i]);
     }
-    return slc_cv_assign(v, lx, name, nl, *scope, end);
+    return slc_cache_vars_assign(v, lx, name, nl, *scope, end);
 }
 
 /* GLOBAL, SESSION, LOCAL...: the scope they give, or -1 for no such word */
 static int
-slc_cv_scope(const slc_cv_lex_t *lx, const slc_cv_tok_t *t)
+slc_cache_vars_scope(const slc_cache_vars_lex_t *lx,
+    const slc_cache_vars_tok_t *t)
 {
-    if (slc_cv_is(lx, t, "GLOBAL") || slc_cv_is(lx, t, "PERSIST")
-        || slc_cv_is(lx, t, "PERSIST_ONLY"))
+    if (slc_cache_vars_is(lx, t, "GLOBAL")
+        || slc_cache_vars_is(lx, t, "PERSIST")
+        || slc_cache_vars_is(lx, t, "PERSIST_ONLY"))
     {
         return SLC_CV_GLOBAL;
     }
-    if (slc_cv_is(lx, t, "SESSION") || slc_cv_is(lx, t, "LOCAL")) {
+    if (slc_cache_vars_is(lx, t, "SESSION")
+        || slc_cache_vars_is(lx, t, "LOCAL")) {
         return SLC_CV_SESSION;
     }
     return -1;
@@ -624,28 +643,29 @@ slc_cv_scope(const slc_cv_lex_t *lx, const slc_cv_tok_t *t)
 void
 slc_cache_vars_set(slc_cache_vars_t *v, const uint8_t *q, size_t n)
 {
-    slc_cv_lex_t  lx = { .q = q, .n = n };
-    slc_cv_tok_t  t, end;
+    slc_cache_vars_lex_t  lx = { .q = q, .n = n };
+    slc_cache_vars_tok_t  t, end;
     int           scope = SLC_CV_NONE, sc, rc;
 
-    slc_cv_next(&lx, &t);
-    if (!slc_cv_is(&lx, &t, "SET")) {
-        slc_cv_opaque(v, q, n);         /* behind a comment: all of it */
+    slc_cache_vars_next(&lx, &t);
+    if (!slc_cache_vars_is(&lx, &t, "SET")) {
+        /* behind a comment: all of it */
+        slc_cache_vars_opaque(v, q, n);
         return;
     }
     for ( ;; ) {
-        slc_cv_next(&lx, &t);
-        if ((sc = slc_cv_scope(&lx, &t)) >= 0) {
+        slc_cache_vars_next(&lx, &t);
+        if ((sc = slc_cache_vars_scope(&lx, &t)) >= 0) {
             scope = sc;                 /* and for those that follow */
-            slc_cv_next(&lx, &t);
+            slc_cache_vars_next(&lx, &t);
         }
         sc = scope;
-        rc = slc_cv_one(v, &lx, &t, &sc, &end);
+        rc = slc_cache_vars_one(v, &lx, &t, &sc, &end);
         if (rc == SLC_DONE || (rc == SLC_OK && end.type == SLC_CV_END)) {
             return;
         }
-        if (rc != SLC_OK || !slc_cv_punct(&lx, &end, ',')) {
-            slc_cv_opaque(v, q, n);
+        if (rc != SLC_OK || !slc_cache_vars_punct(&lx, &end, ',')) {
+            slc_cache_vars_opaque(v, q, n);
             return;
         }
     }

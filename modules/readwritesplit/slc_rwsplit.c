@@ -4,7 +4,7 @@
  *
  * A session has its own backend on the primary, opened at login, and at
  * most one replica backend, opened on the first read that may go there.
- * Statements are placed by the classifier (slc_mysql_classify.h) and by
+ * Statements are placed by the classifier (slc_sql_classify.h) and by
  * the transaction state the primary's status flags report, never by the
  * text alone: inside a transaction, or with autocommit off, everything
  * goes to the primary, except a START TRANSACTION READ ONLY, which runs on
@@ -30,7 +30,7 @@
 #include "slc_conf_file.h"
 #include "slc_log.h"
 #include "slc_mysql_backend.h"
-#include "slc_mysql_classify.h"
+#include "slc_sql_classify.h"
 #include "slc_mysql_cmd.h"
 #include "slc_mysql_codec.h"
 #include "slc_mysql_router.h"
@@ -38,114 +38,116 @@
 #include "slc_rwsplit.h"
 #include "slc_rwsplit_decide.h"
 
-static void *slc_rws_create_conf(slc_conf_t *cf, unsigned level);
-static const char *slc_rws_merge_conf(slc_conf_t *cf, unsigned level,
+static void *slc_rwsplit_create_conf(slc_conf_t *cf, unsigned level);
+static const char *slc_rwsplit_merge_conf(slc_conf_t *cf, unsigned level,
     void *parent, void *child);
-static int  slc_rws_check(slc_mysql_srv_t *srv, char *err, size_t errlen);
-static void slc_rws_start(slc_session_t *s);
-static slc_backend_t *slc_rws_command(slc_session_t *s, const slc_cmd_t *c);
-static void slc_rws_done(slc_session_t *s, slc_backend_t *b,
+static int  slc_rwsplit_check(slc_mysql_srv_t *srv, char *err, size_t errlen);
+static void slc_rwsplit_start(slc_session_t *s);
+static slc_backend_t *slc_rwsplit_command(slc_session_t *s,
+    const slc_cmd_t *c);
+static void slc_rwsplit_done(slc_session_t *s, slc_backend_t *b,
     const slc_mysql_reply_t *r);
-static void slc_rws_ended(slc_session_t *s, const slc_mysql_reply_t *r);
-static void slc_rws_close(slc_session_t *s);
-static int  slc_rws_extra(slc_session_t *s, slc_backend_t **b,
+static void slc_rwsplit_ended(slc_session_t *s, const slc_mysql_reply_t *r);
+static void slc_rwsplit_close(slc_session_t *s);
+static int  slc_rwsplit_extra(slc_session_t *s, slc_backend_t **b,
     uint8_t *tags, unsigned max);
-static size_t slc_rws_save(slc_session_t *s, uint8_t *buf, size_t cap);
-static void slc_rws_restore(slc_session_t *s, const uint8_t *p, size_t len);
-static const char *slc_rws_adopt(slc_session_t *s, slc_backend_t **extra,
-    const uint8_t *tags, unsigned n);
-static void slc_rws_replica_ready(slc_backend_t *b, const uint8_t *ok,
+static size_t slc_rwsplit_save(slc_session_t *s, uint8_t *buf, size_t cap);
+static void slc_rwsplit_restore(slc_session_t *s, const uint8_t *p,
     size_t len);
-static void slc_rws_replica_drop(slc_backend_t *b, const char *why);
-static void slc_rws_replica_fail(slc_backend_t *b,
+static const char *slc_rwsplit_adopt(slc_session_t *s, slc_backend_t **extra,
+    const uint8_t *tags, unsigned n);
+static void slc_rwsplit_replica_ready(slc_backend_t *b, const uint8_t *ok,
+    size_t len);
+static void slc_rwsplit_replica_drop(slc_backend_t *b, const char *why);
+static void slc_rwsplit_replica_fail(slc_backend_t *b,
     const slc_backend_fail_t *f);
-static void slc_rws_replica_done(slc_backend_t *b,
+static void slc_rwsplit_replica_done(slc_backend_t *b,
     const slc_mysql_reply_t *r);
-static slc_backend_t *slc_rws_replica_retry(slc_backend_t *b,
+static slc_backend_t *slc_rwsplit_replica_retry(slc_backend_t *b,
     const uint8_t **payload, size_t *len);
 
-static const slc_conf_enum_t slc_rws_failure_modes[] = {
-    { "fail_instantly", SLC_RWS_FAIL_INSTANTLY },
-    { "fail_on_write", SLC_RWS_FAIL_ON_WRITE },
+static const slc_conf_enum_t slc_rwsplit_failure_modes[] = {
+    { "fail_instantly", SLC_RWSPLIT_FAIL_INSTANTLY },
+    { "fail_on_write", SLC_RWSPLIT_FAIL_ON_WRITE },
     { NULL, 0 }
 };
 
-static const slc_command_t slc_rws_commands[] = {
+static const slc_command_t slc_rwsplit_commands[] = {
     { .name = "session_history_max",
       .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
       .set = slc_conf_set_num_slot, .conf = SLC_CONF_MODULE,
-      .offset = offsetof(slc_rws_conf_t, session_history_max) },
+      .offset = offsetof(slc_rwsplit_conf_t, session_history_max) },
     { .name = "max_replica_connections",
       .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
       .set = slc_conf_set_num_slot, .conf = SLC_CONF_MODULE,
-      .offset = offsetof(slc_rws_conf_t, max_replica_connections) },
+      .offset = offsetof(slc_rwsplit_conf_t, max_replica_connections) },
     { .name = "retry_failed_reads",
       .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_FLAG,
       .set = slc_conf_set_flag_slot, .conf = SLC_CONF_MODULE,
-      .offset = offsetof(slc_rws_conf_t, retry_failed_reads) },
+      .offset = offsetof(slc_rwsplit_conf_t, retry_failed_reads) },
     { .name = "master_failure_mode",
       .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
       .set = slc_conf_set_enum_slot, .conf = SLC_CONF_MODULE,
-      .offset = offsetof(slc_rws_conf_t, master_failure_mode),
-      .post = slc_rws_failure_modes },
+      .offset = offsetof(slc_rwsplit_conf_t, master_failure_mode),
+      .post = slc_rwsplit_failure_modes },
     { .name = "max_prepared_statements",
       .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
       .set = slc_conf_set_num_slot, .conf = SLC_CONF_MODULE,
-      .offset = offsetof(slc_rws_conf_t, max_prepared_statements) },
+      .offset = offsetof(slc_rwsplit_conf_t, max_prepared_statements) },
     { .name = "causal_reads",
       .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
       .set = slc_conf_set_enum_slot, .conf = SLC_CONF_MODULE,
-      .offset = offsetof(slc_rws_conf_t, causal),
-      .post = slc_rws_causal_modes },
+      .offset = offsetof(slc_rwsplit_conf_t, causal),
+      .post = slc_rwsplit_causal_modes },
     { .name = "causal_reads_timeout",
       .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
       .set = slc_conf_set_msec_slot, .conf = SLC_CONF_MODULE,
-      .offset = offsetof(slc_rws_conf_t, causal_timeout) },
+      .offset = offsetof(slc_rwsplit_conf_t, causal_timeout) },
     { .name = "replica_read_timeout",
       .type = SLC_CONF_MYSQL | SLC_CONF_SERVER | SLC_CONF_TAKE1,
       .set = slc_conf_set_msec_slot, .conf = SLC_CONF_MODULE,
-      .offset = offsetof(slc_rws_conf_t, read_timeout) },
+      .offset = offsetof(slc_rwsplit_conf_t, read_timeout) },
     { .name = NULL }
 };
 
-static const slc_router_t slc_rws_router = {
-    .check = slc_rws_check,
-    .start = slc_rws_start,
-    .retry = slc_rws_start,
-    .command = slc_rws_command,
-    .done = slc_rws_done,
-    .ended = slc_rws_ended,
-    .close = slc_rws_close,
-    .extra = slc_rws_extra,
-    .save = slc_rws_save,
-    .restore = slc_rws_restore,
-    .adopt = slc_rws_adopt,
-    .own_lost = slc_rws_own_lost,
+static const slc_router_t slc_rwsplit_router = {
+    .check = slc_rwsplit_check,
+    .start = slc_rwsplit_start,
+    .retry = slc_rwsplit_start,
+    .command = slc_rwsplit_command,
+    .done = slc_rwsplit_done,
+    .ended = slc_rwsplit_ended,
+    .close = slc_rwsplit_close,
+    .extra = slc_rwsplit_extra,
+    .save = slc_rwsplit_save,
+    .restore = slc_rwsplit_restore,
+    .adopt = slc_rwsplit_adopt,
+    .own_lost = slc_rwsplit_own_lost,
 };
 
-static const slc_backend_ops_t slc_rws_replica_ops = {
-    .ready = slc_rws_replica_ready,
-    .fail = slc_rws_replica_fail,
-    .retry = slc_rws_replica_retry,
+static const slc_backend_ops_t slc_rwsplit_replica_ops = {
+    .ready = slc_rwsplit_replica_ready,
+    .fail = slc_rwsplit_replica_fail,
+    .retry = slc_rwsplit_replica_retry,
 };
 
 slc_module_t slc_readwritesplit_module = {
     .name = "readwritesplit",
     .type = SLC_MODULE_ROUTER,
-    .commands = slc_rws_commands,
-    .router = &slc_rws_router,
-    .create_conf = slc_rws_create_conf,
-    .merge_conf = slc_rws_merge_conf,
-    .init_conf = slc_rws_causal_init_conf,
+    .commands = slc_rwsplit_commands,
+    .router = &slc_rwsplit_router,
+    .create_conf = slc_rwsplit_create_conf,
+    .merge_conf = slc_rwsplit_merge_conf,
+    .init_conf = slc_rwsplit_causal_init_conf,
 };
 
 
 /* --- configuration ------------------------------------------------------- */
 
 static void *
-slc_rws_create_conf(slc_conf_t *cf, unsigned level)
+slc_rwsplit_create_conf(slc_conf_t *cf, unsigned level)
 {
-    slc_rws_conf_t *rc;
+    slc_rwsplit_conf_t *rc;
 
     if (level != SLC_CONF_MYSQL && level != SLC_CONF_SERVER) {
         return NULL;
@@ -166,11 +168,11 @@ slc_rws_create_conf(slc_conf_t *cf, unsigned level)
 }
 
 static const char *
-slc_rws_merge_conf(slc_conf_t *cf, unsigned level, void *parent,
+slc_rwsplit_merge_conf(slc_conf_t *cf, unsigned level, void *parent,
     void *child)
 {
-    const slc_rws_conf_t *prev = parent;
-    slc_rws_conf_t       *rc = child;
+    const slc_rwsplit_conf_t *prev = parent;
+    slc_rwsplit_conf_t       *rc = child;
 
     (void) cf;
     (void) level;
@@ -181,36 +183,37 @@ slc_rws_merge_conf(slc_conf_t *cf, unsigned level, void *parent,
     slc_conf_merge_value(rc->retry_failed_reads, prev != NULL
         ? prev->retry_failed_reads : SLC_CONF_UNSET, 1);
     slc_conf_merge_value(rc->master_failure_mode, prev != NULL
-        ? prev->master_failure_mode : SLC_CONF_UNSET, SLC_RWS_FAIL_ON_WRITE);
+        ? prev->master_failure_mode : SLC_CONF_UNSET,
+            SLC_RWSPLIT_FAIL_ON_WRITE);
     slc_conf_merge_value(rc->max_prepared_statements, prev != NULL
         ? prev->max_prepared_statements : SLC_CONF_UNSET,
-        SLC_RWS_MAX_STMTS);
+        SLC_RWSPLIT_MAX_STMTS);
     slc_conf_merge_value(rc->read_timeout, prev != NULL
         ? prev->read_timeout : SLC_CONF_UNSET, 0);
-    slc_rws_causal_merge(rc, prev);
+    slc_rwsplit_causal_merge(rc, prev);
     return NULL;
 }
 
-static const slc_rws_conf_t *
-slc_rws_conf(const slc_mysql_srv_t *srv)
+static const slc_rwsplit_conf_t *
+slc_rwsplit_conf(const slc_mysql_srv_t *srv)
 {
     return slc_module_conf(srv->mod_conf, &slc_readwritesplit_module);
 }
 
 static int
-slc_rws_check(slc_mysql_srv_t *srv, char *err, size_t errlen)
+slc_rwsplit_check(slc_mysql_srv_t *srv, char *err, size_t errlen)
 {
-    const slc_rws_conf_t *rc = slc_rws_conf(srv);
+    const slc_rwsplit_conf_t *rc = slc_rwsplit_conf(srv);
 
     if (rc->session_history_max > 10000) {
         snprintf(err, errlen, "%s:%u: session_history_max %lld is more "
             "than 10000", srv->file, srv->line, rc->session_history_max);
         return SLC_ERROR;
     }
-    if (rc->max_replica_connections > SLC_RWS_MAX_REPLICAS) {
+    if (rc->max_replica_connections > SLC_RWSPLIT_MAX_REPLICAS) {
         snprintf(err, errlen, "%s:%u: max_replica_connections %lld is more "
             "than %d", srv->file, srv->line, rc->max_replica_connections,
-            SLC_RWS_MAX_REPLICAS);
+            SLC_RWSPLIT_MAX_REPLICAS);
         return SLC_ERROR;
     }
     if (rc->max_prepared_statements > 1048576) {
@@ -225,16 +228,16 @@ slc_rws_check(slc_mysql_srv_t *srv, char *err, size_t errlen)
 
 /* --- the session --------------------------------------------------------- */
 
-static slc_rws_ctx_t *
-slc_rws_ctx(slc_session_t *s)
+static slc_rwsplit_ctx_t *
+slc_rwsplit_ctx(slc_session_t *s)
 {
-    const slc_rws_conf_t *conf = slc_rws_conf(s->srv);
-    slc_rws_ctx_t        *rc = s->router_data;
+    const slc_rwsplit_conf_t *conf = slc_rwsplit_conf(s->srv);
+    slc_rwsplit_ctx_t        *rc = s->router_data;
 
     if (rc != NULL) {
         return rc;
     }
-    rc = calloc(1, sizeof(slc_rws_ctx_t));
+    rc = calloc(1, sizeof(slc_rwsplit_ctx_t));
     if (rc == NULL) {
         return NULL;
     }
@@ -250,24 +253,24 @@ slc_rws_ctx(slc_session_t *s)
 }
 
 static void
-slc_rws_start(slc_session_t *s)
+slc_rwsplit_start(slc_session_t *s)
 {
-    slc_rws_ctx_t *rc = slc_rws_ctx(s);
+    slc_rwsplit_ctx_t *rc = slc_rwsplit_ctx(s);
 
     if (rc == NULL) {
         slc_session_close(s, SLC_LOG_ERR, "out of memory");
         return;
     }
-    slc_rws_open_own(s, rc);            /* slc_rwsplit_primary.c */
+    slc_rwsplit_open_own(s, rc);            /* slc_rwsplit_primary.c */
 }
 
 
 /* --- the replica backends ------------------------------------------------ */
 
-slc_rws_copies_t *
-slc_rws_copies(slc_rws_ctx_t *rc, const slc_backend_t *b)
+slc_rwsplit_copies_t *
+slc_rwsplit_copies(slc_rwsplit_ctx_t *rc, const slc_backend_t *b)
 {
-    for (unsigned i = 0; i < SLC_RWS_MAX_REPLICAS; i++) {
+    for (unsigned i = 0; i < SLC_RWSPLIT_MAX_REPLICAS; i++) {
         if (rc->rep[i].b == b) {
             return &rc->rep[i];
         }
@@ -276,23 +279,23 @@ slc_rws_copies(slc_rws_ctx_t *rc, const slc_backend_t *b)
 }
 
 /* b joins the session's replica backends (there is room: nreplicas <
-   SLC_RWS_MAX_REPLICAS). */
+   SLC_RWSPLIT_MAX_REPLICAS). */
 static void
-slc_rws_add_replica(slc_rws_ctx_t *rc, slc_backend_t *b)
+slc_rwsplit_add_replica(slc_rwsplit_ctx_t *rc, slc_backend_t *b)
 {
-    slc_rws_copies_t *rep = slc_rws_copies(rc, NULL);
+    slc_rwsplit_copies_t *rep = slc_rwsplit_copies(rc, NULL);
 
-    *rep = (slc_rws_copies_t) { .b = b, .errs_seen = b->track.reply.errs };
+    *rep = (slc_rwsplit_copies_t) { .b = b, .errs_seen = b->track.reply.errs };
     rc->replica[rc->nreplicas++] = b;
 }
 
 void
-slc_rws_drop_replica(slc_rws_ctx_t *rc, slc_backend_t *b)
+slc_rwsplit_drop_replica(slc_rwsplit_ctx_t *rc, slc_backend_t *b)
 {
-    slc_rws_copies_t *rep = slc_rws_copies(rc, b);
+    slc_rwsplit_copies_t *rep = slc_rwsplit_copies(rc, b);
 
     if (rep != NULL) {
-        *rep = (slc_rws_copies_t) { .b = NULL };
+        *rep = (slc_rwsplit_copies_t) { .b = NULL };
     }
     for (unsigned i = 0; i < rc->nreplicas; i++) {
         if (rc->replica[i] == b) {
@@ -309,7 +312,7 @@ slc_rws_drop_replica(slc_rws_ctx_t *rc, slc_backend_t *b)
     if (rc->read_on == b) {
         rc->read_on = NULL;
     }
-    slc_rws_ps_replica_gone(rc, b);
+    slc_rwsplit_ps_replica_gone(rc, b);
     slc_backend_close(b);
 }
 
@@ -317,10 +320,11 @@ slc_rws_drop_replica(slc_rws_ctx_t *rc, slc_backend_t *b)
    session's history, then the client's commands.  ops->done hears how
    the history went once b has answered all of it. */
 int
-slc_rws_replay(slc_rws_ctx_t *rc, slc_backend_t *b)
+slc_rwsplit_replay(slc_rwsplit_ctx_t *rc, slc_backend_t *b)
 {
-    uint8_t        p[SLC_RWS_HIST_LEN + 1];
-    slc_rws_copies_t *rep = slc_rws_copies(rc, b);    /* NULL: a new primary */
+    uint8_t        p[SLC_RWSPLIT_HIST_LEN + 1];
+    /* NULL: a new primary */
+    slc_rwsplit_copies_t *rep = slc_rwsplit_copies(rc, b);
 
     if (rep != NULL) {
         rep->errs_seen = b->track.reply.errs;
@@ -344,52 +348,52 @@ slc_rws_replay(slc_rws_ctx_t *rc, slc_backend_t *b)
 }
 
 static void
-slc_rws_replica_ready(slc_backend_t *b, const uint8_t *ok, size_t len)
+slc_rwsplit_replica_ready(slc_backend_t *b, const uint8_t *ok, size_t len)
 {
     (void) ok;
     (void) len;
-    if (slc_rws_replay(b->session->router_data, b) != SLC_OK) {
-        slc_rws_replica_drop(b, "cannot replay the session's history");
+    if (slc_rwsplit_replay(b->session->router_data, b) != SLC_OK) {
+        slc_rwsplit_replica_drop(b, "cannot replay the session's history");
     }
 }
 
 /* b, logged in and attached, is one of the session's replica backends. */
 void
-slc_rws_adopt_replica(slc_rws_ctx_t *rc, slc_backend_t *b)
+slc_rwsplit_adopt_replica(slc_rwsplit_ctx_t *rc, slc_backend_t *b)
 {
-    slc_cmd_give(b, &slc_rws_replica_ops, rc);
-    slc_rws_add_replica(rc, b);
+    slc_cmd_give(b, &slc_rwsplit_replica_ops, rc);
+    slc_rwsplit_add_replica(rc, b);
 }
 
 static void
-slc_rws_replica_drop(slc_backend_t *b, const char *why)
+slc_rwsplit_replica_drop(slc_backend_t *b, const char *why)
 {
     slc_session_log(b->session, SLC_LOG_WARN, "readwritesplit: replica "
         "%s dropped from the session: %s", b->server->name, why);
-    slc_rws_drop_replica(b->session->router_data, b);
+    slc_rwsplit_drop_replica(b->session->router_data, b);
 }
 
 static void
-slc_rws_replica_fail(slc_backend_t *b, const slc_backend_fail_t *f)
+slc_rwsplit_replica_fail(slc_backend_t *b, const slc_backend_fail_t *f)
 {
-    slc_rws_replica_drop(b, f->why);
+    slc_rwsplit_replica_drop(b, f->why);
 }
 
 /*
  * Copies and replays are answered before done is called: one of them
- * refused (the primary had accepted it: slc_rws_state_settle), and the
+ * refused (the primary had accepted it: slc_rwsplit_state_settle), and the
  * replica cannot hold this session's state.  A read waiting for b goes
  * elsewhere (retry_failed_reads), as when b fails.
  */
 static void
-slc_rws_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r)
+slc_rwsplit_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r)
 {
-    slc_rws_ctx_t *rc = b->session->router_data;
-    slc_rws_copies_t *rep;
+    slc_rwsplit_ctx_t *rc = b->session->router_data;
+    slc_rwsplit_copies_t *rep;
 
-    slc_rws_ps_replica_done(b, r);
-    slc_rws_causal_done(b, r);
-    if ((rep = slc_rws_copies(rc, b)) == NULL) {
+    slc_rwsplit_ps_replica_done(b, r);
+    slc_rwsplit_causal_done(b, r);
+    if ((rep = slc_rwsplit_copies(rc, b)) == NULL) {
         return;                         /* dropped meanwhile */
     }
     if (rep->copies > 0) {
@@ -406,7 +410,7 @@ slc_rws_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r)
 
 /* Whether b is logged in and has nothing in flight. */
 int
-slc_rws_idle(const slc_backend_t *b)
+slc_rwsplit_idle(const slc_backend_t *b)
 {
     return b->state == SLC_BS_READY && slc_mysql_track_idle(&b->track);
 }
@@ -417,11 +421,11 @@ slc_rws_idle(const slc_backend_t *b)
  * sends it there and never tells the client.
  */
 static slc_backend_t *
-slc_rws_replica_retry(slc_backend_t *b, const uint8_t **payload,
+slc_rwsplit_replica_retry(slc_backend_t *b, const uint8_t **payload,
     size_t *len)
 {
     slc_session_t *s = b->session;
-    slc_rws_ctx_t *rc = s->router_data;
+    slc_rwsplit_ctx_t *rc = s->router_data;
     slc_backend_t *nb = NULL;
 
     if (rc->retry_on != b) {
@@ -431,8 +435,8 @@ slc_rws_replica_retry(slc_backend_t *b, const uint8_t **payload,
     for (unsigned i = 0; i < rc->nreplicas && nb == NULL
          && !rc->retry_primary; i++)
     {
-        if (rc->replica[i] != b && slc_rws_idle(rc->replica[i])
-            && slc_rws_causal_fresh(rc, rc->replica[i]))
+        if (rc->replica[i] != b && slc_rwsplit_idle(rc->replica[i])
+            && slc_rwsplit_causal_fresh(rc, rc->replica[i]))
         {
             nb = rc->replica[i];
         }
@@ -440,11 +444,11 @@ slc_rws_replica_retry(slc_backend_t *b, const uint8_t **payload,
     if (nb == NULL) {
         nb = s->backend;
     }
-    if (!slc_rws_idle(nb)) {
+    if (!slc_rwsplit_idle(nb)) {
         return NULL;
     }
     if (rc->retry_primary) {
-        slc_rws_ps_retry_types(rc);
+        slc_rwsplit_ps_retry_types(rc);
     }
     *payload = rc->retry;
     *len = rc->retry_len;
@@ -454,7 +458,7 @@ slc_rws_replica_retry(slc_backend_t *b, const uint8_t **payload,
 
 /* The next command forgets it. */
 void
-slc_rws_keep(slc_rws_ctx_t *rc, slc_backend_t *b, const slc_cmd_t *c,
+slc_rwsplit_keep(slc_rwsplit_ctx_t *rc, slc_backend_t *b, const slc_cmd_t *c,
     int primary_only)
 {
     uint8_t *p;
@@ -482,7 +486,7 @@ slc_rws_keep(slc_rws_ctx_t *rc, slc_backend_t *b, const slc_cmd_t *c,
 /* A backend of the router's on a server of `roles` (never one in skip),
    opened now: NULL when none is available. */
 slc_backend_t *
-slc_rws_open(slc_session_t *s, slc_rws_ctx_t *rc, unsigned roles,
+slc_rwsplit_open(slc_session_t *s, slc_rwsplit_ctx_t *rc, unsigned roles,
     const uint8_t *skip, const slc_backend_ops_t *ops)
 {
     slc_upstream_server_t *us;
@@ -496,7 +500,7 @@ slc_rws_open(slc_session_t *s, slc_rws_ctx_t *rc, unsigned roles,
 }
 
 static unsigned
-slc_rws_server_index(const slc_session_t *s, const slc_backend_t *b)
+slc_rwsplit_server_index(const slc_session_t *s, const slc_backend_t *b)
 {
     return (unsigned) (b->server - s->srv->upstream->servers);
 }
@@ -508,7 +512,7 @@ slc_rws_server_index(const slc_session_t *s, const slc_backend_t *b)
  * server it has none on yet; then reads take the open ones in turn.
  */
 static slc_backend_t *
-slc_rws_replica(slc_session_t *s, slc_rws_ctx_t *rc)
+slc_rwsplit_replica(slc_session_t *s, slc_rwsplit_ctx_t *rc)
 {
     uint8_t        skip[SLC_UPSTREAM_SET_BYTES];
     slc_backend_t *b;
@@ -519,12 +523,13 @@ slc_rws_replica(slc_session_t *s, slc_rws_ctx_t *rc)
     if (rc->nreplicas < rc->conf->max_replica_connections) {
         memset(skip, 0, sizeof(skip));
         for (unsigned i = 0; i < rc->nreplicas; i++) {
-            slc_upstream_set(skip, slc_rws_server_index(s, rc->replica[i]));
+            slc_upstream_set(skip,
+                slc_rwsplit_server_index(s, rc->replica[i]));
         }
-        b = slc_rws_open(s, rc, SLC_ROLE_REPLICA, skip,
-                         &slc_rws_replica_ops);
+        b = slc_rwsplit_open(s, rc, SLC_ROLE_REPLICA, skip,
+                         &slc_rwsplit_replica_ops);
         if (b != NULL) {
-            slc_rws_add_replica(rc, b);
+            slc_rwsplit_add_replica(rc, b);
             return b;
         }
     }
@@ -541,7 +546,7 @@ slc_rws_replica(slc_session_t *s, slc_rws_ctx_t *rc)
 
 /* The replica running a read-only transaction, if one does. */
 static slc_backend_t *
-slc_rws_ro_trx(slc_rws_ctx_t *rc)
+slc_rwsplit_ro_trx(slc_rwsplit_ctx_t *rc)
 {
     for (unsigned i = 0; i < rc->nreplicas; i++) {
         if (slc_mysql_track_in_trans(&rc->replica[i]->track)) {
@@ -555,13 +560,14 @@ slc_rws_ro_trx(slc_rws_ctx_t *rc)
 /* --- routing ------------------------------------------------------------- */
 
 /* To the primary; once it accepted it, to every replica backend open
-   and into the history (slc_rws_state_settle). */
+   and into the history (slc_rwsplit_state_settle). */
 static slc_backend_t *
-slc_rws_all(slc_session_t *s, slc_rws_ctx_t *rc, const uint8_t *q, size_t n,
+slc_rwsplit_all(slc_session_t *s, slc_rwsplit_ctx_t *rc, const uint8_t *q,
+    size_t n,
     slc_sql_kind_t kind)
 {
-    slc_rws_causal_set(rc, q, n);
-    slc_rws_state_hold(s, rc, q, n, kind);
+    slc_rwsplit_causal_set(rc, q, n);
+    slc_rwsplit_state_hold(s, rc, q, n, kind);
     return s->backend;
 }
 
@@ -569,9 +575,9 @@ slc_rws_all(slc_session_t *s, slc_rws_ctx_t *rc, const uint8_t *q, size_t n,
    the client gets what the primary would answer, not the replica's
    "read-only server".  NULL: answered. */
 static slc_backend_t *
-slc_rws_ro_write(slc_session_t *s)
+slc_rwsplit_ro_write(slc_session_t *s)
 {
-    if (slc_cmd_reply_err(s, SLC_ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION,
+    if (slc_reply_err(s, SLC_ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION,
             "25006", "Cannot execute statement in a READ ONLY transaction")
         != SLC_OK)
     {
@@ -580,37 +586,38 @@ slc_rws_ro_write(slc_session_t *s)
     return NULL;
 }
 
-static slc_backend_t *slc_rws_route(slc_session_t *s, slc_rws_ctx_t *rc,
+static slc_backend_t *slc_rwsplit_route(slc_session_t *s,
+    slc_rwsplit_ctx_t *rc,
     const slc_cmd_t *c, const slc_sql_info_t *si);
 
 slc_backend_t *
-slc_rws_query(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
+slc_rwsplit_query(slc_session_t *s, slc_rwsplit_ctx_t *rc, const slc_cmd_t *c)
 {
     const slc_sql_info_t *si;
     slc_backend_t        *b;
 
     if (c->avail < c->len) {
-        slc_rws_causal_primary(rc, NULL);
+        slc_rwsplit_causal_primary(rc, NULL);
         return s->backend;              /* larger than a buffer: a write */
     }
     /* a filter may have asked first; nothing below classifies another
        text through the command layer, so *si stays this command's */
     si = slc_cmd_classify(s, c);
-    b = slc_rws_route(s, rc, c, si);
+    b = slc_rwsplit_route(s, rc, c, si);
     if (b == s->backend && !rc->primary_lost) {
-        slc_rws_causal_unhide(s, rc, c->payload + 1, c->avail - 1, si);
+        slc_rwsplit_causal_unhide(s, rc, c->payload + 1, c->avail - 1, si);
     }
     return b;
 }
 
 /* The facts the routing of a statement classified as *si depends on. */
 static void
-slc_rws_facts(const slc_session_t *s, const slc_rws_ctx_t *rc,
-    const slc_sql_info_t *si, int in_ro_trx, slc_rws_facts_t *f)
+slc_rwsplit_facts(const slc_session_t *s, const slc_rwsplit_ctx_t *rc,
+    const slc_sql_info_t *si, int in_ro_trx, slc_rwsplit_facts_t *f)
 {
     const slc_mysql_track_t *t = &s->backend->track;
 
-    slc_rws_facts_of(si, slc_mysql_track_in_trans(t)
+    slc_rwsplit_facts_of(si, slc_mysql_track_in_trans(t)
                          || !(t->status & SLC_SERVER_STATUS_AUTOCOMMIT),
                      in_ro_trx, f);
     f->temp = rc->temp != 0;
@@ -618,70 +625,71 @@ slc_rws_facts(const slc_session_t *s, const slc_rws_ctx_t *rc,
     f->primary_lost = rc->primary_lost != 0;
 }
 
-/* A replica for a read (go: slc_rws_decide's), else the own backend. */
+/* A replica for a read (go: slc_rwsplit_decide's), else the own backend. */
 static slc_backend_t *
-slc_rws_read_on(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c,
-    slc_rws_go_t go)
+slc_rwsplit_read_on(slc_session_t *s, slc_rwsplit_ctx_t *rc,
+    const slc_cmd_t *c,
+    slc_rwsplit_go_t go)
 {
-    slc_backend_t *b = slc_rws_replica(s, rc);
+    slc_backend_t *b = slc_rwsplit_replica(s, rc);
 
     if (b == NULL) {
         return s->backend;
     }
-    if (go == SLC_RWS_GO_REPLICA_HINT) {
+    if (go == SLC_RWSPLIT_GO_REPLICA_HINT) {
         return b;
     }
-    if ((b = slc_rws_causal_read(s, rc, b)) == s->backend) {
+    if ((b = slc_rwsplit_causal_read(s, rc, b)) == s->backend) {
         return b;
     }
-    if (go == SLC_RWS_GO_REPLICA_KEEP) {
-        slc_rws_keep(rc, b, c, 0);      /* an autocommit read */
+    if (go == SLC_RWSPLIT_GO_REPLICA_KEEP) {
+        slc_rwsplit_keep(rc, b, c, 0);      /* an autocommit read */
     }
     return b;
 }
 
 /*
  * Where the statement of c, classified as *si, runs: the decision from
- * the facts (slc_rws_decide, pure), then what carries it out.
+ * the facts (slc_rwsplit_decide, pure), then what carries it out.
  */
 static slc_backend_t *
-slc_rws_route(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c,
+slc_rwsplit_route(slc_session_t *s, slc_rwsplit_ctx_t *rc, const slc_cmd_t *c,
     const slc_sql_info_t *si)
 {
     const uint8_t   *q = c->payload + 1;
     size_t           n = c->avail - 1;
-    slc_backend_t   *ro = slc_rws_ro_trx(rc);
+    slc_backend_t   *ro = slc_rwsplit_ro_trx(rc);
     uint16_t         status = s->backend->track.status;
-    slc_rws_facts_t  f;
-    slc_rws_go_t     go;
+    slc_rwsplit_facts_t  f;
+    slc_rwsplit_go_t     go;
 
     if (si->flags & SLC_SQL_F_TEMPORARY) {
         rc->temp = 1;
     }
-    slc_rws_facts(s, rc, si, ro != NULL, &f);
-    go = slc_rws_decide(&f);
+    slc_rwsplit_facts(s, rc, si, ro != NULL, &f);
+    go = slc_rwsplit_decide(&f);
     switch (go) {
-    case SLC_RWS_GO_RO_WRITE:
-        return slc_rws_ro_write(s);
-    case SLC_RWS_GO_RO_TRX:
+    case SLC_RWSPLIT_GO_RO_WRITE:
+        return slc_rwsplit_ro_write(s);
+    case SLC_RWSPLIT_GO_RO_TRX:
         return ro;
-    case SLC_RWS_GO_ALL:
-        return slc_rws_all(s, rc, q, n, si->kind);
-    case SLC_RWS_GO_LAST:
+    case SLC_RWSPLIT_GO_ALL:
+        return slc_rwsplit_all(s, rc, q, n, si->kind);
+    case SLC_RWSPLIT_GO_LAST:
         return rc->last != NULL ? rc->last : s->backend;
-    case SLC_RWS_GO_OWN:
+    case SLC_RWSPLIT_GO_OWN:
         return s->backend;
-    case SLC_RWS_GO_REPLICA:
-    case SLC_RWS_GO_REPLICA_KEEP:
-    case SLC_RWS_GO_REPLICA_HINT:
-        return slc_rws_read_on(s, rc, c, go);
-    case SLC_RWS_GO_PRIMARY_GONE:
-        return slc_rws_primary_gone(s, rc);
-    case SLC_RWS_GO_PRIMARY:
+    case SLC_RWSPLIT_GO_REPLICA:
+    case SLC_RWSPLIT_GO_REPLICA_KEEP:
+    case SLC_RWSPLIT_GO_REPLICA_HINT:
+        return slc_rwsplit_read_on(s, rc, c, go);
+    case SLC_RWSPLIT_GO_PRIMARY_GONE:
+        return slc_rwsplit_primary_gone(s, rc);
+    case SLC_RWSPLIT_GO_PRIMARY:
     default:
-        slc_rws_state_apply(s, rc, slc_rws_state_effect(rc, q, n, si,
+        slc_rwsplit_state_apply(s, rc, slc_rwsplit_state_effect(rc, q, n, si,
                                                          status));
-        slc_rws_causal_primary(rc, si);
+        slc_rwsplit_causal_primary(rc, si);
         return s->backend;
     }
 }
@@ -692,10 +700,10 @@ slc_rws_route(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c,
    USE stays, and the session stays on the primary if the database may
    not be the history's. */
 static void
-slc_rws_forget(slc_rws_ctx_t *rc, int reset)
+slc_rwsplit_forget(slc_rwsplit_ctx_t *rc, int reset)
 {
     while (rc->nreplicas > 0) {
-        slc_rws_drop_replica(rc, rc->replica[0]);
+        slc_rwsplit_drop_replica(rc, rc->replica[0]);
     }
     if (rc->primary != NULL) {
         if (rc->last == rc->primary) {
@@ -706,15 +714,15 @@ slc_rws_forget(slc_rws_ctx_t *rc, int reset)
         rc->primary_next_try = 0;
     }
     if (reset) {
-        slc_rws_hist_reset(rc);
+        slc_rwsplit_hist_reset(rc);
     } else {
-        slc_rws_hist_clear(rc);
+        slc_rwsplit_hist_clear(rc);
         rc->db_unknown = 0;
     }
-    slc_rws_ps_forget(rc);
-    slc_rws_state_drop(rc);
+    slc_rwsplit_ps_forget(rc);
+    slc_rwsplit_state_drop(rc);
     rc->wrote = 0;
-    slc_rws_causal_forget(rc);
+    slc_rwsplit_causal_forget(rc);
     rc->temp = 0;
     rc->uservars = 0;
     rc->primary_only = rc->db_unknown;
@@ -723,7 +731,8 @@ slc_rws_forget(slc_rws_ctx_t *rc, int reset)
 /* COM_INIT_DB: to every backend, and kept as USE `db` (a backtick in
    the name doubled, as the server reads it). */
 static slc_backend_t *
-slc_rws_init_db(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
+slc_rwsplit_init_db(slc_session_t *s, slc_rwsplit_ctx_t *rc,
+    const slc_cmd_t *c)
 {
     char    use[2 * SLC_MAX_DB + 8];
     size_t  k = 0;
@@ -739,46 +748,46 @@ slc_rws_init_db(slc_session_t *s, slc_rws_ctx_t *rc, const slc_cmd_t *c)
         use[k++] = (char) c->payload[i];
     }
     use[k++] = '`';
-    return slc_rws_all(s, rc, (const uint8_t *) use, k, SLC_SQL_USE);
+    return slc_rwsplit_all(s, rc, (const uint8_t *) use, k, SLC_SQL_USE);
 }
 
 static slc_backend_t *
-slc_rws_command(slc_session_t *s, const slc_cmd_t *c)
+slc_rwsplit_command(slc_session_t *s, const slc_cmd_t *c)
 {
-    slc_rws_ctx_t *rc = s->router_data;
+    slc_rwsplit_ctx_t *rc = s->router_data;
     slc_backend_t *b;
 
-    slc_rws_ps_settle(s, rc);
+    slc_rwsplit_ps_settle(s, rc);
     if (rc->held != NULL) {
-        slc_rws_state_drop(rc); /* its answer never came: not applied */
+        slc_rwsplit_state_drop(rc); /* its answer never came: not applied */
     }
     if (rc->user_gen != s->user_gen) {
         rc->user_gen = s->user_gen;
-        slc_rws_forget(rc, 0);
+        slc_rwsplit_forget(rc, 0);
     }
-    slc_rws_causal_command(s, rc);
+    slc_rwsplit_causal_command(s, rc);
     rc->retry_on = NULL;
     if (rc->primary_lost) {
-        slc_rws_primary_check(s, rc);
+        slc_rwsplit_primary_check(s, rc);
     }
     switch (c->command) {
     case SLC_COM_RESET_CONNECTION:
-        slc_rws_forget(rc, 1);
+        slc_rwsplit_forget(rc, 1);
         b = s->backend;
         break;
     case SLC_COM_QUERY:
-        b = slc_rws_query(s, rc, c);
+        b = slc_rwsplit_query(s, rc, c);
         break;
     case SLC_COM_INIT_DB:
-        b = slc_rws_init_db(s, rc, c);
+        b = slc_rwsplit_init_db(s, rc, c);
         break;
     case SLC_COM_STMT_PREPARE:
     case SLC_COM_STMT_EXECUTE:
     case SLC_COM_STMT_SEND_LONG_DATA:
     case SLC_COM_STMT_CLOSE:
     case SLC_COM_STMT_RESET:
-        b = rc->primary_lost ? slc_rws_ps_without_primary(s, rc, c)
-                             : slc_rws_ps_command(s, rc, c);
+        b = rc->primary_lost ? slc_rwsplit_ps_without_primary(s, rc, c)
+                             : slc_rwsplit_ps_command(s, rc, c);
         break;
     case SLC_COM_PING:
     case SLC_COM_QUIT:
@@ -788,53 +797,54 @@ slc_rws_command(slc_session_t *s, const slc_cmd_t *c)
     default:
         /* COM_STMT_FETCH (cursors run on the primary), COM_FIELD_LIST...:
            the primary */
-        b = rc->primary_lost ? slc_rws_primary_gone(s, rc) : s->backend;
+        b = rc->primary_lost ? slc_rwsplit_primary_gone(s, rc) : s->backend;
     }
     if (b != NULL) {
         rc->last = b;
     }
-    if (b != NULL && b != s->backend && slc_rws_copies(rc, b) != NULL) {
-        slc_rws_read_sent(rc, b);
+    if (b != NULL && b != s->backend && slc_rwsplit_copies(rc, b) != NULL) {
+        slc_rwsplit_read_sent(rc, b);
     }
     return b;
 }
 
 /* A response of the primary's: the GTID of a write it reports. */
 static void
-slc_rws_done(slc_session_t *s, slc_backend_t *b, const slc_mysql_reply_t *r)
+slc_rwsplit_done(slc_session_t *s, slc_backend_t *b,
+    const slc_mysql_reply_t *r)
 {
-    slc_rws_ctx_t *rc = s->router_data;
+    slc_rwsplit_ctx_t *rc = s->router_data;
 
     if (b == s->backend) {
-        slc_rws_state_settle(s, rc, r);
-        slc_rws_causal_taken(s, rc);
+        slc_rwsplit_state_settle(s, rc, r);
+        slc_rwsplit_causal_taken(s, rc);
     } else if (b == rc->primary) {
-        slc_rws_primary_done(b, r);     /* the one being reopened */
+        slc_rwsplit_primary_done(b, r);     /* the one being reopened */
     } else {
-        slc_rws_replica_done(b, r);
+        slc_rwsplit_replica_done(b, r);
     }
 }
 
 /* The same response, before the client has it. */
 static void
-slc_rws_ended(slc_session_t *s, const slc_mysql_reply_t *r)
+slc_rwsplit_ended(slc_session_t *s, const slc_mysql_reply_t *r)
 {
     (void) r;
-    slc_rws_causal_publish(s, s->router_data);
+    slc_rwsplit_causal_publish(s, s->router_data);
 }
 
 
 /* --- close and reload ---------------------------------------------------- */
 
 static void
-slc_rws_close(slc_session_t *s)
+slc_rwsplit_close(slc_session_t *s)
 {
-    slc_rws_ctx_t *rc = s->router_data;
+    slc_rwsplit_ctx_t *rc = s->router_data;
 
     if (rc != NULL) {
-        slc_rws_own_stop(rc);
-        slc_rws_read_stop(rc);
-        slc_rws_forget(rc, 0);
+        slc_rwsplit_own_stop(rc);
+        slc_rwsplit_read_stop(rc);
+        slc_rwsplit_forget(rc, 0);
         free(rc->hist);
         free(rc->retry);
         free(rc);
@@ -843,10 +853,10 @@ slc_rws_close(slc_session_t *s)
 }
 
 static int
-slc_rws_extra(slc_session_t *s, slc_backend_t **b, uint8_t *tags,
+slc_rwsplit_extra(slc_session_t *s, slc_backend_t **b, uint8_t *tags,
     unsigned max)
 {
-    slc_rws_ctx_t *rc = s->router_data;
+    slc_rwsplit_ctx_t *rc = s->router_data;
     unsigned       n = 0;
 
     if (rc != NULL && rc->primary_lost) {
@@ -854,7 +864,7 @@ slc_rws_extra(slc_session_t *s, slc_backend_t **b, uint8_t *tags,
     }
     for (unsigned i = 0; rc != NULL && i < rc->nreplicas && n < max; i++) {
         b[n] = rc->replica[i];
-        tags[n++] = SLC_RWS_TAG_REPLICA;
+        tags[n++] = SLC_RWSPLIT_TAG_REPLICA;
     }
     return (int) n;
 }
@@ -868,59 +878,59 @@ slc_rws_extra(slc_session_t *s, slc_backend_t **b, uint8_t *tags,
 /*
  * The router's state for a handover: "RWS2", the read-your-writes and
  * temporary-table marks, the history's length (4) and the history, then
- * the statements whose types only a replica has (slc_rws_ps_save).
+ * the statements whose types only a replica has (slc_rwsplit_ps_save).
  */
-#define SLC_RWS_STATE_MAGIC  "RWS2"
-#define SLC_RWS_STATE_HEAD   9
+#define SLC_RWSPLIT_STATE_MAGIC  "RWS2"
+#define SLC_RWSPLIT_STATE_HEAD   9
 
 static size_t
-slc_rws_save(slc_session_t *s, uint8_t *buf, size_t cap)
+slc_rwsplit_save(slc_session_t *s, uint8_t *buf, size_t cap)
 {
-    slc_rws_ctx_t *rc = s->router_data;
+    slc_rwsplit_ctx_t *rc = s->router_data;
     size_t         n, k;
 
-    if (rc == NULL || rc->primary_only || cap < SLC_RWS_STATE_HEAD) {
+    if (rc == NULL || rc->primary_only || cap < SLC_RWSPLIT_STATE_HEAD) {
         return 0;
     }
-    memcpy(buf, SLC_RWS_STATE_MAGIC, 4);
+    memcpy(buf, SLC_RWSPLIT_STATE_MAGIC, 4);
     buf[4] = (uint8_t) (rc->wrote | rc->temp << 1 | rc->uservars << 2
                         | rc->db_unknown << 3);
-    n = slc_rws_hist_save(rc, buf + SLC_RWS_STATE_HEAD,
-                          cap - SLC_RWS_STATE_HEAD);
+    n = slc_rwsplit_hist_save(rc, buf + SLC_RWSPLIT_STATE_HEAD,
+                          cap - SLC_RWSPLIT_STATE_HEAD);
     if (n == 0 && rc->nhist > 0) {
         return 0;
     }
     slc_mysql_le_put(buf + 5, n, 4);
-    n += SLC_RWS_STATE_HEAD;
-    k = slc_rws_ps_save(rc, buf + n, cap - n);
+    n += SLC_RWSPLIT_STATE_HEAD;
+    k = slc_rwsplit_ps_save(rc, buf + n, cap - n);
     /* types that do not fit: their statements' EXECUTEs after the
        handover may lack them; the history alone is still worth taking */
     return k == (size_t) -1 ? n : n + k;
 }
 
 static void
-slc_rws_restore(slc_session_t *s, const uint8_t *p, size_t len)
+slc_rwsplit_restore(slc_session_t *s, const uint8_t *p, size_t len)
 {
-    slc_rws_ctx_t *rc = slc_rws_ctx(s);
+    slc_rwsplit_ctx_t *rc = slc_rwsplit_ctx(s);
     size_t         n;
 
-    if (rc == NULL || len < SLC_RWS_STATE_HEAD
-        || memcmp(p, SLC_RWS_STATE_MAGIC, 4) != 0)
+    if (rc == NULL || len < SLC_RWSPLIT_STATE_HEAD
+        || memcmp(p, SLC_RWSPLIT_STATE_MAGIC, 4) != 0)
     {
         return;
     }
     n = (size_t) slc_mysql_le_get(p + 5, 4);
-    if (n > len - SLC_RWS_STATE_HEAD) {
+    if (n > len - SLC_RWSPLIT_STATE_HEAD) {
         return;
     }
     rc->wrote = p[4] & 1;
     rc->temp = (p[4] >> 1) & 1;
     rc->uservars = (p[4] >> 2) & 1;
     rc->db_unknown = (p[4] >> 3) & 1;
-    rc->restored = slc_rws_hist_restore(rc, p + SLC_RWS_STATE_HEAD, n)
+    rc->restored = slc_rwsplit_hist_restore(rc, p + SLC_RWSPLIT_STATE_HEAD, n)
                    == SLC_OK;
-    if (slc_rws_ps_restore(rc, p + SLC_RWS_STATE_HEAD + n,
-                           len - SLC_RWS_STATE_HEAD - n) != SLC_OK)
+    if (slc_rwsplit_ps_restore(rc, p + SLC_RWSPLIT_STATE_HEAD + n,
+                           len - SLC_RWSPLIT_STATE_HEAD - n) != SLC_OK)
     {
         slc_session_log(s, SLC_LOG_WARN, "readwritesplit: the prepared "
             "statements' types that came with the handover are unusable");
@@ -934,10 +944,10 @@ slc_rws_restore(slc_session_t *s, const uint8_t *p, size_t len)
  * read-your-writes mark known, so it counts as having written.
  */
 static const char *
-slc_rws_adopt(slc_session_t *s, slc_backend_t **extra, const uint8_t *tags,
+slc_rwsplit_adopt(slc_session_t *s, slc_backend_t **extra, const uint8_t *tags,
     unsigned n)
 {
-    slc_rws_ctx_t *rc = slc_rws_ctx(s);
+    slc_rwsplit_ctx_t *rc = slc_rwsplit_ctx(s);
 
     if (rc == NULL) {
         return "out of memory";
@@ -950,13 +960,13 @@ slc_rws_adopt(slc_session_t *s, slc_backend_t **extra, const uint8_t *tags,
     rc->user_gen = s->user_gen;
     slc_session_go(s);
     for (unsigned i = 0; i < n && s->state == SLC_SS_READY; i++) {
-        if (tags[i] != SLC_RWS_TAG_REPLICA
-            || rc->nreplicas >= SLC_RWS_MAX_REPLICAS)
+        if (tags[i] != SLC_RWSPLIT_TAG_REPLICA
+            || rc->nreplicas >= SLC_RWSPLIT_MAX_REPLICAS)
         {
             slc_backend_close(extra[i]);
             continue;
         }
-        slc_rws_adopt_replica(rc, extra[i]);
+        slc_rwsplit_adopt_replica(rc, extra[i]);
         slc_cmd_attach(extra[i]);
     }
     return NULL;

@@ -10,7 +10,7 @@
 
 #include "slc_core.h"
 #include "slc_conf_file.h"
-#include "slc_mysql_classify.h"
+#include "slc_sql_classify.h"
 #include "slc_mysql_backend.h"
 #include "slc_mysql_conf.h"
 #include "slc_mysql_filter.h"
@@ -22,30 +22,30 @@
 typedef struct slc_backend_s  slc_backend_t;
 typedef struct slc_module_s   slc_module_t;
 typedef struct slc_session_s  slc_session_t;
-typedef struct slc_rws_stmt_s slc_rws_stmt_t;
+typedef struct slc_rwsplit_stmt_s slc_rwsplit_stmt_t;
 
-RB_HEAD(slc_rws_stmts, slc_rws_stmt_s);
+RB_HEAD(slc_rwsplit_stmts, slc_rwsplit_stmt_s);
 
-#define SLC_RWS_MAX_STMTS    1024   /* max_prepared_statements default */
+#define SLC_RWSPLIT_MAX_STMTS    1024   /* max_prepared_statements default */
 
-#define SLC_RWS_HIST_LEN     1024   /* a longer session command: not kept,
+#define SLC_RWSPLIT_HIST_LEN     1024   /* a longer session command: not kept,
                                        the session stops using replicas */
-#define SLC_RWS_KEY_LEN      72
-#define SLC_RWS_MAX_REPLICAS 2      /* what a handover can carry */
-#define SLC_RWS_TAG_REPLICA  1
+#define SLC_RWSPLIT_KEY_LEN      72
+#define SLC_RWSPLIT_MAX_REPLICAS 2      /* what a handover can carry */
+#define SLC_RWSPLIT_TAG_REPLICA  1
 
 /* causal_reads (slc_rwsplit_causal.c) */
-#define SLC_RWS_CAUSAL_OFF     0
-#define SLC_RWS_CAUSAL_LOCAL   1
-#define SLC_RWS_CAUSAL_GLOBAL  2
+#define SLC_RWSPLIT_CAUSAL_OFF     0
+#define SLC_RWSPLIT_CAUSAL_LOCAL   1
+#define SLC_RWSPLIT_CAUSAL_GLOBAL  2
 
 /* Where last_gtid tracking stands on the session's primary backend. */
-#define SLC_RWS_TRACK_NONE   0      /* not asked yet */
-#define SLC_RWS_TRACK_ASKED  1      /* the SET is on its way */
-#define SLC_RWS_TRACK_ON     2
-#define SLC_RWS_TRACK_OFF    3      /* cannot: reads after a write go to
+#define SLC_RWSPLIT_TRACK_NONE   0      /* not asked yet */
+#define SLC_RWSPLIT_TRACK_ASKED  1      /* the SET is on its way */
+#define SLC_RWSPLIT_TRACK_ON     2
+#define SLC_RWSPLIT_TRACK_OFF    3      /* cannot: reads after a write go to
                                        the primary */
-#define SLC_RWS_TRACK_QUERY  4      /* no session tracking: a read after a
+#define SLC_RWSPLIT_TRACK_QUERY  4      /* no session tracking: a read after a
                                        write asks SELECT @@last_gtid */
 
 typedef struct {
@@ -57,7 +57,7 @@ typedef struct {
     uint64_t        lost;           /* track.gtid_lost taken in */
     uint64_t        errs0;          /* track.reply.errs before the SET */
     uint64_t        wait_errs;      /* the replica's, before the wait */
-    unsigned        track:3;        /* SLC_RWS_TRACK_* */
+    unsigned        track:3;        /* SLC_RWSPLIT_TRACK_* */
     unsigned        dirty:1;        /* TRACK_QUERY: the primary ran a
                                        command since the last ask */
     unsigned        waiting:1;      /* a MASTER_GTID_WAIT runs on the
@@ -65,11 +65,11 @@ typedef struct {
     unsigned        client_gtid:1;  /* the client's own list of tracked
                                        variables has last_gtid (or *):
                                        its OKs keep it */
-} slc_rws_causal_t;
+} slc_rwsplit_causal_t;
 
 /* master_failure_mode */
-#define SLC_RWS_FAIL_INSTANTLY  0   /* the session ends with its primary */
-#define SLC_RWS_FAIL_ON_WRITE   1   /* reads go on, a write gets an ERR,
+#define SLC_RWSPLIT_FAIL_INSTANTLY  0   /* the session ends with its primary */
+#define SLC_RWSPLIT_FAIL_ON_WRITE   1   /* reads go on, a write gets an ERR,
                                        the primary is reopened when back */
 
 /* Its conf, at the mysql and server levels (a server inherits it). */
@@ -79,40 +79,40 @@ typedef struct {
     int        retry_failed_reads;
     int        master_failure_mode;
     long long  max_prepared_statements;
-    int        causal;              /* SLC_RWS_CAUSAL_* */
+    int        causal;              /* SLC_RWSPLIT_CAUSAL_* */
     long long  causal_timeout;      /* ms, 0: do not wait */
     long long  read_timeout;        /* replica_read_timeout, ms, 0: none */
-} slc_rws_conf_t;
+} slc_rwsplit_conf_t;
 
 /* A statement being prepared on replica backend b (slc_rwsplit_ps.c). */
 typedef struct {
     slc_backend_t  *b;
-    slc_rws_stmt_t *st;             /* NULL: closed meanwhile */
+    slc_rwsplit_stmt_t *st;             /* NULL: closed meanwhile */
     uint32_t        prev;           /* b's last statement id before it */
-} slc_rws_ps_wait_t;
+} slc_rwsplit_ps_wait_t;
 
 typedef struct {
-    char    key[SLC_RWS_KEY_LEN];   /* "" or what a later one replaces */
+    char    key[SLC_RWSPLIT_KEY_LEN];   /* "" or what a later one replaces */
     char   *text;
-} slc_rws_hist_t;
+} slc_rwsplit_hist_t;
 
 /* A replica backend's answers to what the router sent it of its own. */
 typedef struct {
     slc_backend_t  *b;              /* NULL: a free slot */
     unsigned        copies;         /* copies and replays unanswered */
     uint64_t        errs_seen;      /* its ERRs accounted for */
-} slc_rws_copies_t;
+} slc_rwsplit_copies_t;
 
 /* What a statement on the primary alone did (slc_rwsplit_state.c). */
-#define SLC_RWS_FX_USERVARS  1u     /* assigned user variables */
-#define SLC_RWS_FX_TEMP      2u     /* made a temporary table */
-#define SLC_RWS_FX_UNKNOWN   4u     /* the session's state is not known */
+#define SLC_RWSPLIT_FX_USERVARS  1u     /* assigned user variables */
+#define SLC_RWSPLIT_FX_TEMP      2u     /* made a temporary table */
+#define SLC_RWSPLIT_FX_UNKNOWN   4u     /* the session's state is not known */
 
 typedef struct {
-    const slc_rws_conf_t *conf;
-    slc_backend_t  *replica[SLC_RWS_MAX_REPLICAS];
+    const slc_rwsplit_conf_t *conf;
+    slc_backend_t  *replica[SLC_RWSPLIT_MAX_REPLICAS];
     unsigned        nreplicas;
-    slc_rws_copies_t rep[SLC_RWS_MAX_REPLICAS];
+    slc_rwsplit_copies_t rep[SLC_RWSPLIT_MAX_REPLICAS];
     slc_backend_t  *last;           /* where the last statement ran */
     uint64_t        errs_seen;      /* the reopened primary's (replay) */
     unsigned        wrote:1;        /* read-your-writes, first step */
@@ -126,7 +126,7 @@ typedef struct {
                                        history's: a reset keeps the
                                        session on the primary */
     /* a session command on its way to the primary: the history and the
-       replicas get it once the primary accepted it (slc_rws_state_*) */
+       replicas get it once the primary accepted it (slc_rwsplit_state_*) */
     uint8_t        *held;           /* COM_QUERY payload */
     size_t          held_len;
     slc_sql_kind_t  held_kind;
@@ -147,46 +147,46 @@ typedef struct {
     slc_backend_t  *retry_on;
     unsigned        retry_primary:1;    /* a prepared read: the client's
                                            id is the primary's only */
-    slc_rws_stmt_t *retry_st;       /* its statement (types for the
-                                       primary: slc_rws_ps_retry_types) */
+    slc_rwsplit_stmt_t *retry_st;       /* its statement (types for the
+                                       primary: slc_rwsplit_ps_retry_types) */
     unsigned        nhist;
     unsigned        hist_max;
-    slc_rws_hist_t *hist;
+    slc_rwsplit_hist_t *hist;
     unsigned        user_gen;       /* s->user_gen the backends are for */
 
     /* prepared statements (slc_rwsplit_ps.c), by the client's id */
-    struct slc_rws_stmts stmts;
+    struct slc_rwsplit_stmts stmts;
     unsigned        nstmts;
     uint32_t        ps_last;        /* the last prepared: the id -1 */
-    slc_rws_stmt_t *ps_pending;     /* its PREPARE_OK not seen yet */
+    slc_rwsplit_stmt_t *ps_pending;     /* its PREPARE_OK not seen yet */
     uint64_t        ps_mark;        /* the primary's reply.done before,
                                        and its commands on their way */
-    slc_rws_ps_wait_t ps_wait[SLC_RWS_MAX_REPLICAS];
+    slc_rwsplit_ps_wait_t ps_wait[SLC_RWSPLIT_MAX_REPLICAS];
     /* an EXECUTE waiting for its statement's PREPARE on a replica: its
        head, rewritten once that replica's statement id is known */
-    slc_rws_stmt_t *ps_xst;
+    slc_rwsplit_stmt_t *ps_xst;
     slc_backend_t  *ps_xb;
     uint8_t        *ps_xhead;
     size_t          ps_xlen, ps_xkeep;
     unsigned        ps_xmust:1;     /* it must run there (a read-only
                                        transaction); else a refusal sends
                                        it to the primary */
-    slc_rws_causal_t causal;
+    slc_rwsplit_causal_t causal;
     /* a statement in flight on a replica, checked every second while it
        runs (slc_rwsplit_read.c) */
     slc_backend_t  *read_on;
     uint64_t        read_since;     /* ms */
     slc_timer_t     read_timer;
-} slc_rws_ctx_t;
+} slc_rwsplit_ctx_t;
 
 extern slc_module_t slc_readwritesplit_module;
 
 /* slc_rwsplit.c */
-int    slc_rws_replay(slc_rws_ctx_t *rc, slc_backend_t *b);
-slc_backend_t *slc_rws_open(slc_session_t *s, slc_rws_ctx_t *rc,
+int    slc_rwsplit_replay(slc_rwsplit_ctx_t *rc, slc_backend_t *b);
+slc_backend_t *slc_rwsplit_open(slc_session_t *s, slc_rwsplit_ctx_t *rc,
     unsigned roles, const uint8_t *skip, const slc_backend_ops_t *ops);
-int    slc_rws_idle(const slc_backend_t *b);
-void   slc_rws_adopt_replica(slc_rws_ctx_t *rc, slc_backend_t *b);
+int    slc_rwsplit_idle(const slc_backend_t *b);
+void   slc_rwsplit_adopt_replica(slc_rwsplit_ctx_t *rc, slc_backend_t *b);
 
 /* slc_rwsplit_primary.c */
 /*
@@ -194,128 +194,140 @@ void   slc_rws_adopt_replica(slc_rws_ctx_t *rc, slc_backend_t *b);
  * a server failed before the client was told anything): on the primary;
  * without one, with fail_on_write, on a replica, as a session that lost
  * its primary; with neither, wait for the monitor to see one, up to
- * connect_timeout, then ERR 1429.  slc_rws_own_stop before rc goes.
+ * connect_timeout, then ERR 1429.  slc_rwsplit_own_stop before rc goes.
  */
-void   slc_rws_open_own(slc_session_t *s, slc_rws_ctx_t *rc);
-void   slc_rws_own_stop(slc_rws_ctx_t *rc);
-slc_backend_t *slc_rws_own_lost(slc_session_t *s, const char *why);
-void   slc_rws_primary_check(slc_session_t *s, slc_rws_ctx_t *rc);
-slc_backend_t *slc_rws_primary_gone(slc_session_t *s, slc_rws_ctx_t *rc);
+void   slc_rwsplit_open_own(slc_session_t *s, slc_rwsplit_ctx_t *rc);
+void   slc_rwsplit_own_stop(slc_rwsplit_ctx_t *rc);
+slc_backend_t *slc_rwsplit_own_lost(slc_session_t *s, const char *why);
+void   slc_rwsplit_primary_check(slc_session_t *s, slc_rwsplit_ctx_t *rc);
+slc_backend_t *slc_rwsplit_primary_gone(slc_session_t *s,
+    slc_rwsplit_ctx_t *rc);
 /* A response on the primary backend being reopened (rc->primary): its
    replay of the session's history, all accepted, or the session ends. */
-void   slc_rws_primary_done(slc_backend_t *b, const slc_mysql_reply_t *r);
-slc_backend_t *slc_rws_ps_without_primary(slc_session_t *s,
-    slc_rws_ctx_t *rc, const slc_cmd_t *c);
+void   slc_rwsplit_primary_done(slc_backend_t *b, const slc_mysql_reply_t *r);
+slc_backend_t *slc_rwsplit_ps_without_primary(slc_session_t *s,
+    slc_rwsplit_ctx_t *rc, const slc_cmd_t *c);
 
 /* slc_rwsplit.c: the slot of replica backend b (NULL: not a replica) */
-slc_rws_copies_t *slc_rws_copies(slc_rws_ctx_t *rc, const slc_backend_t *b);
+slc_rwsplit_copies_t *slc_rwsplit_copies(slc_rwsplit_ctx_t *rc,
+    const slc_backend_t *b);
 
 /* slc_rwsplit_state.c: what statement q[0..n), classified as si, does
    to the session's state when it runs on the primary alone (a mask of
-   SLC_RWS_FX_*; rc NULL: an EXECUTE's is unknown) */
-unsigned slc_rws_state_effect(const slc_rws_ctx_t *rc, const uint8_t *q,
+   SLC_RWSPLIT_FX_*; rc NULL: an EXECUTE's is unknown) */
+unsigned slc_rwsplit_state_effect(const slc_rwsplit_ctx_t *rc,
+    const uint8_t *q,
     size_t n, const slc_sql_info_t *si, unsigned status);
-/* The session takes it in: SLC_RWS_FX_UNKNOWN drops the replica
+/* The session takes it in: SLC_RWSPLIT_FX_UNKNOWN drops the replica
    backends, and the session reads from the primary from then on. */
-void   slc_rws_state_apply(slc_session_t *s, slc_rws_ctx_t *rc,
+void   slc_rwsplit_state_apply(slc_session_t *s, slc_rwsplit_ctx_t *rc,
     unsigned fx);
 /* Past one assignment's value from q[i]: the next ',' at depth 0
    (quotes and parentheses skipped), or n. */
-size_t slc_rws_value_end(const uint8_t *q, size_t n, size_t i);
+size_t slc_rwsplit_value_end(const uint8_t *q, size_t n, size_t i);
 /* Session command q[0..n) goes to the primary: held until it answers. */
-void   slc_rws_state_hold(slc_session_t *s, slc_rws_ctx_t *rc,
+void   slc_rwsplit_state_hold(slc_session_t *s, slc_rwsplit_ctx_t *rc,
     const uint8_t *q, size_t n, slc_sql_kind_t kind);
 /* The primary answered the client's command: a held session command it
    accepted goes into the history and to the replicas; one it refused
    is forgotten. */
-void   slc_rws_state_settle(slc_session_t *s, slc_rws_ctx_t *rc,
+void   slc_rwsplit_state_settle(slc_session_t *s, slc_rwsplit_ctx_t *rc,
     const slc_mysql_reply_t *r);
-void   slc_rws_state_drop(slc_rws_ctx_t *rc);
+void   slc_rwsplit_state_drop(slc_rwsplit_ctx_t *rc);
 
 /* slc_rwsplit_read.c: a command of the client's goes to replica backend
    b (it is watched while it runs); the session closes (stop) */
-void   slc_rws_read_sent(slc_rws_ctx_t *rc, slc_backend_t *b);
-void   slc_rws_read_stop(slc_rws_ctx_t *rc);
+void   slc_rwsplit_read_sent(slc_rwsplit_ctx_t *rc, slc_backend_t *b);
+void   slc_rwsplit_read_stop(slc_rwsplit_ctx_t *rc);
 
 /* slc_rwsplit_hist.c */
-void   slc_rws_hist_key(const uint8_t *q, size_t n, slc_sql_kind_t kind,
-    char key[SLC_RWS_KEY_LEN], int *drop);
-const char *slc_rws_hist_add(slc_rws_ctx_t *rc, const uint8_t *q,
+void   slc_rwsplit_hist_key(const uint8_t *q, size_t n, slc_sql_kind_t kind,
+    char key[SLC_RWSPLIT_KEY_LEN], int *drop);
+const char *slc_rwsplit_hist_add(slc_rwsplit_ctx_t *rc, const uint8_t *q,
     size_t n, slc_sql_kind_t kind);
-void   slc_rws_hist_clear(slc_rws_ctx_t *rc);
+void   slc_rwsplit_hist_clear(slc_rwsplit_ctx_t *rc);
 /* COM_RESET_CONNECTION: all but the USE (the server keeps the database) */
-void   slc_rws_hist_reset(slc_rws_ctx_t *rc);
+void   slc_rwsplit_hist_reset(slc_rwsplit_ctx_t *rc);
 /* The PREPARE the history keeps for the statement named at q[0..n) (the
    rest of an EXECUTE after its keyword), NULL if none. */
-const char *slc_rws_hist_prepared(const slc_rws_ctx_t *rc, const uint8_t *q,
+const char *slc_rwsplit_hist_prepared(const slc_rwsplit_ctx_t *rc,
+    const uint8_t *q,
     size_t n);
-size_t slc_rws_hist_save(const slc_rws_ctx_t *rc, uint8_t *buf, size_t cap);
-int    slc_rws_hist_restore(slc_rws_ctx_t *rc, const uint8_t *p, size_t len);
+size_t slc_rwsplit_hist_save(const slc_rwsplit_ctx_t *rc, uint8_t *buf,
+    size_t cap);
+int    slc_rwsplit_hist_restore(slc_rwsplit_ctx_t *rc, const uint8_t *p,
+    size_t len);
 
 /* slc_rwsplit.c: where a COM_QUERY (or the text of a prepared statement)
    runs, with the side effects of routing it (a write marks the session) */
-slc_backend_t *slc_rws_query(slc_session_t *s, slc_rws_ctx_t *rc,
+slc_backend_t *slc_rwsplit_query(slc_session_t *s, slc_rwsplit_ctx_t *rc,
     const slc_cmd_t *c);
 /* slc_rwsplit.c: replica backend b leaves the session (closed) */
-void slc_rws_drop_replica(slc_rws_ctx_t *rc, slc_backend_t *b);
+void slc_rwsplit_drop_replica(slc_rwsplit_ctx_t *rc, slc_backend_t *b);
 
 /* slc_rwsplit_ps.c: COM_STMT_* (docs/architecture.md, "Prepared
    statements") */
-slc_backend_t *slc_rws_ps_command(slc_session_t *s, slc_rws_ctx_t *rc,
+slc_backend_t *slc_rwsplit_ps_command(slc_session_t *s, slc_rwsplit_ctx_t *rc,
     const slc_cmd_t *c);
 /* before every command: the PREPARE_OK the last command got */
-void slc_rws_ps_settle(slc_session_t *s, slc_rws_ctx_t *rc);
+void slc_rwsplit_ps_settle(slc_session_t *s, slc_rwsplit_ctx_t *rc);
 /* a replica backend answered (the router's done) */
-void slc_rws_ps_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r);
+void slc_rwsplit_ps_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r);
 /* replica backend b goes: what was prepared there is gone */
-void slc_rws_ps_replica_gone(slc_rws_ctx_t *rc, slc_backend_t *b);
+void slc_rwsplit_ps_replica_gone(slc_rwsplit_ctx_t *rc, slc_backend_t *b);
 /* COM_RESET_CONNECTION, COM_CHANGE_USER, close: every statement goes */
-void slc_rws_ps_forget(slc_rws_ctx_t *rc);
-void   slc_rws_ps_retry_types(slc_rws_ctx_t *rc);
+void slc_rwsplit_ps_forget(slc_rwsplit_ctx_t *rc);
+void   slc_rwsplit_ps_retry_types(slc_rwsplit_ctx_t *rc);
 /* The statements' part of a handover (slc_rwsplit_ps.c). */
-size_t slc_rws_ps_save(slc_rws_ctx_t *rc, uint8_t *buf, size_t cap);
-int    slc_rws_ps_restore(slc_rws_ctx_t *rc, const uint8_t *p, size_t len);
+size_t slc_rwsplit_ps_save(slc_rwsplit_ctx_t *rc, uint8_t *buf, size_t cap);
+int    slc_rwsplit_ps_restore(slc_rwsplit_ctx_t *rc, const uint8_t *p,
+    size_t len);
 /* slc_rwsplit_causal.c */
-extern const slc_conf_enum_t  slc_rws_causal_modes[];
+extern const slc_conf_enum_t  slc_rwsplit_causal_modes[];
 /* The causal_reads values of a server's conf, from mysql {} or the
    defaults. */
-void  slc_rws_causal_merge(slc_rws_conf_t *c, const slc_rws_conf_t *prev);
+void  slc_rwsplit_causal_merge(slc_rwsplit_conf_t *c,
+    const slc_rwsplit_conf_t *prev);
 /* The zone of causal_reads global, when a server block uses it. */
-int   slc_rws_causal_init_conf(slc_cycle_t *cycle, char *err,
+int   slc_rwsplit_causal_init_conf(slc_cycle_t *cycle, char *err,
     size_t errlen);
 /* Before each command: last_gtid tracking asked of the primary. */
-void  slc_rws_causal_command(slc_session_t *s, slc_rws_ctx_t *rc);
+void  slc_rwsplit_causal_command(slc_session_t *s, slc_rwsplit_ctx_t *rc);
 /* Keep the read going to replica b, to send it elsewhere if b fails
    before answering it (retry_failed_reads): to the primary alone when
    `primary_only`. */
-void  slc_rws_keep(slc_rws_ctx_t *rc, slc_backend_t *b, const slc_cmd_t *c,
+void  slc_rwsplit_keep(slc_rwsplit_ctx_t *rc, slc_backend_t *b,
+    const slc_cmd_t *c,
     int primary_only);
 /* A statement (si; NULL: one not classified) runs on the primary: if it
    may write, the session's reads must see it (sets rc->wrote too). */
-void  slc_rws_causal_primary(slc_rws_ctx_t *rc, const slc_sql_info_t *si);
+void  slc_rwsplit_causal_primary(slc_rwsplit_ctx_t *rc,
+    const slc_sql_info_t *si);
 /* A response of the primary's has ended, the client does not have it
    yet: causal_reads global publishes the GTID it reported. */
-void  slc_rws_causal_publish(slc_session_t *s, slc_rws_ctx_t *rc);
+void  slc_rwsplit_causal_publish(slc_session_t *s, slc_rwsplit_ctx_t *rc);
 /* A response of the primary's is complete: the GTID it reported. */
-void  slc_rws_causal_taken(slc_session_t *s, slc_rws_ctx_t *rc);
+void  slc_rwsplit_causal_taken(slc_session_t *s, slc_rwsplit_ctx_t *rc);
 /* A read may go to `replica`: it, or the primary if the replica has not
    applied what the session must see (or `replica` with a wait ahead). */
-slc_backend_t *slc_rws_causal_read(slc_session_t *s, slc_rws_ctx_t *rc,
+slc_backend_t *slc_rwsplit_causal_read(slc_session_t *s, slc_rwsplit_ctx_t *rc,
     slc_backend_t *replica);
 /* Whether `replica` is known to have applied it: no round trip, no wait
    (a read retried elsewhere). */
-int   slc_rws_causal_fresh(slc_rws_ctx_t *rc, const slc_backend_t *replica);
+int   slc_rwsplit_causal_fresh(slc_rwsplit_ctx_t *rc,
+    const slc_backend_t *replica);
 /* The replica answered what it was sent besides the client's commands
    (from the router's done, before its own checks). */
-void  slc_rws_causal_done(slc_backend_t *b, const slc_mysql_reply_t *r);
+void  slc_rwsplit_causal_done(slc_backend_t *b, const slc_mysql_reply_t *r);
 /* A session command (SET...) that goes to every backend. */
-void  slc_rws_causal_set(slc_rws_ctx_t *rc, const uint8_t *q, size_t n);
+void  slc_rwsplit_causal_set(slc_rwsplit_ctx_t *rc, const uint8_t *q,
+    size_t n);
 /* COM_QUERY q[0..n) goes to the primary: if it names session_track_
    system_variables, the primary's list is the client's for it (the
    proxy's last_gtid out), and tracking is asked again after it. */
-void  slc_rws_causal_unhide(slc_session_t *s, slc_rws_ctx_t *rc,
+void  slc_rwsplit_causal_unhide(slc_session_t *s, slc_rwsplit_ctx_t *rc,
     const uint8_t *q, size_t n, const slc_sql_info_t *si);
 /* A new user or a reset: the session variables are the server's again. */
-void  slc_rws_causal_forget(slc_rws_ctx_t *rc);
+void  slc_rwsplit_causal_forget(slc_rwsplit_ctx_t *rc);
 
 #endif /* SLC_RWSPLIT_H */

@@ -54,26 +54,27 @@
 #include "slc_rwsplit.h"
 #include "slc_shm.h"
 
-#define SLC_RWS_TRACK_VARS  "session_track_system_variables"
+#define SLC_RWSPLIT_TRACK_VARS  "session_track_system_variables"
 
-const slc_conf_enum_t slc_rws_causal_modes[] = {
-    { "off", SLC_RWS_CAUSAL_OFF },
-    { "local", SLC_RWS_CAUSAL_LOCAL },
-    { "global", SLC_RWS_CAUSAL_GLOBAL },
+const slc_conf_enum_t slc_rwsplit_causal_modes[] = {
+    { "off", SLC_RWSPLIT_CAUSAL_OFF },
+    { "local", SLC_RWSPLIT_CAUSAL_LOCAL },
+    { "global", SLC_RWSPLIT_CAUSAL_GLOBAL },
     { NULL, 0 }
 };
 
 
-/* --- conf ----------------------------------------------------------------- */
+/* --- conf ---------------------------------------------------------------- */
 
 /* A server takes them from mysql {}, else local and no wait: global
    costs the replica its reads, or a wait before most of them, wherever
    writes flow (docs/benchmarks.md, "causal_reads: what global costs"). */
 void
-slc_rws_causal_merge(slc_rws_conf_t *c, const slc_rws_conf_t *prev)
+slc_rwsplit_causal_merge(slc_rwsplit_conf_t *c, const slc_rwsplit_conf_t *prev)
 {
     slc_conf_merge_value(c->causal,
-        prev != NULL ? prev->causal : SLC_CONF_UNSET, SLC_RWS_CAUSAL_LOCAL);
+        prev != NULL ? prev->causal : SLC_CONF_UNSET,
+            SLC_RWSPLIT_CAUSAL_LOCAL);
     slc_conf_merge_value(c->causal_timeout,
         prev != NULL ? prev->causal_timeout : SLC_CONF_UNSET, 0);
 }
@@ -90,81 +91,81 @@ slc_rws_causal_merge(slc_rws_conf_t *c, const slc_rws_conf_t *prev)
  * compares seqs; a racy one is harmless.  A domain that finds no free
  * slot marks the zone `lost`: global reads then go to the primary.
  */
-#define SLC_RWS_ZONE_SLOTS  64
+#define SLC_RWSPLIT_ZONE_SLOTS  64
 
 typedef struct {
     uint64_t    key;
     uint64_t    seq;
     uint32_t    server;
     uint32_t    pad;
-} slc_rws_slot_t;
+} slc_rwsplit_slot_t;
 
 typedef struct {
     uint64_t        lost;
-    slc_rws_slot_t  slot[SLC_RWS_ZONE_SLOTS];
-} slc_rws_zone_t;
+    slc_rwsplit_slot_t  slot[SLC_RWSPLIT_ZONE_SLOTS];
+} slc_rwsplit_zone_t;
 
 /* Set by the zone's attach in the master, inherited by the workers. */
-static slc_rws_zone_t  *slc_rws_zone;
+static slc_rwsplit_zone_t  *slc_rwsplit_zone;
 
 static int
-slc_rws_zone_attach(slc_shm_zone_t *z, slc_cycle_t *cycle, char *err,
+slc_rwsplit_zone_attach(slc_shm_zone_t *z, slc_cycle_t *cycle, char *err,
     size_t errlen)
 {
     (void) cycle;
     (void) err;
     (void) errlen;
-    slc_rws_zone = z->addr;
+    slc_rwsplit_zone = z->addr;
     return SLC_OK;
 }
 
 /* The zone, declared when a server {} of the router has causal_reads
    global; a reload keeps it (same name, owner and size). */
 int
-slc_rws_causal_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
+slc_rwsplit_causal_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
 {
     slc_mysql_conf_t *mc = slc_mysql_conf(cycle);
     slc_shm_zone_t   *z;
     int               any = 0;
 
-    /* slc_rws_zone is left as it is: a config that fails later must not
+    /* slc_rwsplit_zone is left as it is: a config that fails later must not
        take it from the running one's workers (respawned ones too); it
        is only read where a server has causal_reads global, whose cycle
        attached it */
     for (slc_mysql_srv_t *srv = mc != NULL ? mc->servers : NULL;
          srv != NULL; srv = srv->next)
     {
-        const slc_rws_conf_t *c;
+        const slc_rwsplit_conf_t *c;
 
         if (srv->router != &slc_readwritesplit_module) {
             continue;
         }
         c = slc_module_conf(srv->mod_conf, &slc_readwritesplit_module);
-        any |= c->causal == SLC_RWS_CAUSAL_GLOBAL;
+        any |= c->causal == SLC_RWSPLIT_CAUSAL_GLOBAL;
     }
     if (!any) {
         return SLC_OK;
     }
-    z = slc_shm_zone_add(cycle, "rwsplit_causal", sizeof(slc_rws_zone_t),
+    z = slc_shm_zone_add(cycle, "rwsplit_causal", sizeof(slc_rwsplit_zone_t),
         &slc_readwritesplit_module, err, errlen);
     if (z == NULL) {
         return SLC_ERROR;
     }
-    z->attach = slc_rws_zone_attach;
+    z->attach = slc_rwsplit_zone_attach;
     return SLC_OK;
 }
 
 static void
-slc_rws_zone_add(const slc_gtid_t *g)
+slc_rwsplit_zone_add(const slc_gtid_t *g)
 {
-    slc_rws_zone_t *z = slc_rws_zone;
+    slc_rwsplit_zone_t *z = slc_rwsplit_zone;
     uint64_t        key = (uint64_t) g->domain + 1;
 
     if (z == NULL) {
         return;
     }
-    for (unsigned i = 0; i < SLC_RWS_ZONE_SLOTS; i++) {
-        slc_rws_slot_t *sl = &z->slot[i];
+    for (unsigned i = 0; i < SLC_RWSPLIT_ZONE_SLOTS; i++) {
+        slc_rwsplit_slot_t *sl = &z->slot[i];
         uint64_t        k = __atomic_load_n(&sl->key, __ATOMIC_ACQUIRE);
         uint64_t        seq;
 
@@ -197,9 +198,9 @@ slc_rws_zone_add(const slc_gtid_t *g)
 
 /* The zone's GTIDs into `set`. */
 static void
-slc_rws_zone_get(slc_gtid_set_t *set)
+slc_rwsplit_zone_get(slc_gtid_set_t *set)
 {
-    slc_rws_zone_t *z = slc_rws_zone;
+    slc_rwsplit_zone_t *z = slc_rwsplit_zone;
 
     if (z == NULL) {
         set->lost++;                    /* no zone: nothing can be known */
@@ -208,8 +209,8 @@ slc_rws_zone_get(slc_gtid_set_t *set)
     if (__atomic_load_n(&z->lost, __ATOMIC_ACQUIRE)) {
         set->lost++;
     }
-    for (unsigned i = 0; i < SLC_RWS_ZONE_SLOTS; i++) {
-        slc_rws_slot_t *sl = &z->slot[i];
+    for (unsigned i = 0; i < SLC_RWSPLIT_ZONE_SLOTS; i++) {
+        slc_rwsplit_slot_t *sl = &z->slot[i];
         uint64_t        k = __atomic_load_n(&sl->key, __ATOMIC_ACQUIRE);
         slc_gtid_t      g;
 
@@ -226,18 +227,18 @@ slc_rws_zone_get(slc_gtid_set_t *set)
 }
 
 
-/* --- tracking last_gtid on the primary ------------------------------------ */
+/* --- tracking last_gtid on the primary ----------------------------------- */
 
 static void
-slc_rws_causal_ask(slc_session_t *s, slc_rws_causal_t *cc)
+slc_rwsplit_causal_ask(slc_session_t *s, slc_rwsplit_causal_t *cc)
 {
-    static const char q[] = "\x03" "SET @@session." SLC_RWS_TRACK_VARS
-        " = IF(FIND_IN_SET('last_gtid', @@session." SLC_RWS_TRACK_VARS
-        "), @@session." SLC_RWS_TRACK_VARS ", CONCAT_WS(',', NULLIF("
-        "@@session." SLC_RWS_TRACK_VARS ", ''), 'last_gtid'))";
+    static const char q[] = "\x03" "SET @@session." SLC_RWSPLIT_TRACK_VARS
+        " = IF(FIND_IN_SET('last_gtid', @@session." SLC_RWSPLIT_TRACK_VARS
+        "), @@session." SLC_RWSPLIT_TRACK_VARS ", CONCAT_WS(',', NULLIF("
+        "@@session." SLC_RWSPLIT_TRACK_VARS ", ''), 'last_gtid'))";
     slc_backend_t *b = s->backend;
 
-    cc->track = SLC_RWS_TRACK_OFF;
+    cc->track = SLC_RWSPLIT_TRACK_OFF;
     if (b->mysql || !slc_mysql_track_idle(&b->track)
         || slc_mysql_track_want_gtid(&b->track) != SLC_OK)
     {
@@ -247,11 +248,11 @@ slc_rws_causal_ask(slc_session_t *s, slc_rws_causal_t *cc)
     cc->gtids = slc_mysql_track_gtids(&b->track);
     cc->lost = slc_mysql_track_gtid_lost(&b->track);
     if (!(b->caps & SLC_CLIENT_SESSION_TRACK)) {
-        cc->track = SLC_RWS_TRACK_QUERY;
+        cc->track = SLC_RWSPLIT_TRACK_QUERY;
     } else if (slc_cmd_inject(b, (const uint8_t *) q, sizeof(q) - 1)
                == SLC_OK)
     {
-        cc->track = SLC_RWS_TRACK_ASKED;
+        cc->track = SLC_RWSPLIT_TRACK_ASKED;
         slc_mysql_track_hide_gtid(&b->track, !cc->client_gtid);
     }
 }
@@ -259,7 +260,7 @@ slc_rws_causal_ask(slc_session_t *s, slc_rws_causal_t *cc)
 /* The session's last GTID, asked of the primary ahead of a read there;
    only on an idle primary, whose next answer is then this one. */
 static void
-slc_rws_causal_query(slc_session_t *s, slc_rws_causal_t *cc)
+slc_rwsplit_causal_query(slc_session_t *s, slc_rwsplit_causal_t *cc)
 {
     static const char q[] = "\x03" "SELECT CAST(@@last_gtid AS BINARY)";
     slc_backend_t *b = s->backend;
@@ -279,7 +280,7 @@ slc_rws_causal_query(slc_session_t *s, slc_rws_causal_t *cc)
 
 /* The GTIDs the primary reported since the last command. */
 static void
-slc_rws_causal_take(slc_rws_causal_t *cc, const slc_mysql_track_t *t,
+slc_rwsplit_causal_take(slc_rwsplit_causal_t *cc, const slc_mysql_track_t *t,
     int global)
 {
     uint64_t gtids = slc_mysql_track_gtids(t);
@@ -287,7 +288,7 @@ slc_rws_causal_take(slc_rws_causal_t *cc, const slc_mysql_track_t *t,
 
     if (lost != cc->lost) {
         cc->lost = lost;
-        cc->track = SLC_RWS_TRACK_OFF;  /* a GTID may have gone by */
+        cc->track = SLC_RWSPLIT_TRACK_OFF;  /* a GTID may have gone by */
     }
     if (gtids != cc->gtids) {
         cc->gtids = gtids;
@@ -296,21 +297,21 @@ slc_rws_causal_take(slc_rws_causal_t *cc, const slc_mysql_track_t *t,
         }
         slc_gtid_set_add(&cc->mine, &t->g->gtid);
         if (global) {
-            slc_rws_zone_add(&t->g->gtid);
+            slc_rwsplit_zone_add(&t->g->gtid);
         }
     }
 }
 
 void
-slc_rws_causal_command(slc_session_t *s, slc_rws_ctx_t *rc)
+slc_rwsplit_causal_command(slc_session_t *s, slc_rwsplit_ctx_t *rc)
 {
     rc->causal.waiting = 0;             /* a replica that died waiting */
-    if (rc->causal.track != SLC_RWS_TRACK_NONE || s->backend == NULL
-        || rc->conf->causal == SLC_RWS_CAUSAL_OFF)
+    if (rc->causal.track != SLC_RWSPLIT_TRACK_NONE || s->backend == NULL
+        || rc->conf->causal == SLC_RWSPLIT_CAUSAL_OFF)
     {
         return;
     }
-    slc_rws_causal_ask(s, &rc->causal);
+    slc_rwsplit_causal_ask(s, &rc->causal);
     /* writes whose GTIDs this worker did not see: a session handed over
        by a reload; its primary connection knows its last one */
     rc->causal.dirty = rc->wrote;
@@ -324,7 +325,7 @@ slc_rws_causal_command(slc_session_t *s, slc_rws_ctx_t *rc)
  * transaction stay on the replica.
  */
 static int
-slc_rws_may_write(const slc_sql_info_t *si)
+slc_rwsplit_may_write(const slc_sql_info_t *si)
 {
     switch (si->kind) {
     case SLC_SQL_SELECT:
@@ -349,13 +350,13 @@ slc_rws_may_write(const slc_sql_info_t *si)
 }
 
 void
-slc_rws_causal_primary(slc_rws_ctx_t *rc, const slc_sql_info_t *si)
+slc_rwsplit_causal_primary(slc_rwsplit_ctx_t *rc, const slc_sql_info_t *si)
 {
-    if (si != NULL && !slc_rws_may_write(si)) {
+    if (si != NULL && !slc_rwsplit_may_write(si)) {
         return;
     }
     rc->wrote = 1;
-    if (rc->causal.track == SLC_RWS_TRACK_QUERY) {
+    if (rc->causal.track == SLC_RWSPLIT_TRACK_QUERY) {
         rc->causal.dirty = 1;
     }
 }
@@ -373,15 +374,15 @@ slc_rws_causal_primary(slc_rws_ctx_t *rc, const slc_sql_info_t *si)
  * adds it again, harmless, since the zone's seqs only grow.
  */
 void
-slc_rws_causal_publish(slc_session_t *s, slc_rws_ctx_t *rc)
+slc_rwsplit_causal_publish(slc_session_t *s, slc_rwsplit_ctx_t *rc)
 {
     const slc_mysql_track_t *t = &s->backend->track;
     uint64_t                 gtids = slc_mysql_track_gtids(t);
 
     if (gtids != 0 && gtids != rc->causal.gtids
-        && rc->conf->causal == SLC_RWS_CAUSAL_GLOBAL)
+        && rc->conf->causal == SLC_RWSPLIT_CAUSAL_GLOBAL)
     {
-        slc_rws_zone_add(&t->g->gtid);
+        slc_rwsplit_zone_add(&t->g->gtid);
     }
 }
 
@@ -390,27 +391,28 @@ slc_rws_causal_publish(slc_session_t *s, slc_rws_ctx_t *rc)
  * session's next read needs it.
  */
 void
-slc_rws_causal_taken(slc_session_t *s, slc_rws_ctx_t *rc)
+slc_rwsplit_causal_taken(slc_session_t *s, slc_rwsplit_ctx_t *rc)
 {
-    const slc_rws_conf_t *conf = rc->conf;
-    slc_rws_causal_t     *cc = &rc->causal;
+    const slc_rwsplit_conf_t *conf = rc->conf;
+    slc_rwsplit_causal_t     *cc = &rc->causal;
     slc_backend_t        *b = s->backend;
 
-    if (cc->track == SLC_RWS_TRACK_ASKED) {
+    if (cc->track == SLC_RWSPLIT_TRACK_ASKED) {
         /* the SET and the command after it have been answered: any ERR
            may be the SET's, and then nothing is tracked */
-        cc->track = b->track.reply.errs == cc->errs0 ? SLC_RWS_TRACK_ON
-                                                     : SLC_RWS_TRACK_OFF;
+        cc->track = b->track.reply.errs == cc->errs0 ? SLC_RWSPLIT_TRACK_ON
+                                                     : SLC_RWSPLIT_TRACK_OFF;
     }
-    if (cc->track == SLC_RWS_TRACK_ON || cc->track == SLC_RWS_TRACK_QUERY) {
-        slc_rws_causal_take(cc, &b->track,
-            conf->causal == SLC_RWS_CAUSAL_GLOBAL);
+    if (cc->track == SLC_RWSPLIT_TRACK_ON
+        || cc->track == SLC_RWSPLIT_TRACK_QUERY) {
+        slc_rwsplit_causal_take(cc, &b->track,
+            conf->causal == SLC_RWSPLIT_CAUSAL_GLOBAL);
     }
 }
 
 /* Whether q[0..n) names word w (lowercase), in any case. */
 static int
-slc_rws_causal_names(const uint8_t *q, size_t n, const char *w)
+slc_rwsplit_causal_names(const uint8_t *q, size_t n, const char *w)
 {
     size_t k = strlen(w);
 
@@ -431,17 +433,17 @@ slc_rws_causal_names(const uint8_t *q, size_t n, const char *w)
  * client's wish to see it: its OKs keep it.
  */
 void
-slc_rws_causal_set(slc_rws_ctx_t *rc, const uint8_t *q, size_t n)
+slc_rwsplit_causal_set(slc_rwsplit_ctx_t *rc, const uint8_t *q, size_t n)
 {
-    if (!slc_rws_causal_names(q, n, SLC_RWS_TRACK_VARS)) {
+    if (!slc_rwsplit_causal_names(q, n, SLC_RWSPLIT_TRACK_VARS)) {
         return;
     }
-    rc->causal.client_gtid = slc_rws_causal_names(q, n, "last_gtid")
+    rc->causal.client_gtid = slc_rwsplit_causal_names(q, n, "last_gtid")
                              || memchr(q, '*', n) != NULL;
-    if (rc->causal.track != SLC_RWS_TRACK_NONE
-        && rc->causal.track != SLC_RWS_TRACK_QUERY)
+    if (rc->causal.track != SLC_RWSPLIT_TRACK_NONE
+        && rc->causal.track != SLC_RWSPLIT_TRACK_QUERY)
     {
-        rc->causal.track = SLC_RWS_TRACK_NONE;
+        rc->causal.track = SLC_RWSPLIT_TRACK_NONE;
     }
 }
 
@@ -449,7 +451,7 @@ slc_rws_causal_set(slc_rws_ctx_t *rc, const uint8_t *q, size_t n)
    variables: a SHOW, an @@ read, a table of information_schema or
    performance_schema (a read of a user table does not: no scan). */
 static int
-slc_rws_causal_reads_vars(const uint8_t *q, const slc_sql_info_t *si)
+slc_rwsplit_causal_reads_vars(const uint8_t *q, const slc_sql_info_t *si)
 {
     if (si->kind == SLC_SQL_SHOW || (si->flags & SLC_SQL_F_SYSVAR_READ)) {
         return 1;
@@ -470,33 +472,34 @@ slc_rws_causal_reads_vars(const uint8_t *q, const slc_sql_info_t *si)
 }
 
 void
-slc_rws_causal_unhide(slc_session_t *s, slc_rws_ctx_t *rc,
+slc_rwsplit_causal_unhide(slc_session_t *s, slc_rwsplit_ctx_t *rc,
     const uint8_t *q, size_t n, const slc_sql_info_t *si)
 {
-    static const char set[] = "\x03" "SET @@session." SLC_RWS_TRACK_VARS
+    static const char set[] = "\x03" "SET @@session." SLC_RWSPLIT_TRACK_VARS
         " = TRIM(BOTH ',' FROM REPLACE(CONCAT(',', @@session."
-        SLC_RWS_TRACK_VARS ", ','), ',last_gtid,', ','))";
-    slc_rws_causal_t *cc = &rc->causal;
+        SLC_RWSPLIT_TRACK_VARS ", ','), ',last_gtid,', ','))";
+    slc_rwsplit_causal_t *cc = &rc->causal;
 
     /* a write's GTID must be tracked: the list stays for it */
-    if ((cc->track != SLC_RWS_TRACK_ON && cc->track != SLC_RWS_TRACK_ASKED)
-        || cc->client_gtid || slc_rws_may_write(si)
-        || !slc_rws_causal_reads_vars(q, si)
-        || !slc_rws_causal_names(q, n, SLC_RWS_TRACK_VARS))
+    if ((cc->track != SLC_RWSPLIT_TRACK_ON
+        && cc->track != SLC_RWSPLIT_TRACK_ASKED)
+        || cc->client_gtid || slc_rwsplit_may_write(si)
+        || !slc_rwsplit_causal_reads_vars(q, si)
+        || !slc_rwsplit_causal_names(q, n, SLC_RWSPLIT_TRACK_VARS))
     {
         return;
     }
     if (slc_cmd_inject(s->backend, (const uint8_t *) set, sizeof(set) - 1)
         == SLC_OK)
     {
-        cc->track = SLC_RWS_TRACK_NONE;     /* back before the next */
+        cc->track = SLC_RWSPLIT_TRACK_NONE;     /* back before the next */
     }
 }
 
 void
-slc_rws_causal_forget(slc_rws_ctx_t *rc)
+slc_rwsplit_causal_forget(slc_rwsplit_ctx_t *rc)
 {
-    rc->causal.track = SLC_RWS_TRACK_NONE;  /* asked again: a new user's
+    rc->causal.track = SLC_RWSPLIT_TRACK_NONE;  /* asked again: a new user's
                                                variables are the server's */
     rc->causal.client_gtid = 0;
     rc->causal.waiting = 0;
@@ -508,7 +511,7 @@ slc_rws_causal_forget(slc_rws_ctx_t *rc)
 
 /* The monitor's position of the replica has applied `need`. */
 static int
-slc_rws_causal_monitor(const slc_upstream_server_t *us,
+slc_rwsplit_causal_monitor(const slc_upstream_server_t *us,
     const slc_gtid_set_t *need)
 {
     slc_monitor_entry_t e;
@@ -522,7 +525,8 @@ slc_rws_causal_monitor(const slc_upstream_server_t *us,
 }
 
 static void
-slc_rws_causal_seen(slc_rws_causal_t *cc, const slc_upstream_server_t *us,
+slc_rwsplit_causal_seen(slc_rwsplit_causal_t *cc,
+    const slc_upstream_server_t *us,
     const slc_gtid_set_t *set)
 {
     if (cc->seen_us != us) {
@@ -541,7 +545,7 @@ slc_rws_causal_seen(slc_rws_causal_t *cc, const slc_upstream_server_t *us,
  * On success it sets a variable to the value it has.
  */
 static int
-slc_rws_causal_wait(slc_backend_t *b, const slc_gtid_set_t *need,
+slc_rwsplit_causal_wait(slc_backend_t *b, const slc_gtid_set_t *need,
     long long ms)
 {
     char pos[SLC_GTID_TEXT];
@@ -567,24 +571,25 @@ slc_rws_causal_wait(slc_backend_t *b, const slc_gtid_set_t *need,
  * cannot be known (the session's GTIDs are not).
  */
 static int
-slc_rws_causal_check(slc_rws_ctx_t *rc,
+slc_rwsplit_causal_check(slc_rwsplit_ctx_t *rc,
     const slc_backend_t *replica, slc_gtid_set_t *need)
 {
-    const slc_rws_conf_t *conf = rc->conf;
-    slc_rws_causal_t     *cc = &rc->causal;
+    const slc_rwsplit_conf_t *conf = rc->conf;
+    slc_rwsplit_causal_t     *cc = &rc->causal;
 
-    if (conf->causal == SLC_RWS_CAUSAL_OFF) {
+    if (conf->causal == SLC_RWSPLIT_CAUSAL_OFF) {
         return 1;
     }
     if (cc->dirty
-        || (cc->track != SLC_RWS_TRACK_ON && cc->track != SLC_RWS_TRACK_QUERY
+        || (cc->track != SLC_RWSPLIT_TRACK_ON
+            && cc->track != SLC_RWSPLIT_TRACK_QUERY
             && rc->wrote))
     {
         return -1;
     }
     *need = cc->mine;
-    if (conf->causal == SLC_RWS_CAUSAL_GLOBAL) {
-        slc_rws_zone_get(need);
+    if (conf->causal == SLC_RWSPLIT_CAUSAL_GLOBAL) {
+        slc_rwsplit_zone_get(need);
     }
     if (need->lost) {
         return -1;
@@ -595,47 +600,47 @@ slc_rws_causal_check(slc_rws_ctx_t *rc,
     {
         return 1;                       /* the hot path: no look-up */
     }
-    if (slc_rws_causal_monitor(replica->server, need)) {
-        slc_rws_causal_seen(cc, replica->server, need);
+    if (slc_rwsplit_causal_monitor(replica->server, need)) {
+        slc_rwsplit_causal_seen(cc, replica->server, need);
         return 1;
     }
     return 0;
 }
 
 int
-slc_rws_causal_fresh(slc_rws_ctx_t *rc, const slc_backend_t *replica)
+slc_rwsplit_causal_fresh(slc_rwsplit_ctx_t *rc, const slc_backend_t *replica)
 {
     slc_gtid_set_t need;
 
-    return slc_rws_causal_check(rc, replica, &need) == 1;
+    return slc_rwsplit_causal_check(rc, replica, &need) == 1;
 }
 
 slc_backend_t *
-slc_rws_causal_read(slc_session_t *s, slc_rws_ctx_t *rc,
+slc_rwsplit_causal_read(slc_session_t *s, slc_rwsplit_ctx_t *rc,
     slc_backend_t *replica)
 {
-    const slc_rws_conf_t *conf = rc->conf;
-    slc_rws_causal_t     *cc = &rc->causal;
+    const slc_rwsplit_conf_t *conf = rc->conf;
+    slc_rwsplit_causal_t     *cc = &rc->causal;
     slc_gtid_set_t        need;
-    int                   rc_check = slc_rws_causal_check(rc, replica,
+    int                   rc_check = slc_rwsplit_causal_check(rc, replica,
                                                           &need);
 
     if (rc_check > 0) {
         return replica;
     }
     if (rc_check < 0) {
-        if (cc->dirty && (cc->track == SLC_RWS_TRACK_QUERY
-                          || cc->track == SLC_RWS_TRACK_ON))
+        if (cc->dirty && (cc->track == SLC_RWSPLIT_TRACK_QUERY
+                          || cc->track == SLC_RWSPLIT_TRACK_ON))
         {
-            slc_rws_causal_query(s, cc);
+            slc_rwsplit_causal_query(s, cc);
         }
         return s->backend;
     }
     if (conf->causal_timeout > 0 && replica->state == SLC_BS_READY
-        && slc_rws_copies(rc, replica) != NULL
-        && slc_rws_copies(rc, replica)->copies == 0
+        && slc_rwsplit_copies(rc, replica) != NULL
+        && slc_rwsplit_copies(rc, replica)->copies == 0
         && slc_mysql_track_idle(&replica->track)
-        && slc_rws_causal_wait(replica, &need, conf->causal_timeout)
+        && slc_rwsplit_causal_wait(replica, &need, conf->causal_timeout)
            == SLC_OK)
     {
         cc->waiting = 1;
@@ -653,22 +658,22 @@ slc_rws_causal_read(slc_session_t *s, slc_rws_ctx_t *rc,
  * sent, goes to the primary.
  */
 void
-slc_rws_causal_done(slc_backend_t *b, const slc_mysql_reply_t *r)
+slc_rwsplit_causal_done(slc_backend_t *b, const slc_mysql_reply_t *r)
 {
     slc_session_t    *s = b->session;
-    slc_rws_ctx_t    *rc = s->router_data;
-    slc_rws_causal_t *cc = &rc->causal;
+    slc_rwsplit_ctx_t    *rc = s->router_data;
+    slc_rwsplit_causal_t *cc = &rc->causal;
 
     if (!cc->waiting) {
         return;
     }
     cc->waiting = 0;
     if (r->errs == cc->wait_errs) {
-        slc_rws_causal_seen(cc, b->server, &cc->wait);
+        slc_rwsplit_causal_seen(cc, b->server, &cc->wait);
         return;
     }
-    if (slc_rws_copies(rc, b) != NULL) {
-        slc_rws_copies(rc, b)->errs_seen = r->errs;  /* the wait's, not a
+    if (slc_rwsplit_copies(rc, b) != NULL) {
+        slc_rwsplit_copies(rc, b)->errs_seen = r->errs;  /* the wait's, not a
                                                      copy's */
     }
     slc_session_log(s, SLC_LOG_INFO, "readwritesplit: replica %s has not "

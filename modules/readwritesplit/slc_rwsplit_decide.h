@@ -2,12 +2,12 @@
 #define SLC_RWSPLIT_DECIDE_H
 
 #include "slc_core.h"
-#include "slc_mysql_classify.h"
+#include "slc_sql_classify.h"
 
 /*
  * Where a statement goes (slc_rwsplit_decide.c): one decision computed
  * from facts alone, the statement's class and the session's state, with
- * no backend, no I/O and no state changed; slc_rws_route carries it out.
+ * no backend, no I/O and no state changed; slc_rwsplit_route carries it out.
  * Pure: the unit test (t/unit/test_rwsplit_decide.c) walks its table.
  */
 
@@ -26,30 +26,30 @@ typedef struct {
     uint8_t         uservars;       /* user variables were assigned on the
                                        primary by what no replica got */
     uint8_t         primary_lost;   /* no primary backend now */
-} slc_rws_facts_t;
+} slc_rwsplit_facts_t;
 
 typedef enum {
-    SLC_RWS_GO_PRIMARY = 0,     /* the session's own backend, as a write:
+    SLC_RWSPLIT_GO_PRIMARY = 0,     /* the session's own backend, as a write:
                                    its state effects, the causal position */
-    SLC_RWS_GO_PRIMARY_GONE,    /* a write with the primary lost: wait for
+    SLC_RWSPLIT_GO_PRIMARY_GONE,    /* a write with the primary lost: wait for
                                    one being reopened, or ERR */
-    SLC_RWS_GO_OWN,             /* the session's own backend, a read that
+    SLC_RWSPLIT_GO_OWN,             /* the session's own backend, a read that
                                    must see what only it has */
-    SLC_RWS_GO_REPLICA,         /* a replica that has what the session must
+    SLC_RWSPLIT_GO_REPLICA,         /* a replica that has what the session must
                                    see (causal reads), else the own */
-    SLC_RWS_GO_REPLICA_KEEP,    /* the same, and kept to be retried on the
+    SLC_RWSPLIT_GO_REPLICA_KEEP,    /* the same, and kept to be retried on the
                                    primary if the replica fails before
                                    answering (an autocommit read) */
-    SLC_RWS_GO_REPLICA_HINT,    /* a replica as the hint says, whatever the
+    SLC_RWSPLIT_GO_REPLICA_HINT,    /* a replica as the hint says, whatever the
                                    session's state; the own if none */
-    SLC_RWS_GO_ALL,             /* a session command: the primary, then
+    SLC_RWSPLIT_GO_ALL,             /* a session command: the primary, then
                                    every backend */
-    SLC_RWS_GO_LAST,            /* where the previous statement ran */
-    SLC_RWS_GO_RO_TRX,          /* the READ ONLY transaction's replica, to
+    SLC_RWSPLIT_GO_LAST,            /* where the previous statement ran */
+    SLC_RWSPLIT_GO_RO_TRX,          /* the READ ONLY transaction's replica, to
                                    its end */
-    SLC_RWS_GO_RO_WRITE         /* a write in it: ERR 1792, as the server
+    SLC_RWSPLIT_GO_RO_WRITE         /* a write in it: ERR 1792, as the server
                                    would answer */
-} slc_rws_go_t;
+} slc_rwsplit_go_t;
 
 /*
  * The statement's facts, of its class: the route (slc_sql_route, with
@@ -57,9 +57,9 @@ typedef enum {
  * in_ro_trx), and what it does; the session's own (temp, uservars,
  * primary_lost) are left 0 for the caller.
  */
-void          slc_rws_facts_of(const slc_sql_info_t *si, int in_trx,
-    int in_ro_trx, slc_rws_facts_t *f);
-slc_rws_go_t  slc_rws_decide(const slc_rws_facts_t *f);
-const char   *slc_rws_go_name(slc_rws_go_t go);
+void          slc_rwsplit_facts_of(const slc_sql_info_t *si, int in_trx,
+    int in_ro_trx, slc_rwsplit_facts_t *f);
+slc_rwsplit_go_t  slc_rwsplit_decide(const slc_rwsplit_facts_t *f);
+const char   *slc_rwsplit_go_name(slc_rwsplit_go_t go);
 
 #endif /* SLC_RWSPLIT_DECIDE_H */

@@ -13,18 +13,18 @@
 #include <ctype.h>
 
 #include "slc_core.h"
-#include "slc_mysql_classify.h"
+#include "slc_sql_classify.h"
 #include "slc_rwsplit.h"
 
 static int
-slc_rws_word_char(uint8_t c)
+slc_rwsplit_word_char(uint8_t c)
 {
     return isalnum(c) || c == '_' || c == '$' || c == '@' || c == '.'
            || c >= 0x80;
 }
 
 static size_t
-slc_rws_skip_blank(const uint8_t *q, size_t n, size_t i)
+slc_rwsplit_skip_blank(const uint8_t *q, size_t n, size_t i)
 {
     while (i < n && isspace(q[i])) {
         i++;
@@ -34,11 +34,11 @@ slc_rws_skip_blank(const uint8_t *q, size_t n, size_t i)
 
 /* The word at q[i] (lowercased into w, at most cap - 1 bytes): its end. */
 static size_t
-slc_rws_word(const uint8_t *q, size_t n, size_t i, char *w, size_t cap)
+slc_rwsplit_word(const uint8_t *q, size_t n, size_t i, char *w, size_t cap)
 {
     size_t k = 0;
 
-    while (i < n && slc_rws_word_char(q[i])) {
+    while (i < n && slc_rwsplit_word_char(q[i])) {
         if (k + 1 < cap) {
             w[k++] = (char) tolower(q[i]);
         }
@@ -49,7 +49,7 @@ slc_rws_word(const uint8_t *q, size_t n, size_t i, char *w, size_t cap)
 }
 
 size_t
-slc_rws_value_end(const uint8_t *q, size_t n, size_t i)
+slc_rwsplit_value_end(const uint8_t *q, size_t n, size_t i)
 {
     int depth = 0;
 
@@ -76,9 +76,9 @@ slc_rws_value_end(const uint8_t *q, size_t n, size_t i)
 /* Whether a comma ends an assignment at depth 0 (SET a = 1, b = 2):
    such a SET replaces nothing. */
 static int
-slc_rws_multi_assign(const uint8_t *q, size_t n, size_t i)
+slc_rwsplit_multi_assign(const uint8_t *q, size_t n, size_t i)
 {
-    return slc_rws_value_end(q, n, i) < n;
+    return slc_rwsplit_value_end(q, n, i) < n;
 }
 
 /*
@@ -88,29 +88,29 @@ slc_rws_multi_assign(const uint8_t *q, size_t n, size_t i)
  * DEALLOCATE's key is its PREPARE's, with *drop set.
  */
 void
-slc_rws_hist_key(const uint8_t *q, size_t n, slc_sql_kind_t kind,
-    char key[SLC_RWS_KEY_LEN], int *drop)
+slc_rwsplit_hist_key(const uint8_t *q, size_t n, slc_sql_kind_t kind,
+    char key[SLC_RWSPLIT_KEY_LEN], int *drop)
 {
-    char   w[SLC_RWS_KEY_LEN - 8];
+    char   w[SLC_RWSPLIT_KEY_LEN - 8];
     size_t i;
 
     key[0] = '\0';
     *drop = 0;
-    i = slc_rws_word(q, n, slc_rws_skip_blank(q, n, 0), w, sizeof(w));
+    i = slc_rwsplit_word(q, n, slc_rwsplit_skip_blank(q, n, 0), w, sizeof(w));
     switch (kind) {
     case SLC_SQL_USE:
-        snprintf(key, SLC_RWS_KEY_LEN, "use");
+        snprintf(key, SLC_RWSPLIT_KEY_LEN, "use");
         return;
     case SLC_SQL_PREPARE:
     case SLC_SQL_DEALLOCATE:
         if (kind == SLC_SQL_DEALLOCATE) {           /* DEALLOCATE|DROP */
-            i = slc_rws_word(q, n, slc_rws_skip_blank(q, n, i), w,
+            i = slc_rwsplit_word(q, n, slc_rwsplit_skip_blank(q, n, i), w,
                              sizeof(w));
             *drop = 1;
         }
-        slc_rws_word(q, n, slc_rws_skip_blank(q, n, i), w, sizeof(w));
+        slc_rwsplit_word(q, n, slc_rwsplit_skip_blank(q, n, i), w, sizeof(w));
         if (w[0] != '\0') {
-            snprintf(key, SLC_RWS_KEY_LEN, "prepare %s", w);
+            snprintf(key, SLC_RWSPLIT_KEY_LEN, "prepare %s", w);
         }
         return;
     case SLC_SQL_SET:
@@ -121,18 +121,19 @@ slc_rws_hist_key(const uint8_t *q, size_t n, slc_sql_kind_t kind,
     if (strcmp(w, "set") != 0) {
         return;
     }
-    i = slc_rws_word(q, n, slc_rws_skip_blank(q, n, i), w, sizeof(w));
+    i = slc_rwsplit_word(q, n, slc_rwsplit_skip_blank(q, n, i), w, sizeof(w));
     if (strcmp(w, "session") == 0 || strcmp(w, "local") == 0) {
-        i = slc_rws_word(q, n, slc_rws_skip_blank(q, n, i), w, sizeof(w));
+        i = slc_rwsplit_word(q, n, slc_rwsplit_skip_blank(q, n, i), w,
+            sizeof(w));
     }
     if (strcmp(w, "names") == 0 || strcmp(w, "character") == 0
         || strcmp(w, "charset") == 0)
     {
-        snprintf(key, SLC_RWS_KEY_LEN, "names");  /* both set the same */
+        snprintf(key, SLC_RWSPLIT_KEY_LEN, "names");  /* both set the same */
         return;
     }
     if (w[0] == '\0' || strcmp(w, "transaction") == 0
-        || slc_rws_multi_assign(q, n, i))
+        || slc_rwsplit_multi_assign(q, n, i))
     {
         return;
     }
@@ -145,11 +146,11 @@ slc_rws_hist_key(const uint8_t *q, size_t n, slc_sql_kind_t kind,
     } else if (strncmp(v, "@@", 2) == 0) {
         v += 2;
     }
-    snprintf(key, SLC_RWS_KEY_LEN, "set %s", v);
+    snprintf(key, SLC_RWSPLIT_KEY_LEN, "set %s", v);
 }
 
 static void
-slc_rws_hist_remove(slc_rws_ctx_t *rc, unsigned i)
+slc_rwsplit_hist_remove(slc_rwsplit_ctx_t *rc, unsigned i)
 {
     free(rc->hist[i].text);
     memmove(rc->hist + i, rc->hist + i + 1,
@@ -163,25 +164,25 @@ slc_rws_hist_remove(slc_rws_ctx_t *rc, unsigned i)
  * or why (for the caller's log).
  */
 const char *
-slc_rws_hist_add(slc_rws_ctx_t *rc, const uint8_t *q, size_t n,
+slc_rwsplit_hist_add(slc_rwsplit_ctx_t *rc, const uint8_t *q, size_t n,
     slc_sql_kind_t kind)
 {
-    char        key[SLC_RWS_KEY_LEN];
+    char        key[SLC_RWSPLIT_KEY_LEN];
     int         drop;
     char       *text;
     const char *why;
 
-    slc_rws_hist_key(q, n, kind, key, &drop);
+    slc_rwsplit_hist_key(q, n, kind, key, &drop);
     for (unsigned i = 0; key[0] != '\0' && i < rc->nhist; i++) {
         if (strcmp(rc->hist[i].key, key) == 0) {
-            slc_rws_hist_remove(rc, i);
+            slc_rwsplit_hist_remove(rc, i);
             break;
         }
     }
     if (drop) {
         return NULL;    /* DEALLOCATE: its PREPARE is gone, and so is it */
     }
-    why = n > SLC_RWS_HIST_LEN ? "a session command too long to keep"
+    why = n > SLC_RWSPLIT_HIST_LEN ? "a session command too long to keep"
           : rc->nhist >= rc->hist_max ? "session_history_max reached"
           : memchr(q, '\0', n) != NULL ? "a session command with a NUL byte"
           : NULL;
@@ -194,36 +195,37 @@ slc_rws_hist_add(slc_rws_ctx_t *rc, const uint8_t *q, size_t n,
     }
     memcpy(text, q, n);
     text[n] = '\0';
-    strlcpy(rc->hist[rc->nhist].key, key, SLC_RWS_KEY_LEN);
+    strlcpy(rc->hist[rc->nhist].key, key, SLC_RWSPLIT_KEY_LEN);
     rc->hist[rc->nhist++].text = text;
     return NULL;
 }
 
 void
-slc_rws_hist_clear(slc_rws_ctx_t *rc)
+slc_rwsplit_hist_clear(slc_rwsplit_ctx_t *rc)
 {
     while (rc->nhist > 0) {
-        slc_rws_hist_remove(rc, rc->nhist - 1);
+        slc_rwsplit_hist_remove(rc, rc->nhist - 1);
     }
 }
 
 void
-slc_rws_hist_reset(slc_rws_ctx_t *rc)
+slc_rwsplit_hist_reset(slc_rwsplit_ctx_t *rc)
 {
     for (unsigned i = rc->nhist; i-- > 0; ) {
         if (strcmp(rc->hist[i].key, "use") != 0) {
-            slc_rws_hist_remove(rc, i);
+            slc_rwsplit_hist_remove(rc, i);
         }
     }
 }
 
 const char *
-slc_rws_hist_prepared(const slc_rws_ctx_t *rc, const uint8_t *q, size_t n)
+slc_rwsplit_hist_prepared(const slc_rwsplit_ctx_t *rc, const uint8_t *q,
+    size_t n)
 {
-    char w[SLC_RWS_KEY_LEN - 8];
-    char key[SLC_RWS_KEY_LEN];
+    char w[SLC_RWSPLIT_KEY_LEN - 8];
+    char key[SLC_RWSPLIT_KEY_LEN];
 
-    slc_rws_word(q, n, slc_rws_skip_blank(q, n, 0), w, sizeof(w));
+    slc_rwsplit_word(q, n, slc_rwsplit_skip_blank(q, n, 0), w, sizeof(w));
     if (w[0] == '\0') {
         return NULL;
     }
@@ -242,7 +244,7 @@ slc_rws_hist_prepared(const slc_rws_ctx_t *rc, const uint8_t *q, size_t n)
  * worker then keeps the session on the primary).
  */
 size_t
-slc_rws_hist_save(const slc_rws_ctx_t *rc, uint8_t *buf, size_t cap)
+slc_rwsplit_hist_save(const slc_rwsplit_ctx_t *rc, uint8_t *buf, size_t cap)
 {
     size_t off = 0;
 
@@ -259,7 +261,7 @@ slc_rws_hist_save(const slc_rws_ctx_t *rc, uint8_t *buf, size_t cap)
 }
 
 int
-slc_rws_hist_restore(slc_rws_ctx_t *rc, const uint8_t *p, size_t len)
+slc_rwsplit_hist_restore(slc_rwsplit_ctx_t *rc, const uint8_t *p, size_t len)
 {
     size_t off = 0;
 
@@ -271,7 +273,7 @@ slc_rws_hist_restore(slc_rws_ctx_t *rc, const uint8_t *p, size_t len)
         slc_sql_info_t  si;
 
         (void) slc_sql_classify(p + off, n, 0, &si);
-        (void) slc_rws_hist_add(rc, p + off, n, si.kind);
+        (void) slc_rwsplit_hist_add(rc, p + off, n, si.kind);
         off += n + 1;
     }
     return rc->primary_only ? SLC_ERROR : SLC_OK;

@@ -22,21 +22,21 @@
 #include "slc_mysql_monitor.h"
 #include "slc_rwsplit.h"
 
-#define SLC_RWS_READ_CHECK  1000    /* ms */
+#define SLC_RWSPLIT_READ_CHECK  1000    /* ms */
 
 /* How often it looks: every second, or at the timeout if shorter. */
 static uint64_t
-slc_rws_read_period(const slc_rws_ctx_t *rc)
+slc_rwsplit_read_period(const slc_rwsplit_ctx_t *rc)
 {
     return rc->conf->read_timeout > 0
-           && rc->conf->read_timeout < SLC_RWS_READ_CHECK
-           ? (uint64_t) rc->conf->read_timeout : SLC_RWS_READ_CHECK;
+           && rc->conf->read_timeout < SLC_RWSPLIT_READ_CHECK
+           ? (uint64_t) rc->conf->read_timeout : SLC_RWSPLIT_READ_CHECK;
 }
 
 static void
-slc_rws_read_check(slc_timer_t *t)
+slc_rwsplit_read_check(slc_timer_t *t)
 {
-    slc_rws_ctx_t *rc = t->data;
+    slc_rwsplit_ctx_t *rc = t->data;
     slc_backend_t *b = rc->read_on;
     uint64_t       waited;
     const char    *why;
@@ -51,7 +51,7 @@ slc_rws_read_check(slc_timer_t *t)
             && waited >= (uint64_t) rc->conf->read_timeout
           ? "replica_read_timeout" : NULL;
     if (why == NULL) {
-        slc_timer_add(slc_loop, t, slc_rws_read_period(rc));
+        slc_timer_add(slc_loop, t, slc_rwsplit_read_period(rc));
         return;
     }
     rc->read_on = NULL;
@@ -62,19 +62,19 @@ slc_rws_read_check(slc_timer_t *t)
 }
 
 void
-slc_rws_read_sent(slc_rws_ctx_t *rc, slc_backend_t *b)
+slc_rwsplit_read_sent(slc_rwsplit_ctx_t *rc, slc_backend_t *b)
 {
     rc->read_on = b;
     rc->read_since = slc_loop->now;
     if (!rc->read_timer.armed) {
-        rc->read_timer.handler = slc_rws_read_check;
+        rc->read_timer.handler = slc_rwsplit_read_check;
         rc->read_timer.data = rc;
-        slc_timer_add(slc_loop, &rc->read_timer, slc_rws_read_period(rc));
+        slc_timer_add(slc_loop, &rc->read_timer, slc_rwsplit_read_period(rc));
     }
 }
 
 void
-slc_rws_read_stop(slc_rws_ctx_t *rc)
+slc_rwsplit_read_stop(slc_rwsplit_ctx_t *rc)
 {
     rc->read_on = NULL;
     slc_timer_del(slc_loop, &rc->read_timer);

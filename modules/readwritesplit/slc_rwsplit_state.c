@@ -33,16 +33,16 @@
 #include "slc_mysql_proto.h"
 #include "slc_rwsplit.h"
 
-#define SLC_RWS_SCOPE_USER     1u
-#define SLC_RWS_SCOPE_SESSION  2u
-#define SLC_RWS_SCOPE_GLOBAL   4u
+#define SLC_RWSPLIT_SCOPE_USER     1u
+#define SLC_RWSPLIT_SCOPE_SESSION  2u
+#define SLC_RWSPLIT_SCOPE_GLOBAL   4u
 
 
-/* --- reading a statement's words ------------------------------------------ */
+/* --- reading a statement's words ----------------------------------------- */
 
 /* Past blanks and comments from q[i]. */
 static size_t
-slc_rws_st_blank(const uint8_t *q, size_t n, size_t i)
+slc_rwsplit_state_blank(const uint8_t *q, size_t n, size_t i)
 {
     for (;;) {
         while (i < n && isspace(q[i])) {
@@ -65,19 +65,19 @@ slc_rws_st_blank(const uint8_t *q, size_t n, size_t i)
 }
 
 static int
-slc_rws_st_word_char(uint8_t c)
+slc_rwsplit_state_word_char(uint8_t c)
 {
     return isalnum(c) || c == '_' || c == '$' || c >= 0x80;
 }
 
 /* Whether the word at q[i] is w (lowercase, whole): its end, else 0. */
 static size_t
-slc_rws_st_is(const uint8_t *q, size_t n, size_t i, const char *w)
+slc_rwsplit_state_is(const uint8_t *q, size_t n, size_t i, const char *w)
 {
     size_t k = strlen(w);
 
     if (i + k > n || strncasecmp((const char *) q + i, w, k) != 0
-        || (i + k < n && slc_rws_st_word_char(q[i + k])))
+        || (i + k < n && slc_rwsplit_state_word_char(q[i + k])))
     {
         return 0;
     }
@@ -85,42 +85,42 @@ slc_rws_st_is(const uint8_t *q, size_t n, size_t i, const char *w)
 }
 
 /*
- * The scopes a SET assigns (SLC_RWS_SCOPE_*): @x is the user's, @@global.x
+ * The scopes a SET assigns (SLC_RWSPLIT_SCOPE_*): @x is the user's, @@global.x
  * and any name after GLOBAL the server's; everything else (a name,
  * @@session.x, NAMES, TRANSACTION, ROLE...) the session's.
  */
 static unsigned
-slc_rws_set_scopes(const uint8_t *q, size_t n)
+slc_rwsplit_set_scopes(const uint8_t *q, size_t n)
 {
-    unsigned scopes = 0, dflt = SLC_RWS_SCOPE_SESSION;
-    size_t   i = slc_rws_st_blank(q, n, 0), e;
+    unsigned scopes = 0, dflt = SLC_RWSPLIT_SCOPE_SESSION;
+    size_t   i = slc_rwsplit_state_blank(q, n, 0), e;
 
-    if ((i = slc_rws_st_is(q, n, i, "set")) == 0) {
-        return SLC_RWS_SCOPE_SESSION;
+    if ((i = slc_rwsplit_state_is(q, n, i, "set")) == 0) {
+        return SLC_RWSPLIT_SCOPE_SESSION;
     }
     while (i < n) {
-        i = slc_rws_st_blank(q, n, i);
-        if ((e = slc_rws_st_is(q, n, i, "global")) != 0) {
-            dflt = SLC_RWS_SCOPE_GLOBAL;
-            i = slc_rws_st_blank(q, n, e);
-        } else if ((e = slc_rws_st_is(q, n, i, "session")) != 0
-                   || (e = slc_rws_st_is(q, n, i, "local")) != 0)
+        i = slc_rwsplit_state_blank(q, n, i);
+        if ((e = slc_rwsplit_state_is(q, n, i, "global")) != 0) {
+            dflt = SLC_RWSPLIT_SCOPE_GLOBAL;
+            i = slc_rwsplit_state_blank(q, n, e);
+        } else if ((e = slc_rwsplit_state_is(q, n, i, "session")) != 0
+                   || (e = slc_rwsplit_state_is(q, n, i, "local")) != 0)
         {
-            dflt = SLC_RWS_SCOPE_SESSION;
-            i = slc_rws_st_blank(q, n, e);
+            dflt = SLC_RWSPLIT_SCOPE_SESSION;
+            i = slc_rwsplit_state_blank(q, n, e);
         }
         if (i + 9 <= n && strncasecmp((const char *) q + i, "@@global.", 9)
             == 0)
         {
-            scopes |= SLC_RWS_SCOPE_GLOBAL;
+            scopes |= SLC_RWSPLIT_SCOPE_GLOBAL;
         } else if (i + 1 < n && q[i] == '@' && q[i + 1] == '@') {
-            scopes |= SLC_RWS_SCOPE_SESSION;
+            scopes |= SLC_RWSPLIT_SCOPE_SESSION;
         } else if (i < n && q[i] == '@') {
-            scopes |= SLC_RWS_SCOPE_USER;
+            scopes |= SLC_RWSPLIT_SCOPE_USER;
         } else {
             scopes |= dflt;
         }
-        i = slc_rws_value_end(q, n, i) + 1;
+        i = slc_rwsplit_value_end(q, n, i) + 1;
     }
     return scopes;
 }
@@ -131,7 +131,8 @@ slc_rws_set_scopes(const uint8_t *q, size_t n)
  * does not fit.
  */
 static size_t
-slc_rws_st_literal(const uint8_t *q, size_t n, size_t i, unsigned status,
+slc_rwsplit_state_literal(const uint8_t *q, size_t n, size_t i,
+    unsigned status,
     uint8_t *out, size_t cap)
 {
     uint8_t quote;
@@ -162,11 +163,12 @@ slc_rws_st_literal(const uint8_t *q, size_t n, size_t i, unsigned status,
 
 /* --- what a statement does to the state ---------------------------------- */
 
-static unsigned slc_rws_state_execute(const slc_rws_ctx_t *rc,
+static unsigned slc_rwsplit_state_execute(const slc_rwsplit_ctx_t *rc,
     const uint8_t *q, size_t n, unsigned status);
 
 unsigned
-slc_rws_state_effect(const slc_rws_ctx_t *rc, const uint8_t *q, size_t n,
+slc_rwsplit_state_effect(const slc_rwsplit_ctx_t *rc, const uint8_t *q,
+    size_t n,
     const slc_sql_info_t *si, unsigned status)
 {
     uint32_t f = si->flags;
@@ -175,19 +177,19 @@ slc_rws_state_effect(const slc_rws_ctx_t *rc, const uint8_t *q, size_t n,
     if (f & (SLC_SQL_F_MULTI_STATE | SLC_SQL_F_UNTERMINATED
              | SLC_SQL_F_AMBIGUOUS))
     {
-        return SLC_RWS_FX_UNKNOWN;
+        return SLC_RWSPLIT_FX_UNKNOWN;
     }
     switch (si->kind) {
     case SLC_SQL_CALL: case SLC_SQL_COMPOUND: case SLC_SQL_UNKNOWN:
     case SLC_SQL_USE: case SLC_SQL_PREPARE: case SLC_SQL_DEALLOCATE:
-        return SLC_RWS_FX_UNKNOWN;
+        return SLC_RWSPLIT_FX_UNKNOWN;
     case SLC_SQL_EXECUTE:
-        return rc != NULL ? slc_rws_state_execute(rc, q, n, status)
-                          : SLC_RWS_FX_UNKNOWN;
+        return rc != NULL ? slc_rwsplit_state_execute(rc, q, n, status)
+                          : SLC_RWSPLIT_FX_UNKNOWN;
     case SLC_SQL_SET:
-        scopes = slc_rws_set_scopes(q, n);
-        if (scopes & SLC_RWS_SCOPE_SESSION) {
-            return SLC_RWS_FX_UNKNOWN;
+        scopes = slc_rwsplit_set_scopes(q, n);
+        if (scopes & SLC_RWSPLIT_SCOPE_SESSION) {
+            return SLC_RWSPLIT_FX_UNKNOWN;
         }
         break;
     default:
@@ -196,10 +198,10 @@ slc_rws_state_effect(const slc_rws_ctx_t *rc, const uint8_t *q, size_t n,
     if (f & (SLC_SQL_F_USER_VAR_ASSIGN | SLC_SQL_F_SELECT_INTO
              | SLC_SQL_F_STORED_FUNC))
     {
-        fx |= SLC_RWS_FX_USERVARS;
+        fx |= SLC_RWSPLIT_FX_USERVARS;
     }
     if (f & SLC_SQL_F_TEMPORARY) {
-        fx |= SLC_RWS_FX_TEMP;
+        fx |= SLC_RWSPLIT_FX_TEMP;
     }
     return fx;
 }
@@ -210,65 +212,70 @@ slc_rws_state_effect(const slc_rws_ctx_t *rc, const uint8_t *q, size_t n,
  * that is not a literal, or not known: unknown.
  */
 static unsigned
-slc_rws_state_execute(const slc_rws_ctx_t *rc, const uint8_t *q, size_t n,
+slc_rwsplit_state_execute(const slc_rwsplit_ctx_t *rc, const uint8_t *q,
+    size_t n,
     unsigned status)
 {
-    uint8_t        text[SLC_RWS_HIST_LEN];
+    uint8_t        text[SLC_RWSPLIT_HIST_LEN];
     const char    *prep;
     slc_sql_info_t si;
-    size_t         i = slc_rws_st_blank(q, n, 0), e, len;
+    size_t         i = slc_rwsplit_state_blank(q, n, 0), e, len;
 
-    if ((i = slc_rws_st_is(q, n, i, "execute")) == 0) {
-        return SLC_RWS_FX_UNKNOWN;
+    if ((i = slc_rwsplit_state_is(q, n, i, "execute")) == 0) {
+        return SLC_RWSPLIT_FX_UNKNOWN;
     }
-    i = slc_rws_st_blank(q, n, i);
-    if ((e = slc_rws_st_is(q, n, i, "immediate")) != 0) {
-        len = slc_rws_st_literal(q, n, slc_rws_st_blank(q, n, e), status,
+    i = slc_rwsplit_state_blank(q, n, i);
+    if ((e = slc_rwsplit_state_is(q, n, i, "immediate")) != 0) {
+        len = slc_rwsplit_state_literal(q, n, slc_rwsplit_state_blank(q, n, e),
+            status,
                                  text, sizeof(text));
     } else {
-        prep = slc_rws_hist_prepared(rc, q + i, n - i);
+        prep = slc_rwsplit_hist_prepared(rc, q + i, n - i);
         if (prep == NULL) {
-            return SLC_RWS_FX_UNKNOWN;
+            return SLC_RWSPLIT_FX_UNKNOWN;
         }
         len = strlen(prep);
-        e = slc_rws_st_is((const uint8_t *) prep, len,
-                          slc_rws_st_blank((const uint8_t *) prep, len, 0),
+        e = slc_rwsplit_state_is((const uint8_t *) prep, len,
+                          slc_rwsplit_state_blank((const uint8_t *) prep, len,
+                              0),
                           "prepare");
         /* PREPARE name FROM 'text' */
-        e = slc_rws_st_blank((const uint8_t *) prep, len, e);
-        while (e < len && (slc_rws_st_word_char((uint8_t) prep[e])
+        e = slc_rwsplit_state_blank((const uint8_t *) prep, len, e);
+        while (e < len && (slc_rwsplit_state_word_char((uint8_t) prep[e])
                            || prep[e] == '`'))
         {
             e++;
         }
-        e = slc_rws_st_is((const uint8_t *) prep, len,
-                          slc_rws_st_blank((const uint8_t *) prep, len, e),
+        e = slc_rwsplit_state_is((const uint8_t *) prep, len,
+                          slc_rwsplit_state_blank((const uint8_t *) prep, len,
+                              e),
                           "from");
         len = e == 0 ? (size_t) -1
-            : slc_rws_st_literal((const uint8_t *) prep, len,
-                  slc_rws_st_blank((const uint8_t *) prep, len, e), status,
+            : slc_rwsplit_state_literal((const uint8_t *) prep, len,
+                  slc_rwsplit_state_blank((const uint8_t *) prep, len, e),
+                      status,
                   text, sizeof(text));
     }
     if (len == (size_t) -1) {
-        return SLC_RWS_FX_UNKNOWN;
+        return SLC_RWSPLIT_FX_UNKNOWN;
     }
     (void) slc_sql_classify(text, len, status, &si);
     if (si.flags & SLC_SQL_F_SESSION_STATE) {
-        return SLC_RWS_FX_UNKNOWN;      /* a SET, USE... on the primary */
+        return SLC_RWSPLIT_FX_UNKNOWN;      /* a SET, USE... on the primary */
     }
-    return slc_rws_state_effect(NULL, text, len, &si, status);
+    return slc_rwsplit_state_effect(NULL, text, len, &si, status);
 }
 
 void
-slc_rws_state_apply(slc_session_t *s, slc_rws_ctx_t *rc, unsigned fx)
+slc_rwsplit_state_apply(slc_session_t *s, slc_rwsplit_ctx_t *rc, unsigned fx)
 {
-    if (fx & SLC_RWS_FX_USERVARS) {
+    if (fx & SLC_RWSPLIT_FX_USERVARS) {
         rc->uservars = 1;
     }
-    if (fx & SLC_RWS_FX_TEMP) {
+    if (fx & SLC_RWSPLIT_FX_TEMP) {
         rc->temp = 1;
     }
-    if (!(fx & SLC_RWS_FX_UNKNOWN)) {
+    if (!(fx & SLC_RWSPLIT_FX_UNKNOWN)) {
         return;
     }
     rc->db_unknown = 1;
@@ -279,7 +286,7 @@ slc_rws_state_apply(slc_session_t *s, slc_rws_ctx_t *rc, unsigned fx)
     }
     rc->primary_only = 1;
     while (rc->nreplicas > 0) {
-        slc_rws_drop_replica(rc, rc->replica[0]);
+        slc_rwsplit_drop_replica(rc, rc->replica[0]);
     }
 }
 
@@ -287,13 +294,14 @@ slc_rws_state_apply(slc_session_t *s, slc_rws_ctx_t *rc, unsigned fx)
 /* --- session commands held until the primary accepts them ---------------- */
 
 void
-slc_rws_state_hold(slc_session_t *s, slc_rws_ctx_t *rc, const uint8_t *q,
+slc_rwsplit_state_hold(slc_session_t *s, slc_rwsplit_ctx_t *rc,
+    const uint8_t *q,
     size_t n, slc_sql_kind_t kind)
 {
     free(rc->held);
     rc->held = malloc(n + 1);
     if (rc->held == NULL) {
-        slc_rws_state_apply(s, rc, SLC_RWS_FX_UNKNOWN);
+        slc_rwsplit_state_apply(s, rc, SLC_RWSPLIT_FX_UNKNOWN);
         return;
     }
     rc->held[0] = SLC_COM_QUERY;
@@ -303,7 +311,7 @@ slc_rws_state_hold(slc_session_t *s, slc_rws_ctx_t *rc, const uint8_t *q,
 }
 
 void
-slc_rws_state_drop(slc_rws_ctx_t *rc)
+slc_rwsplit_state_drop(slc_rwsplit_ctx_t *rc)
 {
     free(rc->held);
     rc->held = NULL;
@@ -312,14 +320,14 @@ slc_rws_state_drop(slc_rws_ctx_t *rc)
 /* Accepted: into the history, and to every replica backend open (one
    still logging in replays the history when ready). */
 static void
-slc_rws_state_accepted(slc_session_t *s, slc_rws_ctx_t *rc)
+slc_rwsplit_state_accepted(slc_session_t *s, slc_rwsplit_ctx_t *rc)
 {
     const uint8_t *q = rc->held + 1;
     size_t         n = rc->held_len - 1;
     unsigned       was = rc->primary_only;
     const char    *why;
 
-    why = slc_rws_hist_add(rc, q, n, rc->held_kind);
+    why = slc_rwsplit_hist_add(rc, q, n, rc->held_kind);
     if (rc->held_kind == SLC_SQL_USE) {
         rc->db_unknown = why != NULL;
     }
@@ -330,7 +338,7 @@ slc_rws_state_accepted(slc_session_t *s, slc_rws_ctx_t *rc)
     }
     for (unsigned i = 0; i < rc->nreplicas; ) {
         slc_backend_t *b = rc->replica[i];
-        slc_rws_copies_t *rep = slc_rws_copies(rc, b);
+        slc_rwsplit_copies_t *rep = slc_rwsplit_copies(rc, b);
 
         if (b->state != SLC_BS_READY) {
             i++;                        /* replays the history when ready */
@@ -340,20 +348,20 @@ slc_rws_state_accepted(slc_session_t *s, slc_rws_ctx_t *rc)
             rep->copies++;
             i++;
         } else {
-            slc_rws_drop_replica(rc, b);        /* it moved b's slot */
+            slc_rwsplit_drop_replica(rc, b);        /* it moved b's slot */
         }
     }
 }
 
 void
-slc_rws_state_settle(slc_session_t *s, slc_rws_ctx_t *rc,
+slc_rwsplit_state_settle(slc_session_t *s, slc_rwsplit_ctx_t *rc,
     const slc_mysql_reply_t *r)
 {
     if (rc->held == NULL) {
         return;
     }
     if (r->first != SLC_MYSQL_ERR) {
-        slc_rws_state_accepted(s, rc);
+        slc_rwsplit_state_accepted(s, rc);
     }
-    slc_rws_state_drop(rc);             /* refused: never replayed */
+    slc_rwsplit_state_drop(rc);             /* refused: never replayed */
 }

@@ -6,12 +6,27 @@
 int
 slc_module_index(const slc_module_t *m)
 {
+    if (m->ctx_index > 0) {
+        return m->ctx_index - 1;
+    }
     for (int i = 0; slc_modules[i] != NULL; i++) {
         if (slc_modules[i] == m) {
+            slc_modules[i]->ctx_index = i + 1;
             return i;
         }
     }
     return -1;
+}
+
+const slc_module_t *
+slc_module_named(const char *name)
+{
+    for (int i = 0; slc_modules[i] != NULL; i++) {
+        if (strcmp(slc_modules[i]->name, name) == 0) {
+            return slc_modules[i];
+        }
+    }
+    return NULL;
 }
 
 int

@@ -117,6 +117,11 @@ struct slc_module_s {
     void                  (*handover)(void);
     void                  (*handover_recv)(int *fds, unsigned nfds,
                                            const uint8_t *msg, size_t len);
+
+    /* Its place in slc_modules[] plus one, found by the first lookup
+       (slc_module_index) and kept, as nginx's ctx_index: a module's conf
+       is one load away, not a walk of the list.  Leave it 0. */
+    int                     ctx_index;
 };
 
 /* Call every module's reap_process and reap_pid hooks (master, after
@@ -157,14 +162,18 @@ slc_module_count(void)
 
 /* 1 if `name` is a module that ./configure left out. */
 int slc_module_excluded(const char *name);
-/* Index of a module in slc_modules[] (for per-block module confs), or -1. */
+/* Index of a module in slc_modules[] (for per-block module confs), or -1;
+   a walk of the list the first time only (ctx_index). */
 int slc_module_index(const slc_module_t *m);
+/* The compiled-in module named `name`, or NULL: for a layer that must
+   not name its module's table (the table names the whole layer). */
+const slc_module_t *slc_module_named(const char *name);
 
 /* Module m's conf in a block's array of module confs (NULL if none). */
 static inline void *
 slc_module_conf(void *const *confs, const slc_module_t *m)
 {
-    int i = slc_module_index(m);
+    int i = m->ctx_index > 0 ? m->ctx_index - 1 : slc_module_index(m);
 
     return confs != NULL && i >= 0 ? confs[i] : NULL;
 }

@@ -156,40 +156,62 @@ struct slc_mysql_conf_s {
 
 #define SLC_STATS_MAX  1024
 
-/* Handlers of the upstream {} block (slc_mysql_upstream_conf.c). */
-const char *slc_mysql_upstream_block(slc_conf_t *cf, const slc_command_t *cmd,
-    void *conf);
-const char *slc_mysql_upstream_server(slc_conf_t *cf,
-    const slc_command_t *cmd, void *conf);
+/*
+ * Directive handlers, for the module's table (slc_mysql_module.c): the
+ * mysql {} block's (slc_mysql_conf.c) and the upstream {} block's
+ * (upstream/slc_mysql_upstream_conf.c).  Each returns NULL or the error.
+ */
+#define SLC_MYSQL_HANDLER(name)                                             \
+    const char *name(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
+SLC_MYSQL_HANDLER(slc_mysql_block);
+SLC_MYSQL_HANDLER(slc_mysql_buffer_size);
+SLC_MYSQL_HANDLER(slc_mysql_user);
+SLC_MYSQL_HANDLER(slc_mysql_password);
+SLC_MYSQL_HANDLER(slc_mysql_server_block);
+SLC_MYSQL_HANDLER(slc_mysql_listen);
+SLC_MYSQL_HANDLER(slc_mysql_router);
+SLC_MYSQL_HANDLER(slc_mysql_filters);
+SLC_MYSQL_HANDLER(slc_mysql_upstream_ref);
+SLC_MYSQL_HANDLER(slc_mysql_upstream_block);
+SLC_MYSQL_HANDLER(slc_mysql_upstream_server);
+
+/* A parsed server {} (its conf settled) has what it needs: listen, a
+   router that takes its auth, a known upstream; else SLC_ERROR with
+   file:line in err. */
+int  slc_mysql_check_srv(slc_mysql_conf_t *mc, slc_mysql_srv_t *srv,
+    char *err, size_t errlen);
 
 slc_mysql_user_t *slc_mysql_user_find(const slc_mysql_conf_t *mc,
     const char *name, size_t len);
 /* A server's slot in the mysql_stats zone (names it across workers). */
 static inline uint32_t
-slc_mysql_stats_index(const slc_mysql_conf_t *mc,
+slc_upstream_stats_index(const slc_mysql_conf_t *mc,
     const slc_server_stats_t *st)
 {
     return (uint32_t) (st - (const slc_server_stats_t *) mc->stats_zone->addr);
 }
 /* The stats slot of `us` by its key, taken if new (whatever the order of
    the zones' attach hooks); -1 when the zone is full. */
-int  slc_mysql_stats_key_index(const slc_mysql_conf_t *mc,
+int  slc_upstream_stats_key_index(const slc_mysql_conf_t *mc,
     const slc_upstream_server_t *us);
 /* The server of this cycle whose stats slot is `index`, or NULL. */
-slc_upstream_server_t *slc_mysql_stats_server(const slc_mysql_conf_t *mc,
+slc_upstream_server_t *slc_upstream_stats_server(const slc_mysql_conf_t *mc,
     uint32_t index);
+/* Bind every upstream server of mc to its slot in the stats zone `z` and
+   to its column of the held zone (the stats zone's attach hook: every
+   zone of the cycle is mapped, before the fork). */
+int  slc_upstream_stats_attach(const slc_mysql_conf_t *mc, slc_shm_zone_t *z,
+    char *err, size_t errlen);
+/* The dead process `proc` still held what its row of the held zone says:
+   subtract it from the shared `active` counters, and clear the row. */
+void slc_upstream_stats_reap(const slc_mysql_conf_t *mc, unsigned proc);
+
+/* The module (slc_mysql_module.c): its table names the layer above (the
+   session's hooks), so those under it find it by name (slc_mysql_self). */
 extern slc_module_t  slc_mysql_module;
+const slc_module_t *slc_mysql_self(void);
 
 /* The cycle's mysql {} conf, NULL when the file has no mysql {} block. */
 slc_mysql_conf_t *slc_mysql_conf(const slc_cycle_t *cycle);
-
-/* The attach hook of the stats zone (every zone of the cycle is mapped,
-   before the fork): bind every upstream server of `cycle` to its slot in
-   `z` and to its column of the held zone. */
-int  slc_mysql_stats_attach(slc_shm_zone_t *z, slc_cycle_t *cycle,
-    char *err, size_t errlen);
-/* The module's reap_process hook: subtract what the dead process `proc`
-   still held from the shared `active` counters, and clear its row. */
-void slc_mysql_stats_reap(slc_cycle_t *cycle, unsigned proc);
 
 #endif /* SLC_MYSQL_CONF_H */

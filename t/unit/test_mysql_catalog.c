@@ -17,7 +17,7 @@
 #include "slc_core.h"
 #include "slc_mysql_catalog.h"
 #include "slc_mysql_catalog_zone.h"
-#include "slc_mysql_classify.h"
+#include "slc_sql_classify.h"
 #include "slc_mysql_monitor.h"
 
 extern slc_module_t slc_core_module;

@@ -1,5 +1,5 @@
 /*
- * The statement classifier (slc_mysql_classify.h).  A golden table of
+ * The statement classifier (slc_sql_classify.h).  A golden table of
  * statements with the kind, the exact flags, the route outside a
  * transaction and the tables each must give; then routes inside
  * transactions, hints, every prefix of every statement (copied to an
@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "slc_core.h"
-#include "slc_mysql_builtins.h"
-#include "slc_mysql_classify.h"
-#include "slc_mysql_sqltail.h"
+#include "slc_sql_builtins.h"
+#include "slc_sql_classify.h"
+#include "slc_sql_tail.h"
 
 /* Short names for the golden table. */
 #define WR  SLC_SQL_F_WRITE
@@ -849,7 +849,7 @@ START_TEST(test_classify_prefixes)
 END_TEST
 
 /*
- * The tail scanner (slc_mysql_sqltail.h), shown the same text, flags at
+ * The tail scanner (slc_sql_tail.h), shown the same text, flags at
  * least what the classifier does of the flags it knows: a consumer that
  * reads a long text's head with one and the rest with the other may not
  * lose a statement or a call at the cut.
@@ -861,14 +861,14 @@ slc_test_tail(const slc_test_stmt_t *ts, unsigned status)
                              | SLC_SQL_F_SEQUENCE | SLC_SQL_F_UNTERMINATED
                              | SLC_SQL_F_AMBIGUOUS;
     size_t           n = strlen(ts->q);
-    slc_sqltail_t    t;
+    slc_sql_tail_t    t;
     slc_sql_info_t   si;
     uint32_t         f;
 
     (void) slc_sql_classify((const uint8_t *) ts->q, n, status, &si);
-    slc_sqltail_init(&t, status);
-    slc_sqltail_feed(&t, (const uint8_t *) ts->q, n);
-    f = slc_sqltail_flags(&t);
+    slc_sql_tail_init(&t, status);
+    slc_sql_tail_feed(&t, (const uint8_t *) ts->q, n);
+    f = slc_sql_tail_flags(&t);
     ck_assert_msg((si.flags & known & ~f) == 0,
                   "\"%s\": the scanner's 0x%x lacks some of 0x%x", ts->q, f,
                   si.flags & known);

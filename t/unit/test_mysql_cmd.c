@@ -26,6 +26,7 @@
 #include "slc_log.h"
 #include "slc_mysql_backend.h"
 #include "slc_mysql_cmd.h"
+#include "slc_mysql_forward.h"
 #include "slc_mysql_codec.h"
 #include "slc_mysql_router.h"
 #include "slc_mysql_upstream.h"
@@ -247,6 +248,7 @@ slc_test_setup(void)
 
     ck_assert_int_eq(slc_loop_init(&slc_test_loop), SLC_OK);
     slc_loop = &slc_test_loop;
+    slc_session_forward_set(&slc_forward);  /* as the module's init */
     /* the file goes at once: the test reads it through its own fd, and
        a test that dies leaves nothing behind */
     strlcpy(slc_test_log_path, "/tmp/slc_test_cmd.XXXXXX",

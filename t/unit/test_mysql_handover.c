@@ -11,6 +11,7 @@
 #include "slc_core.h"
 #include "slc_cycle.h"
 #include "slc_mysql_backend.h"
+#include "slc_mysql_forward.h"
 #include "slc_mysql_handover.h"
 #include "slc_mysql_registry.h"
 
@@ -41,6 +42,7 @@ slc_test_session(void)
 {
     slc_session_t *s = &slc_test_s;
 
+    slc_session_forward_set(&slc_forward);  /* as the module's init */
     slc_test_up.name = (slc_str_t) slc_string("cluster");
     slc_test_us.upstream = &slc_test_up;
     strlcpy(slc_test_us.name, "127.0.0.1:3306", sizeof(slc_test_us.name));

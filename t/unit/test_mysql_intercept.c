@@ -3,7 +3,7 @@
  * (slc_mysql_intercept.h).  KILL statements come from a golden table; the
  * scanner gets single calls whose answer is spelled out, then scripted
  * inputs fed whole, in every two-chunk split and byte by byte, the way
- * slc_session_scan feeds it: released bytes are gone, held bytes are
+ * slc_proxycmd_scan feeds it: released bytes are gone, held bytes are
  * presented again with the next chunk behind them.  Every split must
  * release the same bytes and stop at the same commands.  Small inputs are
  * copied to exact-size heap buffers so that ASan sees any overread.
@@ -496,7 +496,7 @@ slc_test_stop(slc_test_script_t *t, size_t off)
 /*
  * Scan what is pending in in[cons..end) until it is all released or the
  * rest is held; a command stopped at is passed on whole, as
- * slc_command_pass does.  Returns the new cons.
+ * slc_proxycmd_pass does.  Returns the new cons.
  */
 static size_t
 slc_test_drain(const slc_test_script_t *t, slc_mysql_scan_t *sc,

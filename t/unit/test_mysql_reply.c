@@ -75,7 +75,7 @@ slc_test_columns(slc_session_t *s, int metadata_byte, int ext, int eof)
     uint32_t       len;
     uint8_t        seq;
 
-    ck_assert_int_eq(slc_cmd_reply_columns(s, names, 1), SLC_OK);
+    ck_assert_int_eq(slc_reply_columns(s, names, 1), SLC_OK);
     p = slc_test_next(s, &len, &seq);
     ck_assert_uint_eq(seq, 1);
     ck_assert_uint_eq(len, metadata_byte ? 2 : 1);
@@ -111,7 +111,7 @@ START_TEST(test_classic)
     uint8_t        seq, next;
 
     next = slc_test_columns(s, 0, 0, 1);
-    ck_assert_int_eq(slc_cmd_reply_end(s), SLC_OK);
+    ck_assert_int_eq(slc_reply_end(s), SLC_OK);
     p = slc_test_next(s, &len, &seq);
     ck_assert_uint_eq(seq, next);
     ck_assert_uint_eq(len, 5);
@@ -132,7 +132,7 @@ START_TEST(test_deprecate_eof_mariadb)
     uint8_t        seq, next;
 
     next = slc_test_columns(s, 1, 1, 0);
-    ck_assert_int_eq(slc_cmd_reply_end(s), SLC_OK);
+    ck_assert_int_eq(slc_reply_end(s), SLC_OK);
     p = slc_test_next(s, &len, &seq);
     ck_assert_uint_eq(seq, next);
     ck_assert_uint_eq(p[0], 0xfe);      /* an OK with an EOF header */
@@ -153,7 +153,7 @@ START_TEST(test_rows)
     uint8_t        seq;
 
     memset(big, 'y', sizeof(big));
-    ck_assert_int_eq(slc_cmd_reply_row(s, v, l, 3), SLC_OK);
+    ck_assert_int_eq(slc_reply_row(s, v, l, 3), SLC_OK);
     p = slc_test_next(s, &len, &seq);
     ck_assert_uint_eq(len, 2 + 1 + 3 + sizeof(big));
     ck_assert_mem_eq(p, "\x01x\xfb\xfc\x2c\x01", 6);  /* 300: 0xfc 2 bytes */
@@ -161,7 +161,7 @@ START_TEST(test_rows)
     /* the output buffer full: AGAIN, nothing queued */
     ck_assert_int_eq(slc_buf_reserve(&s->out, slc_buf_size() - 8), SLC_OK);
     s->out->last = s->out->end - 8;
-    ck_assert_int_eq(slc_cmd_reply_row(s, v, l, 3), SLC_AGAIN);
+    ck_assert_int_eq(slc_reply_row(s, v, l, 3), SLC_AGAIN);
     ck_assert_uint_eq(slc_buf_len(s->out), slc_buf_size() - 8);
     slc_buf_put(s->out);
     s->out = NULL;
@@ -175,11 +175,11 @@ START_TEST(test_err_ok)
     uint32_t       len;
     uint8_t        seq;
 
-    ck_assert_int_eq(slc_cmd_reply_err(s, 1105, "HY000", "no"), SLC_OK);
+    ck_assert_int_eq(slc_reply_err(s, 1105, "HY000", "no"), SLC_OK);
     p = slc_test_next(s, &len, &seq);
     ck_assert_uint_eq(p[0], 0xff);
     ck_assert_uint_eq(slc_mysql_le_get(p + 1, 2), 1105);
-    ck_assert_int_eq(slc_cmd_reply_ok(s, 3), SLC_OK);
+    ck_assert_int_eq(slc_reply_ok(s, 3), SLC_OK);
     p = slc_test_next(s, &len, &seq);
     ck_assert_uint_eq(seq, 2);
     ck_assert_uint_eq(p[0], 0);

@@ -1,5 +1,5 @@
 /*
- * The tail scanner (slc_mysql_sqltail.h).  A golden table of texts with
+ * The tail scanner (slc_sql_tail.h).  A golden table of texts with
  * the flags each must give; every text is fed whole, one byte at a time,
  * cut in two at every offset and in seeded random pieces, each piece
  * copied to an exact-size heap buffer (so ASan sees any overread), and
@@ -12,9 +12,9 @@
 #include <string.h>
 
 #include "slc_core.h"
-#include "slc_mysql_classify.h"
+#include "slc_sql_classify.h"
 #include "slc_mysql_proto.h"
-#include "slc_mysql_sqltail.h"
+#include "slc_sql_tail.h"
 
 #define MU  SLC_SQL_F_MULTI
 #define SF  SLC_SQL_F_STORED_FUNC
@@ -181,13 +181,13 @@ slc_test_rand(void)
 
 /* q[from..to) fed as a piece of its own, in an exact-size heap buffer. */
 static void
-slc_test_feed(slc_sqltail_t *t, const char *q, size_t from, size_t to)
+slc_test_feed(slc_sql_tail_t *t, const char *q, size_t from, size_t to)
 {
     uint8_t  *p = malloc(to > from ? to - from : 1);
 
     ck_assert_ptr_nonnull(p);
     memcpy(p, q + from, to - from);
-    slc_sqltail_feed(t, p, to - from);
+    slc_sql_tail_feed(t, p, to - from);
     free(p);
 }
 
@@ -197,10 +197,10 @@ static uint32_t
 slc_test_flags(const char *q, size_t n, unsigned status, size_t max,
                int rnd)
 {
-    slc_sqltail_t  t;
+    slc_sql_tail_t  t;
     size_t         i = 0, k;
 
-    slc_sqltail_init(&t, status);
+    slc_sql_tail_init(&t, status);
     while (i < n) {
         k = max == 0 ? n - i : rnd ? (size_t) (slc_test_rand() % (max + 1))
                                    : max;
@@ -210,7 +210,7 @@ slc_test_flags(const char *q, size_t n, unsigned status, size_t max,
         slc_test_feed(&t, q, i, i + k);
         i += k;
     }
-    return slc_sqltail_flags(&t);
+    return slc_sql_tail_flags(&t);
 }
 
 START_TEST(test_sqltail_golden)
@@ -242,16 +242,16 @@ START_TEST(test_sqltail_cuts)
     size_t                  n = strlen(tt->q);
 
     for (size_t cut = 0; cut <= n; cut++) {
-        slc_sqltail_t  t;
+        slc_sql_tail_t  t;
         uint32_t       f;
 
-        slc_sqltail_init(&t, tt->status);
+        slc_sql_tail_init(&t, tt->status);
         slc_test_feed(&t, tt->q, 0, cut);
-        f = slc_sqltail_flags(&t);
+        f = slc_sql_tail_flags(&t);
         ck_assert_msg((f & ~(MU | UT) & ~tt->flags) == 0,
                       "\"%s\" cut at %zu: 0x%x", tt->q, cut, f);
         slc_test_feed(&t, tt->q, cut, n);
-        f = slc_sqltail_flags(&t);
+        f = slc_sql_tail_flags(&t);
         ck_assert_msg(f == tt->flags, "\"%s\" cut at %zu: 0x%x", tt->q, cut,
                       f);
     }
@@ -317,7 +317,7 @@ START_TEST(test_sqltail_big)
 END_TEST
 
 static Suite *
-slc_sqltail_suite(void)
+slc_sql_tail_suite(void)
 {
     Suite  *s = suite_create("mysql_sqltail");
     TCase  *tc = tcase_create("sqltail");
@@ -333,5 +333,5 @@ slc_sqltail_suite(void)
 int
 main(void)
 {
-    return slc_check_run(slc_sqltail_suite());
+    return slc_check_run(slc_sql_tail_suite());
 }

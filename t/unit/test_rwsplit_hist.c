@@ -40,22 +40,22 @@ static const struct {
 START_TEST(test_key)
 {
     const char     *sql = slc_test_keys[_i].sql;
-    char            key[SLC_RWS_KEY_LEN];
+    char            key[SLC_RWSPLIT_KEY_LEN];
     int             drop = -1;
     slc_sql_info_t  si;
 
     (void) slc_sql_classify((const uint8_t *) sql, strlen(sql), 0, &si);
-    slc_rws_hist_key((const uint8_t *) sql, strlen(sql), si.kind, key,
+    slc_rwsplit_hist_key((const uint8_t *) sql, strlen(sql), si.kind, key,
                      &drop);
     ck_assert_str_eq(key, slc_test_keys[_i].key);
     ck_assert_int_eq(drop, slc_test_keys[_i].drop);
 }
 END_TEST
 
-static slc_rws_ctx_t *
+static slc_rwsplit_ctx_t *
 slc_test_ctx(unsigned max)
 {
-    slc_rws_ctx_t *rc = calloc(1, sizeof(*rc));
+    slc_rwsplit_ctx_t *rc = calloc(1, sizeof(*rc));
 
     ck_assert_ptr_nonnull(rc);
     rc->hist_max = max;
@@ -65,26 +65,26 @@ slc_test_ctx(unsigned max)
 }
 
 static void
-slc_test_free(slc_rws_ctx_t *rc)
+slc_test_free(slc_rwsplit_ctx_t *rc)
 {
-    slc_rws_hist_clear(rc);
+    slc_rwsplit_hist_clear(rc);
     free(rc->hist);
     free(rc);
 }
 
 static const char *
-slc_test_add(slc_rws_ctx_t *rc, const char *sql)
+slc_test_add(slc_rwsplit_ctx_t *rc, const char *sql)
 {
     slc_sql_info_t si;
 
     (void) slc_sql_classify((const uint8_t *) sql, strlen(sql), 0, &si);
-    return slc_rws_hist_add(rc, (const uint8_t *) sql, strlen(sql),
+    return slc_rwsplit_hist_add(rc, (const uint8_t *) sql, strlen(sql),
                             si.kind);
 }
 
 START_TEST(test_replace_keeps_order)
 {
-    slc_rws_ctx_t *rc = slc_test_ctx(3);
+    slc_rwsplit_ctx_t *rc = slc_test_ctx(3);
 
     ck_assert_ptr_null(slc_test_add(rc, "SET @a = 1"));
     ck_assert_ptr_null(slc_test_add(rc, "USE db1"));
@@ -109,7 +109,7 @@ END_TEST
 
 START_TEST(test_deallocate)
 {
-    slc_rws_ctx_t *rc = slc_test_ctx(4);
+    slc_rwsplit_ctx_t *rc = slc_test_ctx(4);
 
     ck_assert_ptr_null(slc_test_add(rc, "PREPARE s FROM 'SELECT 1'"));
     ck_assert_ptr_null(slc_test_add(rc, "SET @x = 1"));
@@ -128,8 +128,8 @@ END_TEST
 
 START_TEST(test_unkeepable)
 {
-    slc_rws_ctx_t *rc = slc_test_ctx(4);
-    char           big[SLC_RWS_HIST_LEN + 20];
+    slc_rwsplit_ctx_t *rc = slc_test_ctx(4);
+    char           big[SLC_RWSPLIT_HIST_LEN + 20];
     const uint8_t  nul[] = "SET @a = 'x\0y'";
 
     memset(big, ' ', sizeof(big) - 1);
@@ -139,7 +139,7 @@ START_TEST(test_unkeepable)
                      "a session command too long to keep");
     ck_assert_int_eq(rc->primary_only, 1);
     rc->primary_only = 0;
-    ck_assert_ptr_nonnull(slc_rws_hist_add(rc, nul, sizeof(nul) - 1,
+    ck_assert_ptr_nonnull(slc_rwsplit_hist_add(rc, nul, sizeof(nul) - 1,
                                            SLC_SQL_SET));
     ck_assert_int_eq(rc->primary_only, 1);
     ck_assert_uint_eq(rc->nhist, 0);
@@ -149,32 +149,32 @@ END_TEST
 
 START_TEST(test_save_restore)
 {
-    slc_rws_ctx_t *a = slc_test_ctx(5), *b = slc_test_ctx(5);
+    slc_rwsplit_ctx_t *a = slc_test_ctx(5), *b = slc_test_ctx(5);
     uint8_t        buf[256];
     size_t         n;
 
     ck_assert_ptr_null(slc_test_add(a, "SET NAMES latin1"));
     ck_assert_ptr_null(slc_test_add(a, "USE `we``ird`"));
     ck_assert_ptr_null(slc_test_add(a, "SET @v = 'a;b'"));
-    n = slc_rws_hist_save(a, buf, sizeof(buf));
+    n = slc_rwsplit_hist_save(a, buf, sizeof(buf));
     ck_assert_uint_gt(n, 0);
-    ck_assert_int_eq(slc_rws_hist_restore(b, buf, n), SLC_OK);
+    ck_assert_int_eq(slc_rwsplit_hist_restore(b, buf, n), SLC_OK);
     ck_assert_uint_eq(b->nhist, 3);
     for (unsigned i = 0; i < 3; i++) {
         ck_assert_str_eq(a->hist[i].text, b->hist[i].text);
         ck_assert_str_eq(a->hist[i].key, b->hist[i].key);
     }
     /* too small a buffer: nothing, never a part */
-    ck_assert_uint_eq(slc_rws_hist_save(a, buf, n - 1), 0);
+    ck_assert_uint_eq(slc_rwsplit_hist_save(a, buf, n - 1), 0);
     /* not NUL-terminated: refused */
-    ck_assert_int_eq(slc_rws_hist_restore(b, buf, n - 1), SLC_ERROR);
+    ck_assert_int_eq(slc_rwsplit_hist_restore(b, buf, n - 1), SLC_ERROR);
     slc_test_free(a);
     slc_test_free(b);
 }
 END_TEST
 
 static Suite *
-slc_rws_hist_suite(void)
+slc_rwsplit_hist_suite(void)
 {
     Suite  *s = suite_create("rwsplit_hist");
     TCase  *tc = tcase_create("hist");
@@ -191,5 +191,5 @@ slc_rws_hist_suite(void)
 int
 main(void)
 {
-    return slc_check_run(slc_rws_hist_suite());
+    return slc_check_run(slc_rwsplit_hist_suite());
 }

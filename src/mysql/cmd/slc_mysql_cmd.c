@@ -3,7 +3,7 @@
  * slc_mysql_filter.h, design in docs/architecture.md, "Commands").
  *
  * One command is in flight at a time.  The client's bytes are scanned
- * (slc_session_scan, every command stops); a command waits at in->pos
+ * (slc_proxycmd_scan, every command stops); a command waits at in->pos
  * until the response to the one before went out whole, then runs the
  * chain: the core's own commands (KILL, COM_CHANGE_USER), the filters in
  * order, the router.  What the chain decided for the head applies to the
@@ -18,7 +18,7 @@
 #include "slc_mysql_backend.h"
 #include "slc_mysql_cmd.h"
 #include "slc_mysql_codec.h"
-#include "slc_mysql_command.h"
+#include "slc_mysql_proxycmd.h"
 #include "slc_mysql_handover.h"
 #include "slc_mysql_registry.h"
 #include "slc_mysql_router.h"
@@ -210,53 +210,14 @@ slc_cmd_classify(slc_session_t *s, const slc_cmd_t *c)
 
 /* --- answers ------------------------------------------------------------ */
 
-int
-slc_cmd_reply(slc_session_t *s, const uint8_t *payload, size_t len)
-{
-    if (len + SLC_MYSQL_HDR_LEN > slc_buf_size()) {
-        return SLC_ERROR;
-    }
-    if (s->out != NULL && slc_buf_room(s->out) < len + SLC_MYSQL_HDR_LEN) {
-        slc_buf_compact(s->out);
-        if (slc_buf_room(s->out) < len + SLC_MYSQL_HDR_LEN) {
-            return SLC_AGAIN;
-        }
-    }
-    if (slc_packet_append(&s->out, payload, len, s->seq) != SLC_OK) {
-        return SLC_ERROR;               /* no memory */
-    }
-    s->seq++;
-    return SLC_OK;
-}
-
 const slc_backend_t *
 slc_cmd_answered_by(const slc_session_t *s)
 {
     return s->cmd != NULL ? s->cmd->answered : NULL;
 }
 
-uint8_t *
-slc_cmd_reply_space(slc_session_t *s, size_t *room)
-{
-    if (s->out == NULL) {
-        if ((s->out = slc_buf_get()) == NULL) {
-            return NULL;
-        }
-    } else {
-        slc_buf_compact(s->out);
-    }
-    *room = slc_buf_room(s->out);
-    return s->out->last;
-}
-
 void
-slc_cmd_reply_commit(slc_session_t *s, size_t n)
-{
-    s->out->last += n;
-}
-
-void
-slc_cmd_reply_stream(slc_session_t *s, slc_cmd_stream_pt fn, void *data)
+slc_cmd_stream(slc_session_t *s, slc_cmd_stream_pt fn, void *data)
 {
     s->cmd->stream = fn;
     s->cmd->stream_data = data;
@@ -317,7 +278,7 @@ slc_cmd_drop(slc_session_t *s)
     slc_buf_put(c->rw);
     c->rw = NULL;
     if (slc_buf_len(s->in) > 0) {
-        slc_session_scan(s);
+        slc_proxycmd_scan(s);
     }
 }
 
@@ -422,7 +383,7 @@ slc_cmd_running(slc_session_t *s, const slc_backend_t *b)
     }
     mc = slc_mysql_conf(s->cycle);
     slc_registry_set_running(mc->registry_zone->addr, (uint32_t) s->id,
-        away ? slc_mysql_stats_index(mc, b->server->stats) + 1 : 0,
+        away ? slc_upstream_stats_index(mc, b->server->stats) + 1 : 0,
         away ? b->thread_id : 0);
     c->elsewhere = (unsigned) away;
 }
@@ -563,7 +524,7 @@ slc_cmd_forward(slc_session_t *s)
     s->held = 0;
     c->state = SLC_CMD_FORWARD;
     if (slc_buf_len(s->in) > s->in_ready) {
-        slc_session_scan(s);
+        slc_proxycmd_scan(s);
     }
     return SLC_OK;
 }
@@ -664,7 +625,7 @@ slc_cmd_prelude(slc_session_t *s, const uint8_t *payload, size_t len)
 static int
 slc_cmd_core(slc_session_t *s)
 {
-    unsigned       watch = slc_session_watch(s);
+    unsigned       watch = slc_proxycmd_watch(s);
     const uint8_t *pl = s->in->pos + SLC_MYSQL_HDR_LEN;
     size_t         avail = slc_buf_len(s->in) - SLC_MYSQL_HDR_LEN;
 
@@ -673,7 +634,7 @@ slc_cmd_core(slc_session_t *s)
     }
     s->cmd->state = SLC_CMD_CORE;
     s->cmd->target = s->backend;
-    int rc = slc_command_run(s);
+    int rc = slc_proxycmd_run(s);
     if (rc == SLC_OK) {
         slc_cmd_core_done(s);
     }
@@ -737,7 +698,7 @@ slc_cmd_begin(slc_session_t *s)
         slc_cmd_t cmd;
 
         slc_cmd_head(s, &cmd);
-        if (slc_command_change_user_note(s, cmd.payload, cmd.avail, cmd.len)
+        if (slc_change_user_note(s, cmd.payload, cmd.avail, cmd.len)
             != SLC_OK)
         {
             return SLC_ERROR;
@@ -825,7 +786,7 @@ slc_cmd_complete(slc_session_t *s)
     }
     c->answered = b;
     /* the filters see the session as the server now has it */
-    slc_command_change_user_noted(s, r->first == SLC_MYSQL_OK);
+    slc_change_user_noted(s, r->first == SLC_MYSQL_OK);
     for (unsigned i = 0; i < c->nfilters && s->state == SLC_SS_READY
                          && !c->silent; i++)
     {
@@ -910,7 +871,7 @@ slc_cmd_client(slc_session_t *s)
 }
 
 
-/* --- backend to client ---------------------------------------------------- */
+/* --- backend to client --------------------------------------------------- */
 
 static void
 slc_cmd_piece(slc_session_t *s, const uint8_t *p, size_t n, int first,
@@ -1126,7 +1087,7 @@ slc_cmd_answer_lost(slc_session_t *s, slc_backend_t *b, const char *why,
         connecting ? "Can't connect to" : "Lost connection to",
         b->server->name, why);
     slc_session_log(s, SLC_LOG_WARN, "answered error %u: %s", code, msg);
-    if (slc_cmd_reply(s, p, slc_mysql_err_build(p, sizeof(p), code,
+    if (slc_reply(s, p, slc_mysql_err_build(p, sizeof(p), code,
                       connecting ? "HY000" : "70100", msg)) != SLC_OK)
     {
         slc_session_close(s, SLC_LOG_ERR, "out of memory");

@@ -24,13 +24,13 @@ void slc_cmd_free(slc_session_t *s);
 /* Where the released client bytes go: the backend of the command in
    flight, NULL when they are dropped (the proxy answered it). */
 slc_backend_t *slc_cmd_target(const slc_session_t *s);
-/* The scan released n client bytes at p (slc_session_scan): the rest of
+/* The scan released n client bytes at p (slc_proxycmd_scan): the rest of
    a command larger than its head goes past the filters' `rest` hooks. */
 void slc_cmd_released(slc_session_t *s, const uint8_t *p, size_t n);
 /* No command in flight, no answer being written: a safe point. */
 int  slc_cmd_at_rest(const slc_session_t *s);
 /* The core's own command (KILL, COM_CHANGE_USER) was dealt with at once
-   (core_done), or after a pause (core_resume, from slc_command_resume):
+   (core_done), or after a pause (core_resume, from slc_proxycmd_resume):
    go on. */
 void slc_cmd_core_done(slc_session_t *s);
 void slc_cmd_core_resume(slc_session_t *s);

@@ -2,7 +2,7 @@
 #define SLC_MYSQL_FILTER_H
 
 #include "slc_core.h"
-#include "slc_mysql_classify.h"
+#include "slc_sql_classify.h"
 #include "slc_mysql_conf.h"
 #include "slc_mysql_track.h"
 
@@ -51,7 +51,7 @@ typedef struct {
 
 /* The `command` hook's verdicts. */
 #define SLC_FILTER_PASS     0   /* the next filter, then the router */
-#define SLC_FILTER_ANSWER   1   /* the filter answered (slc_cmd_reply*) */
+#define SLC_FILTER_ANSWER   1   /* the filter answered (slc_reply*) */
 #define SLC_FILTER_PAUSE    2   /* wait for slc_filter_resume() */
 
 typedef struct slc_backend_s  slc_backend_t;
@@ -172,19 +172,19 @@ void slc_filter_resume(slc_session_t *s, int verdict);
 
 /*
  * Answering a command.  Packets get the client's next sequence ids (the
- * command was 0).  slc_cmd_reply queues one packet: SLC_OK, SLC_AGAIN
+ * command was 0).  slc_reply queues one packet: SLC_OK, SLC_AGAIN
  * when the output buffer has no room for it now (nothing queued; write
  * it from the stream callback later), SLC_ERROR if it can never fit.
  *
  * A reply longer than the output buffer is a stream: the core calls
  * fn(s, data) whenever the client took what was queued; fn queues packets
- * with slc_cmd_reply until it gets SLC_AGAIN, and returns SLC_AGAIN to be
+ * with slc_reply until it gets SLC_AGAIN, and returns SLC_AGAIN to be
  * called again, SLC_DONE once the last packet is queued, or SLC_ERROR
  * (the session is closed).  Memory stays one buffer whatever the size.
  */
 typedef int (*slc_cmd_stream_pt)(slc_session_t *s, void *data);
 
-int  slc_cmd_reply(slc_session_t *s, const uint8_t *payload, size_t len);
+int  slc_reply(slc_session_t *s, const uint8_t *payload, size_t len);
 /*
  * An answer already framed (a cached response, whose headers and sequence
  * ids are those the client must see): reply_space gives the free tail of
@@ -192,10 +192,10 @@ int  slc_cmd_reply(slc_session_t *s, const uint8_t *payload, size_t len);
  * copies, then reply_commit queues the n bytes it wrote there.  From a
  * stream callback, the whole buffer is free each time.
  */
-uint8_t *slc_cmd_reply_space(slc_session_t *s, size_t *room);
-void     slc_cmd_reply_commit(slc_session_t *s, size_t n);
-void slc_cmd_reply_stream(slc_session_t *s, slc_cmd_stream_pt fn,
-    void *data);
+uint8_t *slc_reply_space(slc_session_t *s, size_t *room);
+void     slc_reply_commit(slc_session_t *s, size_t n);
+/* The command's answer goes on with fn(s, data), as above. */
+void     slc_cmd_stream(slc_session_t *s, slc_cmd_stream_pt fn, void *data);
 /* In a `done` hook: the backend that answered (a router's replica, or
    the session's own). */
 const slc_backend_t *slc_cmd_answered_by(const slc_session_t *s);
@@ -218,16 +218,16 @@ const slc_sql_info_t *slc_cmd_classify(slc_session_t *s, const slc_cmd_t *c);
  * Answers in the form the client negotiated (slc_mysql_reply.c): a text
  * result set is reply_columns (names of string columns, at most 64), a
  * reply_row per row (a NULL value is SQL NULL), then reply_end; or one
- * OK, or one ERR.  Each returns as slc_cmd_reply does; reply_columns
+ * OK, or one ERR.  Each returns as slc_reply does; reply_columns
  * queues all its packets or none.
  */
-int  slc_cmd_reply_columns(slc_session_t *s, const char *const *names,
+int  slc_reply_columns(slc_session_t *s, const char *const *names,
     unsigned n);
-int  slc_cmd_reply_row(slc_session_t *s, const char *const *values,
+int  slc_reply_row(slc_session_t *s, const char *const *values,
     const size_t *lens, unsigned n);
-int  slc_cmd_reply_end(slc_session_t *s);
-int  slc_cmd_reply_ok(slc_session_t *s, uint64_t affected);
-int  slc_cmd_reply_err(slc_session_t *s, uint16_t code, const char *state,
+int  slc_reply_end(slc_session_t *s);
+int  slc_reply_ok(slc_session_t *s, uint64_t affected);
+int  slc_reply_err(slc_session_t *s, uint16_t code, const char *state,
     const char *msg);
 
 #endif /* SLC_MYSQL_FILTER_H */

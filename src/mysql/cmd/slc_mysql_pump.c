@@ -1,7 +1,7 @@
 #include "slc_core.h"
 #include "slc_log.h"
 #include "slc_mysql_backend.h"
-#include "slc_mysql_command.h"
+#include "slc_mysql_proxycmd.h"
 #include "slc_mysql_handover.h"
 #include "slc_mysql_pump.h"
 #include "slc_mysql_upstream.h"
@@ -64,7 +64,7 @@ slc_pump_bytes(slc_session_t *s, slc_conn_t *src, slc_buf_t **bufp,
  * Client to backend.  Unlike the other direction the bytes are scanned
  * before they go (slc_mysql_intercept.h): what the scan released goes on
  * at once, and a KILL or COM_CHANGE_USER waits at in->pos until the
- * session is idle and the proxy has dealt with it (slc_mysql_command.c).
+ * session is idle and the proxy has dealt with it (slc_mysql_proxycmd.c).
  * One header walk per read is all it costs a session that sends neither.
  */
 static int
@@ -97,7 +97,7 @@ slc_pump_to_backend(slc_session_t *s)
             return;
         }
         if (s->held || s->paused) {
-            int rc = s->held ? slc_command_run(s) : SLC_AGAIN;
+            int rc = s->held ? slc_proxycmd_run(s) : SLC_AGAIN;
             if (rc == SLC_OK) {
                 continue;
             }

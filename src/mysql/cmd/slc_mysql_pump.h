@@ -13,7 +13,7 @@
  * so memory stays bounded whatever the result size.  The client's bytes
  * are scanned as they go (slc_mysql_intercept.h): a KILL or a
  * COM_CHANGE_USER waits at in->pos until the session is idle and the
- * proxy has dealt with it (slc_mysql_command.c), as in command mode.  The
+ * proxy has dealt with it (slc_mysql_proxycmd.c), as in command mode.  The
  * response tracker follows the framing only, to know when the session is
  * idle and outside a transaction (shutdown, reload).
  */

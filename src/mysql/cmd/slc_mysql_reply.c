@@ -1,18 +1,20 @@
 /*
- * Result sets the proxy answers itself (a filter, a router): the packets
- * in the form the client negotiated (interface in slc_mysql_filter.h).
- * Three capabilities change the form: CLIENT_DEPRECATE_EOF (no EOF after
- * the column definitions, an OK with a 0xfe header at the end), and
- * MariaDB's CACHE_METADATA (a "metadata follows" byte after the column
- * count) and EXTENDED_TYPE_INFO (an extended-info string in each column
- * definition).  A client that negotiated one and did not get it calls
- * the result malformed.
+ * The proxy's own answers to the client (a filter, a router; interface in
+ * slc_mysql_filter.h): one packet (slc_reply), room in the output buffer
+ * to write into, and result sets in the form the client negotiated (a
+ * longer answer streams: slc_cmd_stream).  Three capabilities change the
+ * form: CLIENT_DEPRECATE_EOF (no EOF after the column definitions, an OK
+ * with a 0xfe header at the end), and MariaDB's CACHE_METADATA (a
+ * "metadata follows" byte after the column count) and EXTENDED_TYPE_INFO
+ * (an extended-info string in each column definition).  A client that
+ * negotiated one and did not get it calls the result malformed.
  */
 
 #include "slc_core.h"
 #include "slc_mysql_backend.h"
 #include "slc_mysql_session.h"
 #include "slc_mysql_codec.h"
+#include "slc_mysql_cmd.h"
 #include "slc_mysql_filter.h"
 #include "slc_mysql_proto.h"
 
@@ -56,6 +58,45 @@ slc_reply_coldef(const slc_session_t *s, uint8_t *p, const char *name)
     return (size_t) (q + 12 - p);
 }
 
+int
+slc_reply(slc_session_t *s, const uint8_t *payload, size_t len)
+{
+    if (len + SLC_MYSQL_HDR_LEN > slc_buf_size()) {
+        return SLC_ERROR;
+    }
+    if (s->out != NULL && slc_buf_room(s->out) < len + SLC_MYSQL_HDR_LEN) {
+        slc_buf_compact(s->out);
+        if (slc_buf_room(s->out) < len + SLC_MYSQL_HDR_LEN) {
+            return SLC_AGAIN;
+        }
+    }
+    if (slc_packet_append(&s->out, payload, len, s->seq) != SLC_OK) {
+        return SLC_ERROR;               /* no memory */
+    }
+    s->seq++;
+    return SLC_OK;
+}
+
+uint8_t *
+slc_reply_space(slc_session_t *s, size_t *room)
+{
+    if (s->out == NULL) {
+        if ((s->out = slc_buf_get()) == NULL) {
+            return NULL;
+        }
+    } else {
+        slc_buf_compact(s->out);
+    }
+    *room = slc_buf_room(s->out);
+    return s->out->last;
+}
+
+void
+slc_reply_commit(slc_session_t *s, size_t n)
+{
+    s->out->last += n;
+}
+
 /* Queue the n payloads that follow each other at p (lengths in `lens`),
    all of them if they fit in the output buffer now, else none. */
 static int
@@ -77,7 +118,7 @@ slc_reply_all(slc_session_t *s, const uint8_t *p, const size_t *lens,
         }
     }
     for (unsigned i = 0; i < n; i++) {
-        if (slc_cmd_reply(s, p, lens[i]) != SLC_OK) {
+        if (slc_reply(s, p, lens[i]) != SLC_OK) {
             return SLC_ERROR;
         }
         p += lens[i];
@@ -103,7 +144,7 @@ slc_reply_eof(const slc_session_t *s, uint8_t *p)
 }
 
 int
-slc_cmd_reply_columns(slc_session_t *s, const char *const *names,
+slc_reply_columns(slc_session_t *s, const char *const *names,
     unsigned n)
 {
     uint8_t  buf[SLC_REPLY_MAX_COLUMNS * (SLC_REPLY_NAME_MAX + 32) + 32];
@@ -131,7 +172,7 @@ slc_cmd_reply_columns(slc_session_t *s, const char *const *names,
 }
 
 int
-slc_cmd_reply_row(slc_session_t *s, const char *const *values,
+slc_reply_row(slc_session_t *s, const char *const *values,
     const size_t *vlens, unsigned n)
 {
     size_t   need = 0;
@@ -157,34 +198,34 @@ slc_cmd_reply_row(slc_session_t *s, const char *const *values,
         memcpy(p, values[i], vlens[i]);
         p += vlens[i];
     }
-    rc = slc_cmd_reply(s, row, (size_t) (p - row));
+    rc = slc_reply(s, row, (size_t) (p - row));
     free(row);
     return rc;
 }
 
 int
-slc_cmd_reply_end(slc_session_t *s)
+slc_reply_end(slc_session_t *s)
 {
     uint8_t p[16];
 
-    return slc_cmd_reply(s, p, slc_reply_eof(s, p));
+    return slc_reply(s, p, slc_reply_eof(s, p));
 }
 
 int
-slc_cmd_reply_ok(slc_session_t *s, uint64_t affected)
+slc_reply_ok(slc_session_t *s, uint64_t affected)
 {
     uint8_t p[32];
 
-    return slc_cmd_reply(s, p, slc_mysql_ok_build(p, sizeof(p), affected, 0,
+    return slc_reply(s, p, slc_mysql_ok_build(p, sizeof(p), affected, 0,
                          slc_cmd_status(s), 0));
 }
 
 int
-slc_cmd_reply_err(slc_session_t *s, uint16_t code, const char *state,
+slc_reply_err(slc_session_t *s, uint16_t code, const char *state,
     const char *msg)
 {
     uint8_t p[600];
 
-    return slc_cmd_reply(s, p, slc_mysql_err_build(p, sizeof(p), code,
+    return slc_reply(s, p, slc_mysql_err_build(p, sizeof(p), code,
                          state, msg));
 }

@@ -34,7 +34,7 @@ struct slc_router_s {
      * Command mode (slc_mysql_filter.h): the backend that takes `cmd`,
      * the session's own (s->backend) or one the router opened with
      * slc_cmd_open_backend (still logging in is fine: the command waits
-     * for slc_cmd_attach).  NULL: the router answered it (slc_cmd_reply)
+     * for slc_cmd_attach).  NULL: the router answered it (slc_reply)
      * or closed the session.  A router without it gets every command
      * that no filter answered on s->backend, or pumps bytes when the
      * server has no filters.

@@ -30,7 +30,7 @@
 #define SLC_DEFAULT_VERSION  "5.5.5-10.11.0-MariaDB-sluice"
 
 static uint32_t
-slc_session_offered_caps(void)
+slc_auth_local_offered_caps(void)
 {
     uint32_t caps = slc_backend_profile.known ? slc_backend_profile.caps
                                               : SLC_DEFAULT_CAPS;
@@ -40,7 +40,7 @@ slc_session_offered_caps(void)
 }
 
 int
-slc_session_greet(slc_session_t *s)
+slc_auth_local_greet(slc_session_t *s)
 {
     slc_mysql_greeting_t g;
     uint8_t              pkt[256];
@@ -59,7 +59,7 @@ slc_session_greet(slc_session_t *s)
         : SLC_DEFAULT_VERSION, sizeof(g.server_version));
     g.thread_id = (uint32_t) s->id;
     memcpy(g.scramble, s->scramble, sizeof(g.scramble));
-    g.capabilities = slc_session_offered_caps();
+    g.capabilities = slc_auth_local_offered_caps();
     g.mariadb_caps = slc_backend_profile.known
                      ? slc_backend_profile.mariadb_caps : 0;
     g.charset = slc_backend_profile.known ? slc_backend_profile.charset : 45;
@@ -73,13 +73,13 @@ slc_session_greet(slc_session_t *s)
 
 /* The verdict, now or after the auth_failure_* delay. */
 static void
-slc_session_answer(slc_session_t *s)
+slc_auth_local_answer(slc_session_t *s)
 {
     slc_mysql_cred_t c;
 
     /* an account of another plugin: looked up again, the rare case is
        not worth 65 bytes in every session */
-    if (s->denied && slc_mysql_cred_find(s->cycle, s->srv, s->user, s->host,
+    if (s->denied && slc_accounts_cred_find(s->cycle, s->srv, s->user, s->host,
                                          &c) == SLC_OK
         && c.plugin[0] != '\0')
     {
@@ -101,11 +101,11 @@ slc_session_answer(slc_session_t *s)
     slc_session_start_router(s);
 }
 
-static void slc_session_check(slc_session_t *s);
+static void slc_auth_local_check(slc_session_t *s);
 
 /* Waiting for a load of the accounts: polled, the worker never blocks. */
 static void
-slc_session_delay_done(slc_timer_t *t)
+slc_auth_local_delay_done(slc_timer_t *t)
 {
     slc_session_t *s = t->data;
 
@@ -113,7 +113,7 @@ slc_session_delay_done(slc_timer_t *t)
         return;
     }
     if (!s->accounts_wait) {
-        slc_session_answer(s);
+        slc_auth_local_answer(s);
         return;
     }
     if (!slc_accounts_served(slc_accounts_of(s->srv), s->accounts_ticket)
@@ -123,7 +123,7 @@ slc_session_delay_done(slc_timer_t *t)
         return;
     }
     s->accounts_wait = 0;
-    slc_session_check(s);
+    slc_auth_local_check(s);
 }
 
 /*
@@ -135,7 +135,7 @@ slc_session_delay_done(slc_timer_t *t)
  * auth_timeout still closes it, and the answer is due before auth_timeout.
  */
 static uint64_t
-slc_session_auth_delay(slc_session_t *s, int ok)
+slc_auth_local_delay(slc_session_t *s, int ok)
 {
     slc_mysql_srv_t *srv = s->srv;
     uint64_t         now = slc_loop->now, delay, left;
@@ -166,7 +166,7 @@ slc_session_auth_delay(slc_session_t *s, int ok)
  * next one (a second at most) instead of causing more.
  */
 static int
-slc_session_accounts_wait(slc_session_t *s)
+slc_auth_local_accounts_wait(slc_session_t *s)
 {
     slc_accounts_zone_t *z;
     uint64_t             left;
@@ -183,7 +183,7 @@ slc_session_accounts_wait(slc_session_t *s)
         + (left > 1 && left - 1 < SLC_ACCOUNTS_WAIT ? left - 1
                                                    : SLC_ACCOUNTS_WAIT);
     s->state = SLC_SS_DELAY;
-    s->delay.handler = slc_session_delay_done;
+    s->delay.handler = slc_auth_local_delay_done;
     slc_timer_add(slc_loop, &s->delay, SLC_ACCOUNTS_POLL);
     slc_session_log(s, SLC_LOG_DEBUG, "login waits for a load of the "
         "accounts");
@@ -192,48 +192,48 @@ slc_session_accounts_wait(slc_session_t *s)
 
 /* The kept token against the credentials user@host has now. */
 static void
-slc_session_check(slc_session_t *s)
+slc_auth_local_check(slc_session_t *s)
 {
     slc_mysql_cred_t c;
     uint64_t         delay;
 
-    if (slc_mysql_cred_find(s->cycle, s->srv, s->user, s->host, &c)
+    if (slc_accounts_cred_find(s->cycle, s->srv, s->user, s->host, &c)
         != SLC_OK || c.plugin[0] != '\0')
     {
-        s->denied = 1;                  /* slc_session_answer says why */
+        s->denied = 1;                  /* slc_auth_local_answer says why */
     } else {
         s->denied = slc_mysql_native_verify(s->scramble, &c.hash, s->token,
                         s->token_len, s->stage1) != SLC_OK;
     }
     explicit_bzero(&c, sizeof(c));
-    if (s->denied && slc_session_accounts_wait(s)) {
+    if (s->denied && slc_auth_local_accounts_wait(s)) {
         return;
     }
     explicit_bzero(s->token, sizeof(s->token));
-    delay = s->addr != NULL ? slc_session_auth_delay(s, !s->denied) : 0;
+    delay = s->addr != NULL ? slc_auth_local_delay(s, !s->denied) : 0;
     if (delay == 0) {
-        slc_session_answer(s);
+        slc_auth_local_answer(s);
         return;
     }
     s->state = SLC_SS_DELAY;
-    s->delay.handler = slc_session_delay_done;
+    s->delay.handler = slc_auth_local_delay_done;
     slc_timer_add(slc_loop, &s->delay, delay);
 }
 
 /* A token is 20 bytes or none (the empty password); anything else can
    match no account, and is kept as a wrong one. */
 static void
-slc_session_verify(slc_session_t *s, const uint8_t *token, size_t len)
+slc_auth_local_verify(slc_session_t *s, const uint8_t *token, size_t len)
 {
     s->with_password = len > 0;
     s->token_len = len == sizeof(s->token) ? (uint8_t) len
                    : len == 0 ? 0 : 1;
     memcpy(s->token, token, s->token_len);
-    slc_session_check(s);
+    slc_auth_local_check(s);
 }
 
 static void
-slc_session_switch(slc_session_t *s)
+slc_auth_local_switch(slc_session_t *s)
 {
     uint8_t pkt[128];
     uint8_t data[SLC_MYSQL_SCRAMBLE_LEN + 1];
@@ -250,7 +250,7 @@ slc_session_switch(slc_session_t *s)
 }
 
 static void
-slc_session_on_response(slc_session_t *s, uint8_t *p, uint32_t len)
+slc_auth_local_on_response(slc_session_t *s, uint8_t *p, uint32_t len)
 {
     slc_mysql_hsresp_t r;
 
@@ -263,10 +263,10 @@ slc_session_on_response(slc_session_t *s, uint8_t *p, uint32_t len)
         && (r.plugin_len != strlen(SLC_MYSQL_NATIVE_PLUGIN)
             || memcmp(r.plugin, SLC_MYSQL_NATIVE_PLUGIN, r.plugin_len) != 0))
     {
-        slc_session_switch(s);
+        slc_auth_local_switch(s);
         return;
     }
-    slc_session_verify(s, r.auth, r.auth_len);
+    slc_auth_local_verify(s, r.auth, r.auth_len);
 }
 
 /*
@@ -276,7 +276,7 @@ slc_session_on_response(slc_session_t *s, uint8_t *p, uint32_t len)
  * after the backend login.  Returns 1 when the session was closed.
  */
 static int
-slc_session_client_gone(slc_session_t *s)
+slc_auth_local_client_gone(slc_session_t *s)
 {
     slc_conn_t *c = &s->client;
 
@@ -288,7 +288,7 @@ slc_session_client_gone(slc_session_t *s)
 }
 
 void
-slc_session_auth_read(slc_conn_t *c)
+slc_auth_local_read(slc_conn_t *c)
 {
     slc_session_t *s = c->data;
     uint8_t       *p;
@@ -299,22 +299,22 @@ slc_session_auth_read(slc_conn_t *c)
         /* Nothing is expected from the client now (backend pending, or
            the answer delayed): leave the bytes in the socket, but notice
            a hang-up. */
-        (void) slc_session_client_gone(s);
+        (void) slc_auth_local_client_gone(s);
         return;
     }
     if (slc_session_read_auth(s, &p, &len) != SLC_OK) {
         return;
     }
     if (s->state == SLC_SS_GREETING) {
-        slc_session_on_response(s, p, len);
+        slc_auth_local_on_response(s, p, len);
     } else {
-        slc_session_verify(s, p, len);
+        slc_auth_local_verify(s, p, len);
     }
     if (s->in != NULL && s->state != SLC_SS_CLOSED) {
         slc_packet_consume(&s->in, len);
     }
     if (s->state == SLC_SS_BACKEND) {
         /* the hang-up came with the login: no event will tell again */
-        (void) slc_session_client_gone(s);
+        (void) slc_auth_local_client_gone(s);
     }
 }

@@ -14,7 +14,7 @@
  * Under auth passthrough the command goes to the server as it is: the
  * server checks it against its own scramble and accounts, and the session
  * takes the identity it named once the server's OK comes
- * (slc_command_change_user_note/_noted).
+ * (slc_change_user_note/_noted).
  */
 
 #include "slc_core.h"
@@ -24,16 +24,16 @@
 #include "slc_mysql_backend.h"
 #include "slc_mysql_change_user.h"
 #include "slc_mysql_codec.h"
-#include "slc_mysql_command.h"
+#include "slc_mysql_proxycmd.h"
 #include "slc_mysql_router.h"
 
 #define SLC_CU_MAX_FAILURES  3
 
-static void slc_cu_client_read(slc_conn_t *c);
-static void slc_cu_backend_read(slc_conn_t *c);
+static void slc_change_user_client_read(slc_conn_t *c);
+static void slc_change_user_backend_read(slc_conn_t *c);
 
 static void
-slc_cu_free(slc_session_t *s)
+slc_change_user_free(slc_session_t *s)
 {
     struct slc_change_user_s *cu = s->change_user;
 
@@ -47,17 +47,17 @@ slc_cu_free(slc_session_t *s)
 
 /* The exchange is over: the router takes the session back. */
 static void
-slc_cu_end(slc_session_t *s)
+slc_change_user_end(slc_session_t *s)
 {
-    slc_cu_free(s);
+    slc_change_user_free(s);
     slc_timer_del(slc_loop, &s->backend->timer);
-    slc_command_resume(s);
+    slc_proxycmd_resume(s);
 }
 
 /* Nothing is read from the client while the backend answers; a hang-up
    ends the session (the backend's answer would go nowhere). */
 static void
-slc_cu_ignore(slc_conn_t *c)
+slc_change_user_ignore(slc_conn_t *c)
 {
     slc_session_t *s = c->data;
 
@@ -67,7 +67,7 @@ slc_cu_ignore(slc_conn_t *c)
 }
 
 static void
-slc_cu_backend_write(slc_conn_t *c)
+slc_change_user_backend_write(slc_conn_t *c)
 {
     slc_backend_t *b = c->data;
 
@@ -77,7 +77,7 @@ slc_cu_backend_write(slc_conn_t *c)
 }
 
 static void
-slc_cu_backend_timeout(slc_timer_t *t)
+slc_change_user_backend_timeout(slc_timer_t *t)
 {
     slc_backend_t *b = t->data;
 
@@ -87,7 +87,8 @@ slc_cu_backend_timeout(slc_timer_t *t)
 }
 
 static int
-slc_cu_copy(slc_session_t *s, const slc_mysql_hsresp_t *r, uint16_t coll)
+slc_change_user_copy(slc_session_t *s, const slc_mysql_hsresp_t *r,
+    uint16_t coll)
 {
     struct slc_change_user_s *cu = calloc(1, sizeof(*cu));
 
@@ -110,7 +111,7 @@ slc_cu_copy(slc_session_t *s, const slc_mysql_hsresp_t *r, uint16_t coll)
 
 /* The backend's COM_CHANGE_USER, as the new user, for its scramble. */
 static int
-slc_cu_send_backend(slc_session_t *s)
+slc_change_user_send_backend(slc_session_t *s)
 {
     struct slc_change_user_s *cu = s->change_user;
     slc_backend_t            *b = s->backend;
@@ -143,16 +144,16 @@ slc_cu_send_backend(slc_session_t *s)
     if (rc != SLC_OK) {
         return SLC_ERROR;
     }
-    b->conn.on_read = slc_cu_backend_read;
-    b->conn.on_write = slc_cu_backend_write;
-    b->timer.handler = slc_cu_backend_timeout;
+    b->conn.on_read = slc_change_user_backend_read;
+    b->conn.on_write = slc_change_user_backend_write;
+    b->timer.handler = slc_change_user_backend_timeout;
     slc_timer_add(slc_loop, &b->timer,
         (uint64_t) s->srv->timeouts->connect_timeout);
     return SLC_OK;
 }
 
 static void
-slc_cu_refuse(slc_session_t *s, size_t token_len)
+slc_change_user_refuse(slc_session_t *s, size_t token_len)
 {
     uint8_t  pkt[600];
     char     msg[512];
@@ -172,14 +173,14 @@ slc_cu_refuse(slc_session_t *s, size_t token_len)
         slc_session_close(s, SLC_LOG_INFO, "client write failed");
         return;
     }
-    slc_cu_end(s);
+    slc_change_user_end(s);
 }
 
-static void slc_cu_verify(slc_session_t *s, const uint8_t *token,
+static void slc_change_user_verify(slc_session_t *s, const uint8_t *token,
     size_t len);
 
 static void
-slc_cu_accounts_poll(slc_timer_t *t)
+slc_change_user_accounts_poll(slc_timer_t *t)
 {
     slc_session_t            *s = t->data;
     struct slc_change_user_s *cu = s->change_user;
@@ -193,13 +194,14 @@ slc_cu_accounts_poll(slc_timer_t *t)
         slc_timer_add(slc_loop, &s->delay, SLC_ACCOUNTS_POLL);
         return;
     }
-    slc_cu_verify(s, cu->token, cu->token_len);
+    slc_change_user_verify(s, cu->token, cu->token_len);
 }
 
 /* As at login: a refused change first waits, once, for a load of the
    accounts (an account created a moment ago); 1 when it waits. */
 static int
-slc_cu_accounts_wait(slc_session_t *s, const uint8_t *token, size_t len)
+slc_change_user_accounts_wait(slc_session_t *s, const uint8_t *token,
+    size_t len)
 {
     struct slc_change_user_s *cu = s->change_user;
     slc_accounts_zone_t      *z;
@@ -214,45 +216,45 @@ slc_cu_accounts_wait(slc_session_t *s, const uint8_t *token, size_t len)
     memcpy(cu->token, token, cu->token_len);
     cu->ticket = slc_accounts_request(z);
     cu->deadline = slc_loop->now + SLC_ACCOUNTS_WAIT;
-    s->client.on_read = slc_cu_ignore;
-    s->client.on_write = slc_cu_ignore;
-    s->delay.handler = slc_cu_accounts_poll;
+    s->client.on_read = slc_change_user_ignore;
+    s->client.on_write = slc_change_user_ignore;
+    s->delay.handler = slc_change_user_accounts_poll;
     slc_timer_add(slc_loop, &s->delay, SLC_ACCOUNTS_POLL);
     return 1;
 }
 
 /* The client's token against the proxy's scramble, as at login. */
 static void
-slc_cu_verify(slc_session_t *s, const uint8_t *token, size_t len)
+slc_change_user_verify(slc_session_t *s, const uint8_t *token, size_t len)
 {
     struct slc_change_user_s *cu = s->change_user;
     slc_mysql_cred_t          c;
     int                       ok;
 
-    ok = slc_mysql_cred_find(s->cycle, s->srv, cu->user, s->host, &c)
+    ok = slc_accounts_cred_find(s->cycle, s->srv, cu->user, s->host, &c)
          == SLC_OK && c.plugin[0] == '\0'
          && slc_mysql_native_verify(s->scramble, &c.hash, token, len,
                                     cu->stage1) == SLC_OK;
     cu->empty_password = c.hash.is_empty;
     explicit_bzero(&c, sizeof(c));
-    if (!ok && slc_cu_accounts_wait(s, token, len)) {
+    if (!ok && slc_change_user_accounts_wait(s, token, len)) {
         return;
     }
     explicit_bzero(cu->token, sizeof(cu->token));
     if (!ok) {
-        slc_cu_refuse(s, len);
+        slc_change_user_refuse(s, len);
         return;
     }
-    s->client.on_read = slc_cu_ignore;
-    s->client.on_write = slc_cu_ignore;
-    if (slc_cu_send_backend(s) != SLC_OK) {
+    s->client.on_read = slc_change_user_ignore;
+    s->client.on_write = slc_change_user_ignore;
+    if (slc_change_user_send_backend(s) != SLC_OK) {
         slc_session_close(s, SLC_LOG_ERR, "backend write failed");
     }
 }
 
 /* mysql_native_password with the session's scramble, like at login. */
 static void
-slc_cu_switch(slc_session_t *s)
+slc_change_user_switch(slc_session_t *s)
 {
     uint8_t  pkt[128], data[SLC_MYSQL_SCRAMBLE_LEN + 1];
     size_t   n;
@@ -261,15 +263,15 @@ slc_cu_switch(slc_session_t *s)
     data[SLC_MYSQL_SCRAMBLE_LEN] = '\0';
     n = slc_mysql_authswitch_build(pkt, sizeof(pkt), SLC_MYSQL_NATIVE_PLUGIN,
         data, sizeof(data));
-    s->client.on_read = slc_cu_client_read;
-    s->client.on_write = slc_cu_ignore;
+    s->client.on_read = slc_change_user_client_read;
+    s->client.on_write = slc_change_user_ignore;
     if (slc_session_send(s, pkt, n) != SLC_OK) {
         slc_session_close(s, SLC_LOG_INFO, "client write failed");
     }
 }
 
 static void
-slc_cu_client_read(slc_conn_t *c)
+slc_change_user_client_read(slc_conn_t *c)
 {
     slc_session_t *s = c->data;
     uint8_t       *p;
@@ -278,14 +280,14 @@ slc_cu_client_read(slc_conn_t *c)
     if (slc_session_read_auth(s, &p, &len) != SLC_OK) {
         return;
     }
-    slc_cu_verify(s, p, len);
+    slc_change_user_verify(s, p, len);
     if (s->in != NULL && s->state != SLC_SS_CLOSED) {
         slc_packet_consume(&s->in, len);
     }
 }
 
 static int
-slc_cu_is_native(const slc_mysql_hsresp_t *r)
+slc_change_user_is_native(const slc_mysql_hsresp_t *r)
 {
     return r->plugin == NULL || r->plugin_len == 0
            || (r->plugin_len == strlen(SLC_MYSQL_NATIVE_PLUGIN)
@@ -294,7 +296,7 @@ slc_cu_is_native(const slc_mysql_hsresp_t *r)
 }
 
 int
-slc_command_change_user(slc_session_t *s, const uint8_t *pl, uint32_t len)
+slc_change_user_run(slc_session_t *s, const uint8_t *pl, uint32_t len)
 {
     slc_mysql_hsresp_t  r;
     uint16_t            coll;
@@ -303,29 +305,29 @@ slc_command_change_user(slc_session_t *s, const uint8_t *pl, uint32_t len)
     size_t              tlen;
 
     if (s->cu_failures >= SLC_CU_MAX_FAILURES) {
-        return slc_command_answer_err(s, SLC_ER_UNKNOWN_COM_ERROR, "08S01",
+        return slc_proxycmd_answer_err(s, SLC_ER_UNKNOWN_COM_ERROR, "08S01",
             "Unknown command");
     }
     if (slc_mysql_change_user_parse(pl, len, s->caps, &r, &coll, &err)
         != SLC_OK || r.user_len > SLC_MAX_USER || r.db_len > SLC_MAX_DB
         || r.auth_len > sizeof(token))
     {
-        return slc_command_answer_err(s, SLC_ER_HANDSHAKE_ERROR, "08S01",
+        return slc_proxycmd_answer_err(s, SLC_ER_HANDSHAKE_ERROR, "08S01",
             "Bad COM_CHANGE_USER (%s)", err ? err : "field too long");
     }
-    if (slc_cu_copy(s, &r, coll) != SLC_OK) {
+    if (slc_change_user_copy(s, &r, coll) != SLC_OK) {
         slc_session_close(s, SLC_LOG_ERR, "out of memory");
         return SLC_ERROR;
     }
     tlen = r.auth_len;
     memcpy(token, r.auth, tlen);        /* r points into the held packet */
-    slc_command_drop(s);
+    slc_proxycmd_drop(s);
     s->paused = 1;
     s->seq = 1;
-    if (!slc_cu_is_native(&r)) {
-        slc_cu_switch(s);
+    if (!slc_change_user_is_native(&r)) {
+        slc_change_user_switch(s);
     } else {
-        slc_cu_verify(s, token, tlen);
+        slc_change_user_verify(s, token, tlen);
     }
     explicit_bzero(token, sizeof(token));
     return SLC_AGAIN;
@@ -333,7 +335,7 @@ slc_command_change_user(slc_session_t *s, const uint8_t *pl, uint32_t len)
 
 /* The backend agreed: the session is the new user's from now on. */
 static void
-slc_cu_apply(slc_session_t *s, const uint8_t *ok, uint32_t len)
+slc_change_user_apply(slc_session_t *s, const uint8_t *ok, uint32_t len)
 {
     struct slc_change_user_s *cu = s->change_user;
     slc_backend_t            *b = s->backend;
@@ -356,7 +358,8 @@ slc_cu_apply(slc_session_t *s, const uint8_t *ok, uint32_t len)
 }
 
 static void
-slc_cu_backend_switch(slc_backend_t *b, const uint8_t *p, uint32_t len)
+slc_change_user_backend_switch(slc_backend_t *b, const uint8_t *p,
+    uint32_t len)
 {
     slc_session_t *s = b->session;
     const char    *plugin, *err;
@@ -387,7 +390,8 @@ slc_cu_backend_switch(slc_backend_t *b, const uint8_t *p, uint32_t len)
 
 /* One packet of the backend's answer; SLC_OK while the exchange goes on. */
 static int
-slc_cu_backend_packet(void *data, uint8_t *p, uint32_t len, uint8_t seq)
+slc_change_user_backend_packet(void *data, uint8_t *p, uint32_t len,
+    uint8_t seq)
 {
     slc_backend_t *b = data;
     slc_session_t *s = b->session;
@@ -395,14 +399,14 @@ slc_cu_backend_packet(void *data, uint8_t *p, uint32_t len, uint8_t seq)
     b->seq = seq + 1;
     switch (len > 0 ? p[0] : -1) {
     case SLC_MYSQL_OK:
-        slc_cu_apply(s, p, len);
+        slc_change_user_apply(s, p, len);
         if (slc_session_send(s, p, len) != SLC_OK) {
             slc_session_close(s, SLC_LOG_INFO, "client write failed");
             return SLC_ERROR;
         }
         return SLC_DONE;
     case SLC_MYSQL_AUTH_SWITCH:
-        slc_cu_backend_switch(b, p, len);
+        slc_change_user_backend_switch(b, p, len);
         return s->state == SLC_SS_CLOSED ? SLC_ERROR : SLC_OK;
     case SLC_MYSQL_ERR:
         slc_session_log(s, SLC_LOG_WARN, "backend refused COM_CHANGE_USER "
@@ -422,16 +426,16 @@ slc_cu_backend_packet(void *data, uint8_t *p, uint32_t len, uint8_t seq)
 }
 
 static void
-slc_cu_backend_read(slc_conn_t *c)
+slc_change_user_backend_read(slc_conn_t *c)
 {
     slc_backend_t *b = c->data;
     slc_session_t *s = b->session;
     const char    *why;
     int            rc;
 
-    rc = slc_packet_loop(c, &b->in, slc_cu_backend_packet, b, &why);
+    rc = slc_packet_loop(c, &b->in, slc_change_user_backend_packet, b, &why);
     if (rc == SLC_DONE) {
-        slc_cu_end(s);
+        slc_change_user_end(s);
     } else if (rc == SLC_ERROR && why != NULL) {
         slc_session_close(s, SLC_LOG_ERR, why);
     }
@@ -441,14 +445,14 @@ slc_cu_backend_read(slc_conn_t *c)
 /* --- auth passthrough: following the server ---------------------------- */
 
 int
-slc_command_change_user_note(slc_session_t *s, const uint8_t *pl,
+slc_change_user_note(slc_session_t *s, const uint8_t *pl,
     size_t avail, uint32_t len)
 {
     slc_mysql_hsresp_t  r;
     uint16_t            coll;
     const char         *err = NULL;
 
-    slc_cu_free(s);
+    slc_change_user_free(s);
     if (avail < len) {
         slc_session_fail(s, SLC_ER_NET_PACKET_TOO_LARGE, "08S01",
             "COM_CHANGE_USER larger than buffer_size");
@@ -474,7 +478,7 @@ slc_command_change_user_note(slc_session_t *s, const uint8_t *pl,
 }
 
 void
-slc_command_change_user_noted(slc_session_t *s, int ok)
+slc_change_user_noted(slc_session_t *s, int ok)
 {
     struct slc_change_user_s *cu = s->change_user;
 
@@ -491,5 +495,5 @@ slc_command_change_user_noted(slc_session_t *s, int ok)
         s->charset = cu->collation;
         s->user_gen++;
     }
-    slc_cu_free(s);
+    slc_change_user_free(s);
 }

@@ -10,7 +10,6 @@
 #include "slc_log.h"
 #include "slc_mysql_accounts.h"
 #include "slc_mysql_backend.h"
-#include "slc_mysql_cmd.h"
 #include "slc_mysql_handover.h"
 #include "slc_mysql_registry.h"
 #include "slc_mysql_router.h"
@@ -220,7 +219,7 @@ slc_handover_send(slc_session_t *s, size_t n, slc_backend_t *const *extra,
     if (s->registered) {
         slc_registry_del(r, (uint32_t) s->id);
     }
-    rc = slc_channel_send(slc_worker_slot, &slc_mysql_module,
+    rc = slc_channel_send(slc_worker_slot, slc_mysql_self(),
         slc_handover_buf, n, fds, 2 + nextra);
     if (rc != SLC_OK && s->registered
         && slc_registry_claim(r, slc_worker_proc, (uint32_t) s->id)
@@ -230,7 +229,7 @@ slc_handover_send(slc_session_t *s, size_t n, slc_backend_t *const *extra,
         slc_mysql_conf_t    *mc = slc_mysql_conf(s->cycle);
 
         slc_registry_set_backend(r, (uint32_t) s->id,
-            slc_mysql_stats_index(mc, b->server->stats) + 1, b->thread_id);
+            slc_upstream_stats_index(mc, b->server->stats) + 1, b->thread_id);
     } else if (rc != SLC_OK) {
         s->registered = 0;
     }
@@ -251,7 +250,7 @@ slc_handover_state(slc_session_t *s, const slc_router_t *r)
 
     rlen = r->save != NULL ? r->save(s, buf + 4, cap - 4) : 0;
     slc_mysql_le_put(buf, rlen, 4);
-    if (slc_cmd_filters_save(s, buf + 4 + rlen, cap - 4 - rlen, &flen)
+    if (slc_session_fwd->save(s, buf + 4 + rlen, cap - 4 - rlen, &flen)
         != SLC_OK)
     {
         flen = 0;
@@ -437,7 +436,7 @@ slc_handover_user_ok(const slc_mysql_srv_t *srv, const slc_handover_msg_t *m)
     uint8_t          stage2[SLC_SHA1_LEN];
     int              same;
 
-    if (slc_mysql_cred_find(slc_worker_cycle, srv, m->user, m->host, &c)
+    if (slc_accounts_cred_find(slc_worker_cycle, srv, m->user, m->host, &c)
         != SLC_OK || c.plugin[0] != '\0')
     {
         same = 0;
@@ -613,8 +612,8 @@ slc_handover_adopt(const slc_handover_msg_t *m, const uint8_t *attrs,
             if (rl > 0 && r->restore != NULL) {
                 r->restore(s, rstate + 4, rl);
             }
-            (void) slc_cmd_filters_stash(s, rstate + 4 + rl,
-                                         m->router_len - 4 - rl);
+            (void) slc_session_fwd->stash(s, rstate + 4 + rl,
+                                          m->router_len - 4 - rl);
         }
     }
     slc_handover_adopt_extra(s, m, fds + 2);

@@ -24,7 +24,7 @@
 #include "slc_log.h"
 #include "slc_mysql_backend.h"
 #include "slc_mysql_codec.h"
-#include "slc_mysql_command.h"
+#include "slc_mysql_proxycmd.h"
 #include "slc_mysql_registry.h"
 #include "slc_mysql_session_backend.h"
 #include "slc_mysql_upstream.h"
@@ -38,7 +38,7 @@ slc_kill_same_server(const slc_upstream_server_t *a,
 }
 
 /* The statement as the backend must see it; never longer than the
-   client's (see slc_command_replace). */
+   client's (see slc_proxycmd_replace). */
 static int
 slc_kill_rewrite(slc_session_t *s, const uint8_t *pl,
     const slc_mysql_kill_t *k, uint32_t thread_id)
@@ -58,8 +58,8 @@ slc_kill_rewrite(slc_session_t *s, const uint8_t *pl,
             k->query ? "QUERY " : "", thread_id);
         n += 1;
     }
-    if (slc_command_replace(s, q, (size_t) n) != SLC_OK) {
-        return slc_command_answer_err(s, SLC_ER_NO_SUCH_THREAD, "HY000",
+    if (slc_proxycmd_replace(s, q, (size_t) n) != SLC_OK) {
+        return slc_proxycmd_answer_err(s, SLC_ER_NO_SUCH_THREAD, "HY000",
             "Unknown thread id: %llu", (unsigned long long) k->id);
     }
     return SLC_OK;
@@ -97,7 +97,7 @@ slc_kill_aux_done(slc_session_t *s)
         slc_backend_close(k->b);
         free(k);
     }
-    slc_command_resume(s);
+    slc_proxycmd_resume(s);
 }
 
 static void
@@ -201,7 +201,7 @@ slc_kill_elsewhere(slc_session_t *s, slc_upstream_server_t *target,
     int                 full;
 
     if (s->srv->auth != SLC_AUTH_LOCAL) {
-        return slc_command_answer_err(s, SLC_ER_KILL_DENIED_ERROR, "HY000",
+        return slc_proxycmd_answer_err(s, SLC_ER_KILL_DENIED_ERROR, "HY000",
             "Thread %llu runs on backend %s and this session on %s: with "
             "auth passthrough send the KILL through a session on that "
             "server", (unsigned long long) k->id, target->name,
@@ -224,17 +224,17 @@ slc_kill_elsewhere(slc_session_t *s, slc_upstream_server_t *target,
         }
         free(a);
         return full
-            ? slc_command_answer_err(s, SLC_ER_CON_COUNT_ERROR, "08004",
+            ? slc_proxycmd_answer_err(s, SLC_ER_CON_COUNT_ERROR, "08004",
                   "Too many connections (backend %s is at max_connections)",
                   target->name)
-            : slc_command_answer_err(s, SLC_ER_CONNECT_TO_BACKEND, "HY000",
+            : slc_proxycmd_answer_err(s, SLC_ER_CONNECT_TO_BACKEND, "HY000",
                   "Can't connect to backend server '%s'", target->name);
     }
     slc_session_log(s, SLC_LOG_INFO, "KILL %s%s%llu: thread %u of %s, "
         "through a side connection", k->mode, k->query ? "QUERY " : "",
         (unsigned long long) k->id, thread_id, target->name);
     s->kill = a;
-    slc_command_drop(s);
+    slc_proxycmd_drop(s);
     s->paused = 1;
     s->seq = 1;
     return SLC_AGAIN;
@@ -242,7 +242,7 @@ slc_kill_elsewhere(slc_session_t *s, slc_upstream_server_t *target,
 
 /* Session closing: a side connection still open goes with it. */
 void
-slc_command_kill_cancel(slc_session_t *s)
+slc_kill_cancel(slc_session_t *s)
 {
     slc_kill_aux_t *k = s->kill;
 
@@ -254,7 +254,7 @@ slc_command_kill_cancel(slc_session_t *s)
 }
 
 int
-slc_command_kill(slc_session_t *s, const uint8_t *pl, uint32_t len)
+slc_kill_run(slc_session_t *s, const uint8_t *pl, uint32_t len)
 {
     slc_mysql_conf_t      *mc = slc_mysql_conf(s->cycle);
     slc_mysql_kill_t       k;
@@ -264,21 +264,21 @@ slc_command_kill(slc_session_t *s, const uint8_t *pl, uint32_t len)
     if (slc_kill_parse(pl, len, &k) != SLC_OK
         || k.id < SLC_REGISTRY_ID_BASE || k.id > UINT32_MAX)
     {
-        return slc_command_pass(s);
+        return slc_proxycmd_pass(s);
     }
     if (slc_registry_get(mc->registry_zone->addr, (uint32_t) k.id, &e)
             != SLC_OK
         || e.thread_id == 0
-        || (target = slc_mysql_stats_server(mc, e.server - 1)) == NULL)
+        || (target = slc_upstream_stats_server(mc, e.server - 1)) == NULL)
     {
-        return slc_command_answer_err(s, SLC_ER_NO_SUCH_THREAD, "HY000",
+        return slc_proxycmd_answer_err(s, SLC_ER_NO_SUCH_THREAD, "HY000",
             "Unknown thread id: %llu", (unsigned long long) k.id);
     }
     if (k.query && e.run_thread_id != 0) {
         /* its statement runs on a router's other backend (a replica):
            that one is interrupted; a KILL CONNECTION still goes to the
            session's own, which takes the others with it */
-        slc_upstream_server_t *run = slc_mysql_stats_server(mc,
+        slc_upstream_server_t *run = slc_upstream_stats_server(mc,
                                                             e.run_server - 1);
         if (run != NULL) {
             target = run;

@@ -13,14 +13,15 @@
  * and takes over when the server says OK.
  */
 
-static void slc_relay_client_read(slc_conn_t *c);
-static int  slc_relay_greeting(slc_backend_t *b, uint8_t *p, uint32_t len);
-static void slc_relay_backend_read(slc_backend_t *b);
+static void slc_passthrough_client_read(slc_conn_t *c);
+static int  slc_passthrough_greeting(slc_backend_t *b, uint8_t *p,
+    uint32_t len);
+static void slc_passthrough_backend_read(slc_backend_t *b);
 
 /* The session's own backend: its greeting and login are the client's. */
-const slc_backend_ops_t  slc_relay_ops = {
-    .greeting = slc_relay_greeting,
-    .relay = slc_relay_backend_read,
+const slc_backend_ops_t  slc_passthrough_ops = {
+    .greeting = slc_passthrough_greeting,
+    .relay = slc_passthrough_backend_read,
     .fail = slc_session_backend_fail,
 };
 
@@ -30,7 +31,7 @@ const slc_backend_ops_t  slc_relay_ops = {
  * one the proxy can resolve (slc_mysql_kill.c), whatever server it is on.
  */
 static int
-slc_relay_patch_greeting(uint8_t *p, uint32_t len, uint32_t id)
+slc_passthrough_patch_greeting(uint8_t *p, uint32_t len, uint32_t id)
 {
     uint8_t *v = memchr(p + 1, '\0', len - 1);
     size_t   off;
@@ -60,7 +61,7 @@ slc_relay_patch_greeting(uint8_t *p, uint32_t len, uint32_t id)
 
 /* Append one raw packet (header included) to a connection's output. */
 static int
-slc_relay_queue(slc_conn_t *c, slc_buf_t **outp, const uint8_t *pkt,
+slc_passthrough_queue(slc_conn_t *c, slc_buf_t **outp, const uint8_t *pkt,
     size_t n)
 {
     if (slc_buf_append(outp, pkt, n) != SLC_OK) {
@@ -70,12 +71,12 @@ slc_relay_queue(slc_conn_t *c, slc_buf_t **outp, const uint8_t *pkt,
 }
 
 static int
-slc_relay_greeting(slc_backend_t *b, uint8_t *p, uint32_t len)
+slc_passthrough_greeting(slc_backend_t *b, uint8_t *p, uint32_t len)
 {
     slc_session_t *s = b->session;
 
     slc_session_backend_register(b);
-    if (slc_relay_patch_greeting(p, len, (uint32_t) s->id) != SLC_OK) {
+    if (slc_passthrough_patch_greeting(p, len, (uint32_t) s->id) != SLC_OK) {
         slc_session_fail(s, SLC_ER_HANDSHAKE_ERROR, "08S01",
             "Bad handshake from backend");
         return 1;
@@ -88,8 +89,8 @@ slc_relay_greeting(slc_backend_t *b, uint8_t *p, uint32_t len)
     /* the version follows the protocol byte (checked by the patch) */
     b->mysql = memmem(p + 1, strnlen((const char *) p + 1, len - 1),
                       "MariaDB", 7) == NULL;
-    s->client.on_read = slc_relay_client_read;
-    if (slc_relay_queue(&s->client, &s->out, p - 4, len + 4) != SLC_OK) {
+    s->client.on_read = slc_passthrough_client_read;
+    if (slc_passthrough_queue(&s->client, &s->out, p - 4, len + 4) != SLC_OK) {
         slc_session_close(s, SLC_LOG_INFO, "client write failed");
     }
     return 1;
@@ -97,7 +98,7 @@ slc_relay_greeting(slc_backend_t *b, uint8_t *p, uint32_t len)
 
 /* Learn the identity from the client's first packet; clear TLS bits. */
 static int
-slc_relay_identity(slc_session_t *s, uint8_t *p, uint32_t len)
+slc_passthrough_identity(slc_session_t *s, uint8_t *p, uint32_t len)
 {
     slc_mysql_hsresp_t r;
 
@@ -112,19 +113,20 @@ slc_relay_identity(slc_session_t *s, uint8_t *p, uint32_t len)
 
 /* A client packet of the exchange, on its way to the server. */
 static int
-slc_relay_client_packet(void *data, uint8_t *p, uint32_t len, uint8_t seq)
+slc_passthrough_client_packet(void *data, uint8_t *p, uint32_t len,
+    uint8_t seq)
 {
     slc_session_t *s = data;
     slc_backend_t *b = s->backend;
 
     if (seq == 1 && s->user[0] == '\0'
-        && slc_relay_identity(s, p, len) != SLC_OK)
+        && slc_passthrough_identity(s, p, len) != SLC_OK)
     {
         slc_session_fail(s, SLC_ER_HANDSHAKE_ERROR, "08S01",
             "Bad handshake");
         return SLC_ERROR;
     }
-    if (slc_relay_queue(&b->conn, &b->out, p - 4, len + 4) != SLC_OK) {
+    if (slc_passthrough_queue(&b->conn, &b->out, p - 4, len + 4) != SLC_OK) {
         slc_session_close(s, SLC_LOG_ERR, "backend write failed");
         return SLC_ERROR;
     }
@@ -132,7 +134,7 @@ slc_relay_client_packet(void *data, uint8_t *p, uint32_t len, uint8_t seq)
 }
 
 static void
-slc_relay_client_read(slc_conn_t *c)
+slc_passthrough_client_read(slc_conn_t *c)
 {
     slc_session_t *s = c->data;
     const char    *why;
@@ -140,7 +142,7 @@ slc_relay_client_read(slc_conn_t *c)
     if (s->state != SLC_SS_RELAY || s->backend == NULL) {
         return;
     }
-    if (slc_packet_loop(c, &s->in, slc_relay_client_packet, s, &why)
+    if (slc_packet_loop(c, &s->in, slc_passthrough_client_packet, s, &why)
         == SLC_ERROR && why != NULL)
     {
         slc_session_close(s, SLC_LOG_INFO, why);
@@ -149,7 +151,7 @@ slc_relay_client_read(slc_conn_t *c)
 
 /* The server said OK; the tracker was started from that OK already. */
 static void
-slc_relay_done(slc_session_t *s, slc_backend_t *b)
+slc_passthrough_done(slc_session_t *s, slc_backend_t *b)
 {
     slc_timer_del(slc_loop, &b->timer);
     slc_timer_del(slc_loop, &s->timer);
@@ -166,13 +168,14 @@ slc_relay_done(slc_session_t *s, slc_backend_t *b)
 /* A server packet of the exchange, on its way to the client: SLC_DONE
    after the OK that ends it. */
 static int
-slc_relay_backend_packet(void *data, uint8_t *p, uint32_t len, uint8_t seq)
+slc_passthrough_backend_packet(void *data, uint8_t *p, uint32_t len,
+    uint8_t seq)
 {
     slc_backend_t *b = data;
     slc_session_t *s = b->session;
 
     (void) seq;
-    if (slc_relay_queue(&s->client, &s->out, p - 4, len + 4) != SLC_OK) {
+    if (slc_passthrough_queue(&s->client, &s->out, p - 4, len + 4) != SLC_OK) {
         slc_session_close(s, SLC_LOG_INFO, "client write failed");
         return SLC_ERROR;
     }
@@ -190,7 +193,7 @@ slc_relay_backend_packet(void *data, uint8_t *p, uint32_t len, uint8_t seq)
 }
 
 static void
-slc_relay_backend_read(slc_backend_t *b)
+slc_passthrough_backend_read(slc_backend_t *b)
 {
     slc_session_t *s = b->session;
     const char    *why;
@@ -199,9 +202,10 @@ slc_relay_backend_read(slc_backend_t *b)
     if (b->state != SLC_BS_RELAY) {
         return;
     }
-    rc = slc_packet_loop(&b->conn, &b->in, slc_relay_backend_packet, b, &why);
+    rc = slc_packet_loop(&b->conn, &b->in, slc_passthrough_backend_packet, b,
+        &why);
     if (rc == SLC_DONE) {
-        slc_relay_done(s, b);       /* the OK was consumed: hand over */
+        slc_passthrough_done(s, b);       /* the OK was consumed: hand over */
     } else if (rc == SLC_ERROR && why != NULL) {
         slc_session_close(s, SLC_LOG_ERR, why);
     }

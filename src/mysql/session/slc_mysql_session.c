@@ -2,10 +2,8 @@
 #include "slc_log.h"
 #include "slc_mysql_backend.h"
 #include "slc_mysql_change_user.h"
-#include "slc_mysql_cmd.h"
-#include "slc_mysql_command.h"
+#include "slc_mysql_proxycmd.h"
 #include "slc_mysql_handover.h"
-#include "slc_mysql_pump.h"
 #include "slc_mysql_registry.h"
 #include "slc_mysql_router.h"
 #include "slc_mysql_session.h"
@@ -193,7 +191,7 @@ slc_session_new(int fd, slc_listen_t *l, const struct sockaddr_storage *ss,
     s->srv = l->srv;
     s->client.fd = fd;
     s->client.data = s;
-    s->client.on_read = slc_session_auth_read;
+    s->client.on_read = slc_auth_local_read;
     s->client.on_write = slc_session_on_write;
     s->timer.handler = slc_session_timeout;
     s->timer.data = s;
@@ -226,7 +224,7 @@ slc_session_init_conn(slc_session_t *s, slc_listen_t *l)
     }
     slc_timer_add(slc_loop, &s->timer,
         (uint64_t) s->srv->timeouts->auth_timeout);
-    if (slc_session_greet(s) != SLC_OK) {
+    if (slc_auth_local_greet(s) != SLC_OK) {
         slc_session_close(s, SLC_LOG_ERR, "cannot send greeting");
     }
 }
@@ -407,11 +405,8 @@ slc_session_close(slc_session_t *s, int level, const char *why)
     slc_timer_del(slc_loop, &s->timer);
     slc_timer_del(slc_loop, &s->delay);
     slc_session_handshake_done(s);
-    slc_command_kill_cancel(s);
-    slc_cmd_close(s);
-    if (slc_mysql_srv_router(s->srv)->close != NULL) {
-        slc_mysql_srv_router(s->srv)->close(s);
-    }
+    slc_kill_cancel(s);
+    slc_session_fwd->close(s);
     if (s->backend != NULL) {
         slc_backend_close(s->backend);
         s->backend = NULL;
@@ -438,7 +433,7 @@ slc_session_free(void *arg)
     free(s->attrs);
     free(s->filter_state);
     free(s->router_data);
-    slc_cmd_free(s);
+    slc_session_fwd->free(s);
     if (s->change_user != NULL) {
         explicit_bzero(s->change_user, sizeof(*s->change_user));
         free(s->change_user);
@@ -508,19 +503,18 @@ slc_session_start_router(slc_session_t *s)
     slc_mysql_srv_router(s->srv)->start(s);
 }
 
+const slc_session_forward_t  *slc_session_fwd;
+
+void
+slc_session_forward_set(const slc_session_forward_t *f)
+{
+    slc_session_fwd = f;
+}
+
 void
 slc_session_go(slc_session_t *s)
 {
-    const slc_router_t *rt = slc_mysql_srv_router(s->srv);
-
-    if (slc_cmd_wanted(s->srv)) {
-        slc_cmd_start(s);
-        return;
-    }
-    if (rt->ready != NULL) {
-        rt->ready(s);
-    }
-    slc_pump_start(s);
+    slc_session_fwd->go(s);
 }
 
 int
@@ -545,7 +539,7 @@ slc_session_client_in(slc_session_t *s)
     }
     b->last += n;
     s->last_active = slc_loop->now;
-    slc_session_scan(s);
+    slc_proxycmd_scan(s);
     return SLC_OK;
 }
 
@@ -588,7 +582,7 @@ slc_session_at_rest(const slc_session_t *s)
     const slc_backend_t *b = s->backend;
 
     return s->state == SLC_SS_READY && b != NULL && !s->client.closed
-           && slc_backend_at_rest(b) && slc_cmd_at_rest(s)
+           && slc_backend_at_rest(b) && slc_session_fwd->at_rest(s)
            && !s->held && !s->paused && s->change_user == NULL
            && s->kill == NULL && s->in == NULL && s->out == NULL
            && s->scan.left == 0 && !s->scan.more;

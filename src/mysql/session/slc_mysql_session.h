@@ -86,7 +86,7 @@ struct slc_session_s {
 
     slc_backend_t         *backend;   /* the router's (readconn: only) one */
 
-    /* commands the proxy handles itself (slc_mysql_command.c) */
+    /* commands the proxy handles itself (slc_mysql_proxycmd.c) */
     slc_mysql_scan_t       scan;
     size_t                 in_ready;  /* bytes at in->pos free to go on */
     unsigned               held:1;    /* a command to look at is at in->pos */
@@ -205,15 +205,48 @@ int  slc_session_handshake_response(slc_session_t *s, const uint8_t *p,
     uint32_t len, int keep_attrs, slc_mysql_hsresp_t *r);
 
 /* Local authentication (auth local): slc_mysql_auth_local.c */
-int  slc_session_greet(slc_session_t *s);
-void slc_session_auth_read(slc_conn_t *c);
+int  slc_auth_local_greet(slc_session_t *s);
+void slc_auth_local_read(slc_conn_t *c);
 
 /* The router's start(), once the client is authenticated. */
 void slc_session_start_router(slc_session_t *s);
 /* The session's backend is ready and the client authenticated: the data
-   phase begins, in command mode (slc_mysql_cmd.h) or the router's own
-   (ready()). */
+   phase begins, in command mode or the byte pump (the forward hooks'
+   go). */
 void slc_session_go(slc_session_t *s);
+
+/*
+ * How a logged-in session forwards: command mode or the byte pump, both
+ * of the cmd floor (src/mysql/cmd/slc_mysql_forward.c).  The session
+ * floor calls them only through these hooks, which the mysql module
+ * installs in every process before the first session
+ * (slc_session_forward_set), so that it names nothing above it.
+ */
+typedef struct {
+    /* logged in (or relayed, or handed over): forward */
+    void           (*go)(slc_session_t *s);
+    /* the proxy's own command is over: the paused session goes on */
+    void           (*resume)(slc_session_t *s);
+    /* the backend whose tracker follows the client's released bytes */
+    slc_backend_t *(*target)(const slc_session_t *s);
+    /* the scan released n client bytes at p */
+    void           (*released)(slc_session_t *s, const uint8_t *p,
+                       size_t n);
+    /* nothing in flight in command mode, no answer being written */
+    int            (*at_rest)(const slc_session_t *s);
+    /* the session closes (its filters, its router's backends); is freed */
+    void           (*close)(slc_session_t *s);
+    void           (*free)(slc_session_t *s);
+    /* a reload's handover: the filters' state, saved; stashed once the
+       session is adopted (SLC_OK, or SLC_ERROR: does not fit) */
+    int            (*save)(slc_session_t *s, uint8_t *buf, size_t cap,
+                       size_t *len);
+    int            (*stash)(slc_session_t *s, const uint8_t *p, size_t len);
+} slc_session_forward_t;
+
+void slc_session_forward_set(const slc_session_forward_t *f);
+/* The hooks installed (NULL before). */
+extern const slc_session_forward_t  *slc_session_fwd;
 /*
  * Read what the client sent into s->in (taken on demand, compacted when
  * full of a held command).  SLC_ERROR when the session was closed (the

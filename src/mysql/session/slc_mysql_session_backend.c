@@ -46,7 +46,8 @@ slc_session_backend_identity(slc_backend_t *b, slc_backend_ident_t *id)
     id->attrs_len = s->attrs_len;
     id->stage1 = s->stage1;
     id->empty_password =
-        slc_mysql_cred_find(s->cycle, s->srv, s->user, s->host, &c) != SLC_OK
+        slc_accounts_cred_find(s->cycle, s->srv, s->user, s->host,
+            &c) != SLC_OK
         || c.hash.is_empty;
     explicit_bzero(&c, sizeof(c));
 }
@@ -59,7 +60,7 @@ slc_session_backend_register(slc_backend_t *b)
 
     if (s->registered) {
         slc_registry_set_backend(mc->registry_zone->addr, (uint32_t) s->id,
-            slc_mysql_stats_index(mc, b->server->stats) + 1, b->thread_id);
+            slc_upstream_stats_index(mc, b->server->stats) + 1, b->thread_id);
     }
 }
 
@@ -220,7 +221,7 @@ slc_session_backend_open(slc_session_t *s, slc_upstream_server_t *us)
     if (slc_session_backend_handshake(s, us) != SLC_OK) {
         return SLC_ERROR;
     }
-    b = slc_backend_open(s, us, relay ? &slc_relay_ops
+    b = slc_backend_open(s, us, relay ? &slc_passthrough_ops
                                       : &slc_session_backend_ops, NULL,
                          (uint64_t) s->srv->timeouts->connect_timeout, &f);
     if (b == NULL) {

@@ -40,7 +40,7 @@ void slc_session_backend_log(slc_session_t *s,
    until command mode or the router takes it). */
 extern const slc_backend_ops_t  slc_session_backend_ops;
 /* auth passthrough's ops for it (slc_mysql_passthrough.c). */
-extern const slc_backend_ops_t  slc_relay_ops;
+extern const slc_backend_ops_t  slc_passthrough_ops;
 /* b is the session's own backend (it greeted, took the place of the lost
    one, or came with a handover): KILL from any worker can now find it. */
 void slc_session_backend_register(slc_backend_t *b);

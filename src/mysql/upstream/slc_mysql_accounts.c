@@ -340,7 +340,7 @@ slc_accounts_find(const slc_accounts_zone_t *z, const char *user,
 }
 
 int
-slc_mysql_cred_find(const slc_cycle_t *cycle, const slc_mysql_srv_t *srv,
+slc_accounts_cred_find(const slc_cycle_t *cycle, const slc_mysql_srv_t *srv,
     const char *user, const char *host, slc_mysql_cred_t *out)
 {
     const slc_mysql_user_t *u;

@@ -159,7 +159,8 @@ typedef struct {
 
 /* SLC_OK: found (see plugin); SLC_ERROR: no such user for this host.
    `out` is the caller's and must be wiped by it (explicit_bzero). */
-int  slc_mysql_cred_find(const slc_cycle_t *cycle, const slc_mysql_srv_t *srv,
+int  slc_accounts_cred_find(const slc_cycle_t *cycle,
+    const slc_mysql_srv_t *srv,
     const char *user, const char *host, slc_mysql_cred_t *out);
 
 /*

@@ -2,7 +2,7 @@
 #include "slc_hash.h"
 #include "slc_mysql_catalog.h"
 #include "slc_mysql_catalog_zone.h"
-#include "slc_mysql_classify.h"
+#include "slc_sql_classify.h"
 #include "slc_mysql_proto.h"
 #include "slc_palloc.h"
 
@@ -27,9 +27,9 @@
  * hook what changed.  The nodes live in a pool that dies with the build.
  */
 
-typedef struct slc_cat_node_s  slc_cat_node_t;
+typedef struct slc_catalog_node_s  slc_catalog_node_t;
 
-struct slc_cat_node_s {
+struct slc_catalog_node_s {
     slc_str_t          key;
     uint32_t           hash;
     uint32_t           off;         /* its name in the image, 0: none */
@@ -49,11 +49,11 @@ struct slc_cat_node_s {
     unsigned           ntriggers;
     unsigned           nuses, nbase, nwrites, nclosed;
     uint32_t           mark;        /* a write closure's visit */
-    slc_cat_node_t    *uses[SLC_CATALOG_NAMES_MAX];    /* definition */
-    slc_cat_node_t    *base[SLC_CATALOG_NAMES_MAX];    /* view closure */
-    slc_cat_node_t    *writes[SLC_CATALOG_NAMES_MAX];  /* its triggers' */
-    slc_cat_node_t    *closed[SLC_CATALOG_NAMES_MAX];  /* write closure */
-    slc_cat_node_t    *next;
+    slc_catalog_node_t    *uses[SLC_CATALOG_NAMES_MAX];    /* definition */
+    slc_catalog_node_t    *base[SLC_CATALOG_NAMES_MAX];    /* view closure */
+    slc_catalog_node_t    *writes[SLC_CATALOG_NAMES_MAX];  /* its triggers' */
+    slc_catalog_node_t    *closed[SLC_CATALOG_NAMES_MAX];  /* write closure */
+    slc_catalog_node_t    *next;
 };
 
 #define SLC_CAT_WALK_NONE   0
@@ -68,11 +68,11 @@ struct slc_cat_node_s {
 typedef struct {
     slc_pool_t        *pool;
     slc_hash_t         names;       /* key -> node */
-    slc_cat_node_t    *first;
-    slc_cat_node_t   **last;
+    slc_catalog_node_t    *first;
+    slc_catalog_node_t   **last;
     uint32_t           stamp;
     slc_catalog_outcome_t *out;
-} slc_cat_build_t;
+} slc_catalog_build_t;
 
 #define SLC_CATALOG_HOOKS  4
 
@@ -101,7 +101,7 @@ slc_catalog_tell(slc_catalog_t *c, const slc_str_t *names, unsigned n,
 
 /* FNV-1a, 64 bits: a definition's fingerprint for the diff. */
 static uint64_t
-slc_cat_hash64(uint64_t h, const void *p, size_t n)
+slc_catalog_hash64(uint64_t h, const void *p, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         h ^= ((const uint8_t *) p)[i];
@@ -141,7 +141,7 @@ slc_catalog_sql_mode(const char *s, size_t len)
  * is longer than a name may be.
  */
 static ssize_t
-slc_cat_part(char *dst, const char *p, size_t n, int quoted)
+slc_catalog_part(char *dst, const char *p, size_t n, int quoted)
 {
     size_t o = 0;
 
@@ -161,16 +161,16 @@ slc_cat_part(char *dst, const char *p, size_t n, int quoted)
 
 /* "db.table" into dst (SLC_CATALOG_NAME_MAX + 1): its length, or -1. */
 static ssize_t
-slc_cat_key(char *dst, const slc_str_t *db, int dbq, const char *t,
+slc_catalog_key(char *dst, const slc_str_t *db, int dbq, const char *t,
     size_t tlen, int tq)
 {
-    ssize_t d = slc_cat_part(dst, db->data, db->len, dbq), n;
+    ssize_t d = slc_catalog_part(dst, db->data, db->len, dbq), n;
 
     if (d < 0) {
         return -1;
     }
     dst[d] = '.';
-    n = slc_cat_part(dst + d + 1, t, tlen, tq);
+    n = slc_catalog_part(dst + d + 1, t, tlen, tq);
     if (n < 0) {
         return -1;
     }
@@ -179,10 +179,10 @@ slc_cat_key(char *dst, const slc_str_t *db, int dbq, const char *t,
 }
 
 /* The node of a key, made on first sight; NULL: out of memory. */
-static slc_cat_node_t *
-slc_cat_node(slc_cat_build_t *b, const char *key, size_t len)
+static slc_catalog_node_t *
+slc_catalog_node(slc_catalog_build_t *b, const char *key, size_t len)
 {
-    slc_cat_node_t *n = slc_hash_find(&b->names, key, len);
+    slc_catalog_node_t *n = slc_hash_find(&b->names, key, len);
 
     if (n != NULL) {
         return n;
@@ -205,20 +205,21 @@ slc_cat_node(slc_cat_build_t *b, const char *key, size_t len)
 }
 
 /* The node of an object named by information_schema (no quotes there). */
-static slc_cat_node_t *
-slc_cat_row_node(slc_cat_build_t *b, const slc_str_t *db,
+static slc_catalog_node_t *
+slc_catalog_row_node(slc_catalog_build_t *b, const slc_str_t *db,
     const slc_str_t *name, int *too_long)
 {
     char    key[SLC_CATALOG_NAME_MAX + 1];
-    ssize_t n = slc_cat_key(key, db, 0, name->data, name->len, 0);
+    ssize_t n = slc_catalog_key(key, db, 0, name->data, name->len, 0);
 
     *too_long = n < 0;
-    return n < 0 ? NULL : slc_cat_node(b, key, (size_t) n);
+    return n < 0 ? NULL : slc_catalog_node(b, key, (size_t) n);
 }
 
 /* Add n to a set of at most SLC_CATALOG_NAMES_MAX: SLC_ERROR when full. */
 static int
-slc_cat_set_add(slc_cat_node_t **set, unsigned *count, slc_cat_node_t *n)
+slc_catalog_set_add(slc_catalog_node_t **set, unsigned *count,
+    slc_catalog_node_t *n)
 {
     for (unsigned i = 0; i < *count; i++) {
         if (set[i] == n) {
@@ -238,23 +239,23 @@ slc_cat_set_add(slc_cat_node_t **set, unsigned *count, slc_cat_node_t *n)
  * fit, out of memory (the caller cannot name them all).
  */
 static int
-slc_cat_text_names(slc_cat_build_t *b, const slc_str_t *text,
+slc_catalog_text_names(slc_catalog_build_t *b, const slc_str_t *text,
     const slc_sql_info_t *si, const slc_str_t *schema,
-    slc_cat_node_t **set, unsigned *count)
+    slc_catalog_node_t **set, unsigned *count)
 {
     char            key[SLC_CATALOG_NAME_MAX + 1];
-    slc_cat_node_t *n;
+    slc_catalog_node_t *n;
 
     for (unsigned i = 0; i < si->ntables; i++) {
         const slc_sql_name_t *nm = &si->tables[i];
         slc_str_t db = nm->db_len > 0
                        ? (slc_str_t) { nm->db_len, text->data + nm->db_off }
                        : *schema;
-        ssize_t   len = slc_cat_key(key, &db, nm->db_len > 0,
+        ssize_t   len = slc_catalog_key(key, &db, nm->db_len > 0,
                             text->data + nm->off, nm->len, 1);
 
-        if (len < 0 || (n = slc_cat_node(b, key, (size_t) len)) == NULL
-            || slc_cat_set_add(set, count, n) != SLC_OK)
+        if (len < 0 || (n = slc_catalog_node(b, key, (size_t) len)) == NULL
+            || slc_catalog_set_add(set, count, n) != SLC_OK)
         {
             return SLC_ERROR;
         }
@@ -265,7 +266,7 @@ slc_cat_text_names(slc_cat_build_t *b, const slc_str_t *text,
 /* ---- phase 1: rows ---------------------------------------------------- */
 
 static void
-slc_cat_hidden(slc_cat_build_t *b, const slc_cat_node_t *v)
+slc_catalog_hidden(slc_catalog_build_t *b, const slc_catalog_node_t *v)
 {
     if (b->out->hidden++ == 0) {
         memcpy(b->out->hidden_name, v->key.data, v->key.len);
@@ -279,24 +280,24 @@ slc_cat_hidden(slc_cat_build_t *b, const slc_cat_node_t *v)
  * one SELECT whose tables are all named.
  */
 static int
-slc_cat_view_row(slc_cat_build_t *b, const slc_catalog_view_row_t *r)
+slc_catalog_view_row(slc_catalog_build_t *b, const slc_catalog_view_row_t *r)
 {
     const uint32_t  bad = SLC_SQL_F_TABLES_PARTIAL | SLC_SQL_F_UNTERMINATED
                           | SLC_SQL_F_MULTI;
     slc_sql_info_t  si;
-    slc_cat_node_t *v;
+    slc_catalog_node_t *v;
     int             too_long;
 
-    v = slc_cat_row_node(b, &r->schema, &r->name, &too_long);
+    v = slc_catalog_row_node(b, &r->schema, &r->name, &too_long);
     if (v == NULL || v->view) {
         /* a name the cache cannot make either; a repeated row */
         return too_long || v != NULL ? SLC_OK : SLC_ERROR;
     }
     v->view = 1;
-    v->def_hash = slc_cat_hash64(SLC_CAT_HASH64_BASIS, r->definition.data,
+    v->def_hash = slc_catalog_hash64(SLC_CAT_HASH64_BASIS, r->definition.data,
         r->definition.len);
     if (r->definition.len == 0) {
-        slc_cat_hidden(b, v);       /* no SELECT on it: not shown */
+        slc_catalog_hidden(b, v);       /* no SELECT on it: not shown */
         return SLC_OK;
     }
     if (slc_sql_classify((const uint8_t *) r->definition.data,
@@ -305,7 +306,7 @@ slc_cat_view_row(slc_cat_build_t *b, const slc_catalog_view_row_t *r)
     {
         return SLC_OK;
     }
-    if (slc_cat_text_names(b, &r->definition, &si, &r->schema, v->uses,
+    if (slc_catalog_text_names(b, &r->definition, &si, &r->schema, v->uses,
             &v->nuses) != SLC_OK)
     {
         v->nuses = 0;
@@ -324,8 +325,9 @@ slc_cat_view_row(slc_cat_build_t *b, const slc_catalog_view_row_t *r)
  * ANSI_QUOTES (a name the classifier reads as a string).
  */
 static int
-slc_cat_trigger_writes(slc_cat_build_t *b, const slc_catalog_trigger_row_t *r,
-    slc_cat_node_t *t)
+slc_catalog_trigger_writes(slc_catalog_build_t *b,
+    const slc_catalog_trigger_row_t *r,
+    slc_catalog_node_t *t)
 {
     const uint32_t bad = SLC_SQL_F_MULTI | SLC_SQL_F_STORED_FUNC
                          | SLC_SQL_F_TABLES_PARTIAL | SLC_SQL_F_UNTERMINATED
@@ -353,29 +355,30 @@ slc_cat_trigger_writes(slc_cat_build_t *b, const slc_catalog_trigger_row_t *r,
     default:
         return SLC_ERROR;           /* BEGIN ... END, CALL, UNKNOWN ... */
     }
-    return slc_cat_text_names(b, &r->body, &si, &r->schema, t->writes,
+    return slc_catalog_text_names(b, &r->body, &si, &r->schema, t->writes,
         &t->nwrites);
 }
 
 static int
-slc_cat_trigger_row(slc_cat_build_t *b, const slc_catalog_trigger_row_t *r)
+slc_catalog_trigger_row(slc_catalog_build_t *b,
+    const slc_catalog_trigger_row_t *r)
 {
-    slc_cat_node_t *t;
+    slc_catalog_node_t *t;
     uint64_t        h = SLC_CAT_HASH64_BASIS;
     int             too_long;
 
-    t = slc_cat_row_node(b, &r->table_schema, &r->table, &too_long);
+    t = slc_catalog_row_node(b, &r->table_schema, &r->table, &too_long);
     if (t == NULL) {
         return too_long ? SLC_OK : SLC_ERROR;
     }
     t->ntriggers++;
     /* a sum: the same triggers in any order give the same fingerprint */
-    h = slc_cat_hash64(h, r->schema.data, r->schema.len);
-    h = slc_cat_hash64(h, "", 1);
-    h = slc_cat_hash64(h, r->body.data, r->body.len);
-    h = slc_cat_hash64(h, &r->sql_mode, sizeof(r->sql_mode));
+    h = slc_catalog_hash64(h, r->schema.data, r->schema.len);
+    h = slc_catalog_hash64(h, "", 1);
+    h = slc_catalog_hash64(h, r->body.data, r->body.len);
+    h = slc_catalog_hash64(h, &r->sql_mode, sizeof(r->sql_mode));
     t->trg_hash += h;
-    if (!t->wall && slc_cat_trigger_writes(b, r, t) != SLC_OK) {
+    if (!t->wall && slc_catalog_trigger_writes(b, r, t) != SLC_OK) {
         t->wall = 1;
     }
     return SLC_OK;
@@ -395,7 +398,7 @@ slc_cat_trigger_row(slc_cat_build_t *b, const slc_catalog_trigger_row_t *r)
  * and each view is walked once but for such paths.
  */
 static int
-slc_cat_walk(slc_cat_node_t *v, unsigned d)
+slc_catalog_walk(slc_catalog_node_t *v, unsigned d)
 {
     int rc = v->placeable ? SLC_OK : SLC_CAT_UNKNOWN;
 
@@ -413,16 +416,17 @@ slc_cat_walk(slc_cat_node_t *v, unsigned d)
     v->height = 1;
     v->flags = v->own_flags;
     for (unsigned i = 0; rc == SLC_OK && i < v->nuses; i++) {
-        slc_cat_node_t *u = v->uses[i];
+        slc_catalog_node_t *u = v->uses[i];
 
         if (!u->view) {
-            rc = slc_cat_set_add(v->base, &v->nbase, u) == SLC_OK
+            rc = slc_catalog_set_add(v->base, &v->nbase, u) == SLC_OK
                  ? SLC_OK : SLC_CAT_UNKNOWN;
             continue;
         }
-        rc = slc_cat_walk(u, d + 1);
+        rc = slc_catalog_walk(u, d + 1);
         for (unsigned k = 0; rc == SLC_OK && k < u->nbase; k++) {
-            if (slc_cat_set_add(v->base, &v->nbase, u->base[k]) != SLC_OK) {
+            if (slc_catalog_set_add(v->base, &v->nbase,
+                u->base[k]) != SLC_OK) {
                 rc = SLC_CAT_UNKNOWN;
             }
         }
@@ -440,10 +444,10 @@ slc_cat_walk(slc_cat_node_t *v, unsigned d)
 }
 
 static void
-slc_cat_walk_views(slc_cat_build_t *b)
+slc_catalog_walk_views(slc_catalog_build_t *b)
 {
-    for (slc_cat_node_t *v = b->first; v != NULL; v = v->next) {
-        if (v->view && slc_cat_walk(v, 1) == SLC_CAT_DEEP) {
+    for (slc_catalog_node_t *v = b->first; v != NULL; v = v->next) {
+        if (v->view && slc_catalog_walk(v, 1) == SLC_CAT_DEEP) {
             v->walk = SLC_CAT_WALK_DONE;     /* too deep from itself */
             v->known = 0;
             v->height = SLC_CATALOG_DEPTH_MAX + 1;
@@ -453,8 +457,9 @@ slc_cat_walk_views(slc_cat_build_t *b)
 
 /* One name reached by a write to t: added to its closure and queued. */
 static void
-slc_cat_reach(slc_cat_build_t *b, slc_cat_node_t *t, slc_cat_node_t *y,
-    slc_cat_node_t **queue, unsigned *tail)
+slc_catalog_reach(slc_catalog_build_t *b, slc_catalog_node_t *t,
+    slc_catalog_node_t *y,
+    slc_catalog_node_t **queue, unsigned *tail)
 {
     if (y->mark == b->stamp) {
         return;
@@ -476,25 +481,25 @@ slc_cat_reach(slc_cat_build_t *b, slc_cat_node_t *t, slc_cat_node_t *y,
  * the closure plus t.
  */
 static void
-slc_cat_write_close(slc_cat_build_t *b, slc_cat_node_t *t)
+slc_catalog_write_close(slc_catalog_build_t *b, slc_catalog_node_t *t)
 {
-    slc_cat_node_t *queue[SLC_CATALOG_NAMES_MAX + 1];
+    slc_catalog_node_t *queue[SLC_CATALOG_NAMES_MAX + 1];
     unsigned        head = 0, tail = 0;
 
     t->mark = ++b->stamp;
     queue[tail++] = t;
     while (head < tail && !t->closed_all) {
-        slc_cat_node_t *x = queue[head++];
+        slc_catalog_node_t *x = queue[head++];
 
         if ((x->view && !x->known) || x->wall) {
             t->closed_all = 1;
             break;
         }
         for (unsigned i = 0; x->view && i < x->nbase; i++) {
-            slc_cat_reach(b, t, x->base[i], queue, &tail);
+            slc_catalog_reach(b, t, x->base[i], queue, &tail);
         }
         for (unsigned i = 0; i < x->nwrites; i++) {
-            slc_cat_reach(b, t, x->writes[i], queue, &tail);
+            slc_catalog_reach(b, t, x->writes[i], queue, &tail);
         }
     }
 }
@@ -506,10 +511,10 @@ typedef struct {
     uint32_t    nbuckets;
     size_t      nrefs;
     size_t      names;      /* bytes */
-} slc_cat_size_t;
+} slc_catalog_size_t;
 
 static void
-slc_cat_name_needed(slc_cat_node_t *n, slc_cat_size_t *sz)
+slc_catalog_name_needed(slc_catalog_node_t *n, slc_catalog_size_t *sz)
 {
     if (!n->named) {
         n->named = 1;
@@ -519,20 +524,20 @@ slc_cat_name_needed(slc_cat_node_t *n, slc_cat_size_t *sz)
 
 /* Which nodes get an entry and which names the image holds: its size. */
 static size_t
-slc_cat_measure(slc_cat_build_t *b, slc_cat_size_t *sz)
+slc_catalog_measure(slc_catalog_build_t *b, slc_catalog_size_t *sz)
 {
-    for (slc_cat_node_t *n = b->first; n != NULL; n = n->next) {
+    for (slc_catalog_node_t *n = b->first; n != NULL; n = n->next) {
         if (!n->view && n->ntriggers == 0) {
             continue;
         }
         n->entry = 1;
         sz->nentries++;
-        slc_cat_name_needed(n, sz);
+        slc_catalog_name_needed(n, sz);
         for (unsigned i = 0; n->known && i < n->nbase; i++) {
-            slc_cat_name_needed(n->base[i], sz);
+            slc_catalog_name_needed(n->base[i], sz);
         }
         for (unsigned i = 0; !n->closed_all && i < n->nclosed; i++) {
-            slc_cat_name_needed(n->closed[i], sz);
+            slc_catalog_name_needed(n->closed[i], sz);
         }
         sz->nrefs += (n->known ? n->nbase : 0)
                      + (n->closed_all ? 0 : n->nclosed);
@@ -548,7 +553,8 @@ slc_cat_measure(slc_cat_build_t *b, slc_cat_size_t *sz)
 
 /* A list of names at *ref: its offset. */
 static uint32_t
-slc_cat_list(uint8_t *img, uint32_t *ref, slc_cat_node_t **set, unsigned n)
+slc_catalog_list(uint8_t *img, uint32_t *ref, slc_catalog_node_t **set,
+    unsigned n)
 {
     uint32_t at = *ref;
 
@@ -559,7 +565,7 @@ slc_cat_list(uint8_t *img, uint32_t *ref, slc_cat_node_t **set, unsigned n)
 }
 
 static void
-slc_cat_entry(uint8_t *img, uint32_t *ref, slc_cat_node_t *n,
+slc_catalog_write_entry(uint8_t *img, uint32_t *ref, slc_catalog_node_t *n,
     slc_catalog_entry_t *e)
 {
     e->name = n->off;
@@ -568,11 +574,11 @@ slc_cat_entry(uint8_t *img, uint32_t *ref, slc_cat_node_t *n,
               : n->known ? SLC_CATALOG_E_VIEW : SLC_CATALOG_E_UNKNOWN;
     e->flags = n->known ? n->flags : 0;
     e->nreads = (uint16_t) (n->known ? n->nbase : 0);
-    e->reads = slc_cat_list(img, ref, n->base, e->nreads);
+    e->reads = slc_catalog_list(img, ref, n->base, e->nreads);
     e->writes = n->closed_all ? SLC_CATALOG_W_ALL
                 : n->nclosed > 0 ? SLC_CATALOG_W_LIST : SLC_CATALOG_W_NONE;
     e->nwrites = (uint16_t) (n->closed_all ? 0 : n->nclosed);
-    e->wlist = slc_cat_list(img, ref, n->closed, e->nwrites);
+    e->wlist = slc_catalog_list(img, ref, n->closed, e->nwrites);
     e->ntriggers = (uint16_t) slc_min(n->ntriggers, 65535u);
     e->def_hash = n->def_hash;
     e->trg_hash = n->trg_hash;
@@ -580,7 +586,8 @@ slc_cat_entry(uint8_t *img, uint32_t *ref, slc_cat_node_t *n,
 
 /* The image into img (zeroed, as large as measured). */
 static void
-slc_cat_write(slc_cat_build_t *b, uint8_t *img, const slc_cat_size_t *sz)
+slc_catalog_write(slc_catalog_build_t *b, uint8_t *img,
+    const slc_catalog_size_t *sz)
 {
     slc_catalog_image_t *h = (slc_catalog_image_t *) img;
     uint32_t            *bucket = (uint32_t *) (h + 1);
@@ -589,7 +596,7 @@ slc_cat_write(slc_cat_build_t *b, uint8_t *img, const slc_cat_size_t *sz)
                                            - img);
     uint32_t             at = ref + (uint32_t) sz->nrefs * 4, i = 0;
 
-    for (slc_cat_node_t *n = b->first; n != NULL; n = n->next) {
+    for (slc_catalog_node_t *n = b->first; n != NULL; n = n->next) {
         uint16_t len = (uint16_t) n->key.len;
 
         if (n->named) {
@@ -599,13 +606,13 @@ slc_cat_write(slc_cat_build_t *b, uint8_t *img, const slc_cat_size_t *sz)
             at += 2 + len + 1;
         }
     }
-    for (slc_cat_node_t *n = b->first; n != NULL; n = n->next) {
+    for (slc_catalog_node_t *n = b->first; n != NULL; n = n->next) {
         uint32_t k = n->hash & (sz->nbuckets - 1);
 
         if (!n->entry) {
             continue;
         }
-        slc_cat_entry(img, &ref, n, &e[i]);
+        slc_catalog_write_entry(img, &ref, n, &e[i]);
         while (bucket[k] != 0) {
             k = (k + 1) & (sz->nbuckets - 1);
         }
@@ -618,22 +625,22 @@ slc_cat_write(slc_cat_build_t *b, uint8_t *img, const slc_cat_size_t *sz)
 
 /* Phases 1 and 2. */
 static int
-slc_cat_nodes(slc_cat_build_t *b, const slc_catalog_rows_t *rows)
+slc_catalog_nodes(slc_catalog_build_t *b, const slc_catalog_rows_t *rows)
 {
     for (unsigned i = 0; i < rows->nviews; i++) {
-        if (slc_cat_view_row(b, &rows->views[i]) != SLC_OK) {
+        if (slc_catalog_view_row(b, &rows->views[i]) != SLC_OK) {
             return SLC_ERROR;
         }
     }
     for (unsigned i = 0; i < rows->ntriggers; i++) {
-        if (slc_cat_trigger_row(b, &rows->triggers[i]) != SLC_OK) {
+        if (slc_catalog_trigger_row(b, &rows->triggers[i]) != SLC_OK) {
             return SLC_ERROR;
         }
     }
-    slc_cat_walk_views(b);
-    for (slc_cat_node_t *n = b->first; n != NULL; n = n->next) {
+    slc_catalog_walk_views(b);
+    for (slc_catalog_node_t *n = b->first; n != NULL; n = n->next) {
         if (n->view || n->ntriggers > 0) {
-            slc_cat_write_close(b, n);
+            slc_catalog_write_close(b, n);
         }
     }
     return SLC_OK;
@@ -644,11 +651,11 @@ slc_cat_nodes(slc_cat_build_t *b, const slc_catalog_rows_t *rows)
  * does not fit (out->need says what it takes), SLC_ERROR: out of memory.
  */
 static int
-slc_cat_build(const slc_catalog_rows_t *rows, uint8_t *img, size_t room,
+slc_catalog_build(const slc_catalog_rows_t *rows, uint8_t *img, size_t room,
     slc_catalog_outcome_t *out)
 {
-    slc_cat_build_t b = { .out = out };
-    slc_cat_size_t  sz = { 0 };
+    slc_catalog_build_t b = { .out = out };
+    slc_catalog_size_t  sz = { 0 };
     int             rc = SLC_ERROR;
 
     b.pool = slc_pool_create(64 * 1024);
@@ -657,13 +664,13 @@ slc_cat_build(const slc_catalog_rows_t *rows, uint8_t *img, size_t room,
     }
     slc_hash_init(&b.names, b.pool);
     b.last = &b.first;
-    if (slc_cat_nodes(&b, rows) == SLC_OK) {
-        out->need = slc_cat_measure(&b, &sz);
+    if (slc_catalog_nodes(&b, rows) == SLC_OK) {
+        out->need = slc_catalog_measure(&b, &sz);
         rc = out->need > room || out->need > UINT32_MAX ? SLC_AGAIN : SLC_OK;
     }
     if (rc == SLC_OK) {
         memset(img, 0, out->need);
-        slc_cat_write(&b, img, &sz);
+        slc_catalog_write(&b, img, &sz);
     }
     slc_pool_destroy(b.pool);
     return rc;
@@ -672,7 +679,7 @@ slc_cat_build(const slc_catalog_rows_t *rows, uint8_t *img, size_t room,
 /* ---- publishing ------------------------------------------------------- */
 
 static uint64_t
-slc_cat_now(void)
+slc_catalog_now(void)
 {
     struct timespec ts;
 
@@ -682,7 +689,7 @@ slc_cat_now(void)
 
 /* The image's header: the load's facts, state and counts. */
 static void
-slc_cat_header(const slc_catalog_rows_t *rows, slc_catalog_image_t *h,
+slc_catalog_header(const slc_catalog_rows_t *rows, slc_catalog_image_t *h,
     int fits)
 {
     h->state = SLC_CATALOG_S_LOADED
@@ -695,7 +702,7 @@ slc_cat_header(const slc_catalog_rows_t *rows, slc_catalog_image_t *h,
     h->ddl_at = rows->ddl_at;
     h->nviews = rows->nviews;
     h->ntriggers = rows->ntriggers;
-    h->loaded_at = slc_cat_now();
+    h->loaded_at = slc_catalog_now();
     strlcpy(h->server, rows->server != NULL ? rows->server : "",
         sizeof(h->server));
     if (!fits || rows->blind) {
@@ -707,20 +714,21 @@ slc_cat_header(const slc_catalog_rows_t *rows, slc_catalog_image_t *h,
 /* Build into img; an image that cannot answer (blind, too small) is a
    header alone.  SLC_ERROR: out of memory. */
 static int
-slc_cat_image(slc_catalog_t *c, const slc_catalog_rows_t *rows, uint8_t *img,
+slc_catalog_write_image(slc_catalog_t *c, const slc_catalog_rows_t *rows,
+    uint8_t *img,
     slc_catalog_outcome_t *out)
 {
     int rc = SLC_AGAIN;
 
     memset(img, 0, sizeof(slc_catalog_image_t));
     if (!rows->blind) {
-        rc = slc_cat_build(rows, img, c->half, out);
+        rc = slc_catalog_build(rows, img, c->half, out);
         if (rc == SLC_ERROR) {
             return SLC_ERROR;
         }
     }
     out->fits = rows->blind || rc == SLC_OK;
-    slc_cat_header(rows, (slc_catalog_image_t *) img, out->fits);
+    slc_catalog_header(rows, (slc_catalog_image_t *) img, out->fits);
     ((slc_catalog_image_t *) img)->hidden = out->hidden;
     return SLC_OK;
 }
@@ -731,7 +739,7 @@ slc_cat_image(slc_catalog_t *c, const slc_catalog_rows_t *rows, uint8_t *img,
  * state included).  An image that cannot answer tells nothing.
  */
 static void
-slc_cat_compare(const uint8_t *old, uint8_t *img, size_t half,
+slc_catalog_compare(const uint8_t *old, uint8_t *img, size_t half,
     slc_catalog_changes_t *ch, slc_catalog_outcome_t *out)
 {
     const slc_catalog_image_t *oh = (const slc_catalog_image_t *) old;
@@ -757,13 +765,13 @@ slc_catalog_publish(slc_catalog_t *c, const slc_catalog_rows_t *rows,
     memset(out, 0, sizeof(*out));
     out->room = c->half;
     if (img != NULL && old != NULL && ch != NULL
-        && slc_cat_image(c, rows, img, out) == SLC_OK)
+        && slc_catalog_write_image(c, rows, img, out) == SLC_OK)
     {
         if (slc_catalog_snapshot(c, old) != SLC_OK) {
             /* a writer stuck in the other image: as never loaded */
             memset(old, 0, sizeof(slc_catalog_image_t));
         }
-        slc_cat_compare(old, img, c->half, ch, out);
+        slc_catalog_compare(old, img, c->half, ch, out);
         slc_catalog_switch(c, img, ((slc_catalog_image_t *) img)->used);
         /* after the switch: what is stored from now on knows the new */
         if (out->changed) {

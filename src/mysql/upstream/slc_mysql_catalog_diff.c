@@ -12,7 +12,7 @@
  */
 
 static void
-slc_cat_changed(slc_catalog_changes_t *ch, const char *name, size_t len)
+slc_catalog_changed(slc_catalog_changes_t *ch, const char *name, size_t len)
 {
     for (unsigned i = 0; i < ch->n; i++) {
         if (ch->name[i].len == len && memcmp(ch->name[i].data, name, len)
@@ -30,7 +30,7 @@ slc_cat_changed(slc_catalog_changes_t *ch, const char *name, size_t len)
 
 /* Whether every name of list a (image ia) is in list b (image ib). */
 static int
-slc_cat_list_in(const void *ia, uint32_t a, unsigned na, const void *ib,
+slc_catalog_list_in(const void *ia, uint32_t a, unsigned na, const void *ib,
     uint32_t b, unsigned nb, size_t half)
 {
     for (unsigned i = 0; i < na; i++) {
@@ -54,16 +54,17 @@ slc_cat_list_in(const void *ia, uint32_t a, unsigned na, const void *ib,
 }
 
 static int
-slc_cat_same_list(const void *ia, uint32_t a, unsigned na, const void *ib,
+slc_catalog_same_list(const void *ia, uint32_t a, unsigned na, const void *ib,
     uint32_t b, unsigned nb, size_t half)
 {
-    return na == nb && slc_cat_list_in(ia, a, na, ib, b, nb, half)
-           && slc_cat_list_in(ib, b, nb, ia, a, na, half);
+    return na == nb && slc_catalog_list_in(ia, a, na, ib, b, nb, half)
+           && slc_catalog_list_in(ib, b, nb, ia, a, na, half);
 }
 
 /* The names of a list, changed. */
 static void
-slc_cat_changed_list(slc_catalog_changes_t *ch, const void *img, size_t half,
+slc_catalog_changed_list(slc_catalog_changes_t *ch, const void *img,
+    size_t half,
     uint32_t list, unsigned n)
 {
     for (unsigned i = 0; i < n; i++) {
@@ -74,7 +75,7 @@ slc_cat_changed_list(slc_catalog_changes_t *ch, const void *img, size_t half,
             ch->all = 1;
             return;
         }
-        slc_cat_changed(ch, name, len);
+        slc_catalog_changed(ch, name, len);
     }
 }
 
@@ -87,7 +88,7 @@ slc_cat_changed_list(slc_catalog_changes_t *ch, const void *img, size_t half,
  * there).
  */
 static void
-slc_cat_diff_entry(const void *old, const void *new, size_t half,
+slc_catalog_diff_entry(const void *old, const void *new, size_t half,
     const slc_catalog_entry_t *o, const slc_catalog_entry_t *e,
     const char *name, size_t len, slc_catalog_changes_t *ch)
 {
@@ -99,19 +100,19 @@ slc_cat_diff_entry(const void *old, const void *new, size_t half,
     }
     view = o->view != e->view || o->flags != e->flags
            || o->def_hash != e->def_hash
-           || !slc_cat_same_list(old, o->reads, o->nreads, new, e->reads,
+           || !slc_catalog_same_list(old, o->reads, o->nreads, new, e->reads,
                   e->nreads, half);
     trg = o->ntriggers != e->ntriggers || o->trg_hash != e->trg_hash
           || o->writes != e->writes
-          || !slc_cat_same_list(old, o->wlist, o->nwrites, new, e->wlist,
+          || !slc_catalog_same_list(old, o->wlist, o->nwrites, new, e->wlist,
                  e->nwrites, half);
     if (view || trg) {
-        slc_cat_changed(ch, name, len);
+        slc_catalog_changed(ch, name, len);
     }
     if (trg && e->writes == SLC_CATALOG_W_ALL) {
         ch->all = 1;
     } else if (trg) {
-        slc_cat_changed_list(ch, new, half, e->wlist, e->nwrites);
+        slc_catalog_changed_list(ch, new, half, e->wlist, e->nwrites);
     }
 }
 
@@ -139,7 +140,7 @@ slc_catalog_diff(const void *old, const void *new, size_t half,
         name = slc_catalog_name(new, half, e->name, &len);
         o = name != NULL ? slc_catalog_find(old, half, name, len) : NULL;
         if (name != NULL) {
-            slc_cat_diff_entry(old, new, half, o, e, name, len, ch);
+            slc_catalog_diff_entry(old, new, half, o, e, name, len, ch);
         }
     }
     for (unsigned i = 0; !ch->all && (o = slc_catalog_entry(old, half, i))
@@ -147,7 +148,7 @@ slc_catalog_diff(const void *old, const void *new, size_t half,
     {
         name = slc_catalog_name(old, half, o->name, &len);
         if (name != NULL && slc_catalog_find(new, half, name, len) == NULL) {
-            slc_cat_changed(ch, name, len);
+            slc_catalog_changed(ch, name, len);
         }
     }
 }

@@ -353,7 +353,7 @@ slc_monitor_attach(slc_shm_zone_t *z, slc_cycle_t *cycle, char *err,
         int on = slc_monitor_conf(up)->user != NULL;
         for (unsigned i = 0; i < up->nservers; i++) {
             slc_upstream_server_t *us = &up->servers[i];
-            int k = on ? slc_mysql_stats_key_index(mc, us) : -1;
+            int k = on ? slc_upstream_stats_key_index(mc, us) : -1;
             if (on && k < 0) {
                 snprintf(err, errlen, "too many upstream servers for the "
                     "monitor zone (%d)", SLC_STATS_MAX);
@@ -680,7 +680,8 @@ slc_monitor_sync(const slc_upstream_t *up, const slc_monitor_status_t *old,
     e->st.synced_seen = old->synced_seen;
     e->st.synced_prev_at = old->synced_prev_at;
     e->st.synced_prev_seen = old->synced_prev_seen;
-    if (e->st.role != SLC_ROLE_REPLICA || (e->st.flags & SLC_MONITOR_GTID_LONG))
+    if (e->st.role != SLC_ROLE_REPLICA
+        || (e->st.flags & SLC_MONITOR_GTID_LONG))
     {
         return;
     }

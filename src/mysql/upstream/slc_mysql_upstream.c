@@ -5,7 +5,7 @@
 #include "slc_worker.h"
 
 /* This process's count of connections to `us`, so that the master can
-   take them back if it dies (slc_mysql_stats_reap). */
+   take them back if it dies (slc_upstream_stats_reap). */
 static slc_held_t *
 slc_upstream_held(slc_upstream_server_t *us)
 {

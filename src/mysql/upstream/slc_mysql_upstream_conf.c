@@ -50,7 +50,7 @@ slc_mysql_upstream_block(slc_conf_t *cf, const slc_command_t *cmd,
 
 /* Resolve "host:port", "[v6]:port" or "unix:/path" at config time. */
 static const char *
-slc_mysql_server_addr(slc_conf_t *cf, const char *s,
+slc_upstream_conf_addr(slc_conf_t *cf, const char *s,
     slc_upstream_server_t *us)
 {
     struct addrinfo  hints = { .ai_socktype = SOCK_STREAM }, *res;
@@ -93,7 +93,7 @@ slc_mysql_server_addr(slc_conf_t *cf, const char *s,
 }
 
 static const char *
-slc_mysql_server_param(slc_conf_t *cf, slc_upstream_server_t *us,
+slc_upstream_conf_param(slc_conf_t *cf, slc_upstream_server_t *us,
     const slc_str_t *a)
 {
     long long n;
@@ -161,11 +161,11 @@ slc_mysql_upstream_server(slc_conf_t *cf, const slc_command_t *cmd,
     us = &up->servers[up->nservers];
     memset(us, 0, sizeof(*us));
     us->weight = 1;
-    if ((rv = slc_mysql_server_addr(cf, cf->args[1].data, us)) != NULL) {
+    if ((rv = slc_upstream_conf_addr(cf, cf->args[1].data, us)) != NULL) {
         return rv;
     }
     for (unsigned i = 2; i < cf->nargs; i++) {
-        if ((rv = slc_mysql_server_param(cf, us, &cf->args[i])) != NULL) {
+        if ((rv = slc_upstream_conf_param(cf, us, &cf->args[i])) != NULL) {
             return rv;
         }
     }
@@ -184,7 +184,7 @@ slc_mysql_upstream_server(slc_conf_t *cf, const slc_command_t *cmd,
 }
 
 static void
-slc_mysql_stats_sub(uint64_t *counter, uint64_t n)
+slc_upstream_stats_sub(uint64_t *counter, uint64_t n)
 {
     uint64_t cur = __atomic_load_n(counter, __ATOMIC_RELAXED), next;
 
@@ -195,7 +195,7 @@ slc_mysql_stats_sub(uint64_t *counter, uint64_t n)
 }
 
 static slc_server_stats_t *
-slc_mysql_stats_slot(slc_server_stats_t *tab, const char *key)
+slc_upstream_stats_slot(slc_server_stats_t *tab, const char *key)
 {
     for (unsigned i = 0; i < SLC_STATS_MAX; i++) {
         if (tab[i].key[0] == '\0') {
@@ -210,17 +210,16 @@ slc_mysql_stats_slot(slc_server_stats_t *tab, const char *key)
 }
 
 int
-slc_mysql_stats_attach(slc_shm_zone_t *z, slc_cycle_t *cycle, char *err,
-    size_t errlen)
+slc_upstream_stats_attach(const slc_mysql_conf_t *mc, slc_shm_zone_t *z,
+    char *err, size_t errlen)
 {
-    slc_mysql_conf_t *mc = slc_mysql_conf(cycle);
     char              key[160];
 
     for (slc_upstream_t *up = mc->upstreams; up != NULL; up = up->next) {
         for (unsigned i = 0; i < up->nservers; i++) {
             slc_upstream_server_t *us = &up->servers[i];
             snprintf(key, sizeof(key), "%s/%s", up->name.data, us->name);
-            us->stats = slc_mysql_stats_slot(z->addr, key);
+            us->stats = slc_upstream_stats_slot(z->addr, key);
             if (us->stats == NULL) {
                 snprintf(err, errlen, "too many upstream servers for the "
                     "stats zone (%d)", SLC_STATS_MAX);
@@ -234,24 +233,24 @@ slc_mysql_stats_attach(slc_shm_zone_t *z, slc_cycle_t *cycle, char *err,
 }
 
 int
-slc_mysql_stats_key_index(const slc_mysql_conf_t *mc,
+slc_upstream_stats_key_index(const slc_mysql_conf_t *mc,
     const slc_upstream_server_t *us)
 {
     slc_server_stats_t *st;
     char                key[160];
 
     snprintf(key, sizeof(key), "%s/%s", us->upstream->name.data, us->name);
-    st = slc_mysql_stats_slot(mc->stats_zone->addr, key);
-    return st != NULL ? (int) slc_mysql_stats_index(mc, st) : -1;
+    st = slc_upstream_stats_slot(mc->stats_zone->addr, key);
+    return st != NULL ? (int) slc_upstream_stats_index(mc, st) : -1;
 }
 
 slc_upstream_server_t *
-slc_mysql_stats_server(const slc_mysql_conf_t *mc, uint32_t index)
+slc_upstream_stats_server(const slc_mysql_conf_t *mc, uint32_t index)
 {
     for (slc_upstream_t *up = mc->upstreams; up != NULL; up = up->next) {
         for (unsigned i = 0; i < up->nservers; i++) {
             if (up->servers[i].stats != NULL
-                && slc_mysql_stats_index(mc, up->servers[i].stats) == index)
+                && slc_upstream_stats_index(mc, up->servers[i].stats) == index)
             {
                 return &up->servers[i];
             }
@@ -266,13 +265,12 @@ slc_mysql_stats_server(const slc_mysql_conf_t *mc, uint32_t index)
  * updates leaves at worst one connection counted, never one too few).
  */
 void
-slc_mysql_stats_reap(slc_cycle_t *cycle, unsigned proc)
+slc_upstream_stats_reap(const slc_mysql_conf_t *mc, unsigned proc)
 {
-    slc_mysql_conf_t   *mc = slc_mysql_conf(cycle);
     slc_server_stats_t *stats;
     slc_held_t         *row;
 
-    if (mc == NULL || mc->held_zone == NULL || mc->held_zone->addr == NULL
+    if (mc->held_zone == NULL || mc->held_zone->addr == NULL
         || proc >= SLC_PROC_MAX)
     {
         return;
@@ -286,8 +284,8 @@ slc_mysql_stats_reap(slc_cycle_t *cycle, unsigned proc)
         slc_log(SLC_LOG_NOTICE, "worker process index %u held %u backend "
             "connection(s) and %u handshake(s) of \"%s\", released", proc,
             row[i].active, row[i].handshakes, stats[i].key);
-        slc_mysql_stats_sub(&stats[i].active, row[i].active);
-        slc_mysql_stats_sub(&stats[i].handshakes, row[i].handshakes);
+        slc_upstream_stats_sub(&stats[i].active, row[i].active);
+        slc_upstream_stats_sub(&stats[i].handshakes, row[i].handshakes);
         row[i].active = row[i].handshakes = 0;
     }
 }

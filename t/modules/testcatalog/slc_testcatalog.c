@@ -1,6 +1,7 @@
 /*
  * testcatalog: a filter that asks the schema catalog
- * (src/mysql/upstream/slc_mysql_catalog.h) what the query cache will ask, so that
+ * (src/mysql/upstream/slc_mysql_catalog.h) what the query cache will ask,
+ * so that
  * t/catalog.t sees it from a worker, as the cache will:
  *
  *   - it wants the catalog of the upstream of every server {} that lists
@@ -188,9 +189,9 @@ slc_tc_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
     memcpy(arg, q + pre, n - pre - 1);
     arg[n - pre - 1] = '\0';
     slc_tc_answer(slc_catalog_of(s->srv->upstream), arg, buf, sizeof(buf));
-    (void) slc_cmd_reply_columns(s, cols, 1);
+    (void) slc_reply_columns(s, cols, 1);
     vlen = strlen(buf);
-    (void) slc_cmd_reply_row(s, &v, &vlen, 1);
-    (void) slc_cmd_reply_end(s);
+    (void) slc_reply_row(s, &v, &vlen, 1);
+    (void) slc_reply_end(s);
     return SLC_FILTER_ANSWER;
 }

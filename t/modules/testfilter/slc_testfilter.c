@@ -127,7 +127,7 @@ slc_tf_row(slc_session_t *s, const char *v)
 {
     size_t n = strlen(v);
 
-    return slc_cmd_reply_row(s, &v, &n, 1);
+    return slc_reply_row(s, &v, &n, 1);
 }
 
 /* The stream of a rows answer: as much as the buffer takes each time. */
@@ -148,14 +148,14 @@ slc_tf_stream(slc_session_t *s, void *data)
         }
         tf->sent++;
     }
-    rc = slc_cmd_reply_end(s);
+    rc = slc_reply_end(s);
     return rc == SLC_OK ? SLC_DONE : rc;
 }
 
 static int
 slc_tf_ok(slc_session_t *s)
 {
-    return slc_cmd_reply_ok(s, 0);
+    return slc_reply_ok(s, 0);
 }
 
 /*
@@ -212,23 +212,23 @@ slc_tf_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
     if (n > 5 && memcmp(q, "rows ", 5) == 0) {
         tf->rows = strtoull(q + 5, NULL, 10);
         tf->sent = 0;
-        if (slc_cmd_reply_columns(s, slc_tf_columns, 1) != SLC_OK) {
+        if (slc_reply_columns(s, slc_tf_columns, 1) != SLC_OK) {
             return SLC_FILTER_PASS;     /* cannot happen at a reply's start */
         }
-        slc_cmd_reply_stream(s, slc_tf_stream, tf);
+        slc_cmd_stream(s, slc_tf_stream, tf);
         return SLC_FILTER_ANSWER;
     }
     if (n >= 3 && memcmp(q, "err", 3) == 0) {
-        (void) slc_cmd_reply_err(s, 1105, "HY000", "testfilter: refused");
+        (void) slc_reply_err(s, 1105, "HY000", "testfilter: refused");
         return SLC_FILTER_ANSWER;
     }
     if (n >= 3 && memcmp(q, "pid", 3) == 0) {
         char pid[32];
 
         snprintf(pid, sizeof(pid), "%ld", (long) getpid());
-        (void) slc_cmd_reply_columns(s, slc_tf_columns, 1);
+        (void) slc_reply_columns(s, slc_tf_columns, 1);
         (void) slc_tf_row(s, pid);
-        (void) slc_cmd_reply_end(s);
+        (void) slc_reply_end(s);
         return SLC_FILTER_ANSWER;
     }
     if (n > 6 && memcmp(q, "stall ", 6) == 0) {
@@ -236,9 +236,9 @@ slc_tf_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
         return SLC_FILTER_PASS;
     }
     if (n >= 4 && memcmp(q, "last", 4) == 0) {
-        (void) slc_cmd_reply_columns(s, slc_tf_columns, 1);
+        (void) slc_reply_columns(s, slc_tf_columns, 1);
         (void) slc_tf_row(s, tf->last);
-        (void) slc_cmd_reply_end(s);
+        (void) slc_reply_end(s);
         return SLC_FILTER_ANSWER;
     }
     if (n > 5 && (memcmp(q, "pause", 5) == 0 || memcmp(q, "hold ", 5) == 0)) {

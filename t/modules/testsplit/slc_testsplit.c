@@ -8,9 +8,9 @@
  * reply is the client's, and a copy to the replica backend if one is
  * open (session state: SET); the router keeps the last few and replays
  * them on a replica backend it opens later (slc_cmd_inject).  A copy or
- * a replay the replica refuses costs the session its replica backend.  "/ *split:stats* /" is answered by the
- * router itself: responses completed per backend, and replica backends
- * opened and lost.
+ * a replay the replica refuses costs the session its replica backend.
+ * "/ *split:stats* /" is answered by the router itself: responses
+ * completed per backend, and replica backends opened and lost.
  */
 
 #include "slc_core.h"
@@ -197,9 +197,9 @@ slc_ts_answer(slc_session_t *s, const char *text)
     static const char *const columns[] = { "v" };
     size_t                   n = strlen(text);
 
-    if (slc_cmd_reply_columns(s, columns, 1) != SLC_OK
-        || slc_cmd_reply_row(s, &text, &n, 1) != SLC_OK
-        || slc_cmd_reply_end(s) != SLC_OK)
+    if (slc_reply_columns(s, columns, 1) != SLC_OK
+        || slc_reply_row(s, &text, &n, 1) != SLC_OK
+        || slc_reply_end(s) != SLC_OK)
     {
         return SLC_ERROR;
     }
@@ -248,7 +248,7 @@ slc_ts_command(slc_session_t *s, const slc_cmd_t *c)
     }
     if (n >= 11 && memcmp(q, "/*replica*/", 11) == 0) {
         if ((b = slc_ts_replica(s, ts)) == NULL) {
-            (void) slc_cmd_reply_err(s, SLC_ER_CONNECT_TO_BACKEND, "HY000",
+            (void) slc_reply_err(s, SLC_ER_CONNECT_TO_BACKEND, "HY000",
                 "testsplit: no replica");
             return NULL;
         }

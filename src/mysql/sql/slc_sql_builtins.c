@@ -1,10 +1,10 @@
 /*
- * The built-in function names (slc_mysql_builtins.h): the classifier asks
+ * The built-in function names (slc_sql_builtins.h): the classifier asks
  * once for every unreserved word followed by "(", so the lookup is a hash
  * of the upper-cased name and a probe or two, as for its keywords.
  */
 
-#include "slc_mysql_builtins.h"
+#include "slc_sql_builtins.h"
 
 #include <string.h>
 
@@ -12,7 +12,7 @@
 
 
 static const char *const  slc_sql_builtins[] = {
-#include "slc_mysql_builtins.inc"
+#include "slc_sql_builtins.inc"
 };
 
 #define SLC_SQL_BUILTIN_MAX  64         /* longer names are none of them */

@@ -1,17 +1,17 @@
 /*
- * The tail scanner (slc_mysql_sqltail.h): the classifier's lexer turned
+ * The tail scanner (slc_sql_tail.h): the classifier's lexer turned
  * into a state machine over single bytes, so that it stops and resumes
  * anywhere, and over its tokens the few rules of the classifier's call
  * check.  Long runs (a string, a comment, a word, blanks) are skipped a
- * loop at a time; every other byte goes through slc_sqltail_byte.
+ * loop at a time; every other byte goes through slc_sql_tail_byte.
  */
 
-#include "slc_mysql_sqltail.h"
+#include "slc_sql_tail.h"
 
 #include <string.h>
 #include <strings.h>
 
-#include "slc_mysql_classify.h"
+#include "slc_sql_classify.h"
 #include "slc_mysql_proto.h"
 
 
@@ -71,13 +71,13 @@ enum {
 };
 
 
-/* --- tokens --------------------------------------------------------------- */
+/* --- tokens -------------------------------------------------------------- */
 
 static const struct {
     const char  *w;
     uint8_t      len;
     uint16_t     role;
-} slc_sqltail_words[] = {
+} slc_sql_tail_words[] = {
     { "DELAYED", 7, SLC_SQLTAIL_R_SKIP },
     { "DELETE", 6, SLC_SQLTAIL_R_MAIN },
     { "FOR", 3, SLC_SQLTAIL_R_FOR },
@@ -102,19 +102,19 @@ static const struct {
 
 /* The role of the word in t->word (a few words, told by length first). */
 static unsigned
-slc_sqltail_role(const slc_sqltail_t *t)
+slc_sql_tail_role(const slc_sql_tail_t *t)
 {
     if (t->wlong || t->wlen < 3 || t->wlen > 13
         || (t->word[0] >= '0' && t->word[0] <= '9'))
     {
         return 0;
     }
-    for (size_t i = 0; i < slc_nelems(slc_sqltail_words); i++) {
-        if (slc_sqltail_words[i].len == t->wlen
-            && strncasecmp((const char *) t->word, slc_sqltail_words[i].w,
+    for (size_t i = 0; i < slc_nelems(slc_sql_tail_words); i++) {
+        if (slc_sql_tail_words[i].len == t->wlen
+            && strncasecmp((const char *) t->word, slc_sql_tail_words[i].w,
                            t->wlen) == 0)
         {
-            return slc_sqltail_words[i].role;
+            return slc_sql_tail_words[i].role;
         }
     }
     return 0;
@@ -122,7 +122,7 @@ slc_sqltail_role(const slc_sqltail_t *t)
 
 /* What a call of the word in t->word sets (slc_sql_call_flags). */
 static uint32_t
-slc_sqltail_word_call(const slc_sqltail_t *t)
+slc_sql_tail_word_call(const slc_sql_tail_t *t)
 {
     if (t->wlong) {                     /* no built-in is so long */
         return t->word[0] >= '0' && t->word[0] <= '9'
@@ -138,7 +138,7 @@ slc_sqltail_word_call(const slc_sqltail_t *t)
  * may be a stored function's.
  */
 static uint32_t
-slc_sqltail_call(const slc_sqltail_t *t)
+slc_sql_tail_call(const slc_sql_tail_t *t)
 {
     uint32_t  f;
 
@@ -149,7 +149,7 @@ slc_sqltail_call(const slc_sqltail_t *t)
     } else if (t->p1 != SLC_SQLTAIL_T_WORD) {
         return 0;
     } else {
-        f = slc_sqltail_word_call(t);
+        f = slc_sql_tail_word_call(t);
         if (t->p2 == SLC_SQLTAIL_T_STRING || t->p2 == SLC_SQLTAIL_T_DQUOTED
             || t->p2 == SLC_SQLTAIL_T_CLOSE
             || ((t->r1 & SLC_SQLTAIL_R_JSON) && (t->r2 & SLC_SQLTAIL_R_FROM)))
@@ -166,7 +166,7 @@ slc_sqltail_call(const slc_sqltail_t *t)
 
 /* INSERT [options] [INTO] [TABLE] db.t (: the "(" opens a column list. */
 static void
-slc_sqltail_target(slc_sqltail_t *t, unsigned type, unsigned role)
+slc_sql_tail_target(slc_sql_tail_t *t, unsigned type, unsigned role)
 {
     int  name = type == SLC_SQLTAIL_T_WORD || type == SLC_SQLTAIL_T_BQUOTED
                 || type == SLC_SQLTAIL_T_DQUOTED;
@@ -203,7 +203,7 @@ slc_sqltail_target(slc_sqltail_t *t, unsigned type, unsigned role)
 /* WITH as a statement's first word: no call at the top level until the
    main statement's word (as the classifier's). */
 static void
-slc_sqltail_with(slc_sqltail_t *t, unsigned type, unsigned role)
+slc_sql_tail_with(slc_sql_tail_t *t, unsigned type, unsigned role)
 {
     if (t->start && type != SLC_SQLTAIL_T_OPEN) {
         t->start = 0;
@@ -215,18 +215,18 @@ slc_sqltail_with(slc_sqltail_t *t, unsigned type, unsigned role)
 
 /* A token of the given type has been read (a word: in t->word). */
 static void
-slc_sqltail_token(slc_sqltail_t *t, unsigned type)
+slc_sql_tail_token(slc_sql_tail_t *t, unsigned type)
 {
-    unsigned  role = type == SLC_SQLTAIL_T_WORD ? slc_sqltail_role(t) : 0;
+    unsigned  role = type == SLC_SQLTAIL_T_WORD ? slc_sql_tail_role(t) : 0;
 
     if (t->semi) {
         t->flags |= SLC_SQL_F_MULTI;
     }
     t->semi = type == SLC_SQLTAIL_T_SEMI;
-    slc_sqltail_with(t, type, role);
+    slc_sql_tail_with(t, type, role);
     switch (type) {
     case SLC_SQLTAIL_T_OPEN:
-        t->flags |= slc_sqltail_call(t);
+        t->flags |= slc_sql_tail_call(t);
         t->depth += t->depth < UINT32_MAX;
         break;
     case SLC_SQLTAIL_T_WORD:
@@ -247,7 +247,7 @@ slc_sqltail_token(slc_sqltail_t *t, unsigned type)
     default:
         break;
     }
-    slc_sqltail_target(t, type, role);
+    slc_sql_tail_target(t, type, role);
     t->p2 = t->p1;
     t->r2 = t->r1;
     t->p1 = (uint8_t) type;
@@ -255,9 +255,9 @@ slc_sqltail_token(slc_sqltail_t *t, unsigned type)
 }
 
 static void
-slc_sqltail_punct(slc_sqltail_t *t, uint8_t c)
+slc_sql_tail_punct(slc_sql_tail_t *t, uint8_t c)
 {
-    slc_sqltail_token(t, c == '(' ? SLC_SQLTAIL_T_OPEN
+    slc_sql_tail_token(t, c == '(' ? SLC_SQLTAIL_T_OPEN
                          : c == ')' ? SLC_SQLTAIL_T_CLOSE
                          : c == '.' ? SLC_SQLTAIL_T_DOT
                          : c == ';' ? SLC_SQLTAIL_T_SEMI
@@ -265,7 +265,7 @@ slc_sqltail_punct(slc_sqltail_t *t, uint8_t c)
 }
 
 
-/* --- the lexer ------------------------------------------------------------ */
+/* --- the lexer ----------------------------------------------------------- */
 
 /*
  * Each function below reads one byte c in the states it owns, and returns
@@ -274,7 +274,7 @@ slc_sqltail_punct(slc_sqltail_t *t, uint8_t c)
  */
 
 static void
-slc_sqltail_word_add(slc_sqltail_t *t, uint8_t c)
+slc_sql_tail_word_add(slc_sql_tail_t *t, uint8_t c)
 {
     if (t->wlen < SLC_SQLTAIL_WORD_MAX) {
         t->word[t->wlen++] = c;
@@ -284,7 +284,7 @@ slc_sqltail_word_add(slc_sqltail_t *t, uint8_t c)
 }
 
 static int
-slc_sqltail_code(slc_sqltail_t *t, uint8_t c)
+slc_sql_tail_code(slc_sql_tail_t *t, uint8_t c)
 {
     if (slc_sql_is_blank(c)) {
         return 1;
@@ -292,7 +292,7 @@ slc_sqltail_code(slc_sqltail_t *t, uint8_t c)
     if (slc_sql_is_word_char(c)) {
         t->wlen = 0;
         t->wlong = 0;
-        slc_sqltail_word_add(t, c);
+        slc_sql_tail_word_add(t, c);
         t->state = SLC_SQLTAIL_S_WORD;
         return 1;
     }
@@ -322,7 +322,7 @@ slc_sqltail_code(slc_sqltail_t *t, uint8_t c)
         }
         /* fall through */
     default:
-        slc_sqltail_punct(t, c);
+        slc_sql_tail_punct(t, c);
         break;
     }
     return 1;
@@ -330,15 +330,15 @@ slc_sqltail_code(slc_sqltail_t *t, uint8_t c)
 
 /* A word, or a variable: @x, @@scope.x, @'x' (the quote: a name). */
 static int
-slc_sqltail_name(slc_sqltail_t *t, uint8_t c)
+slc_sql_tail_name(slc_sql_tail_t *t, uint8_t c)
 {
     switch (t->state) {
     case SLC_SQLTAIL_S_WORD:
         if (slc_sql_is_word_char(c)) {
-            slc_sqltail_word_add(t, c);
+            slc_sql_tail_word_add(t, c);
             return 1;
         }
-        slc_sqltail_token(t, SLC_SQLTAIL_T_WORD);
+        slc_sql_tail_token(t, SLC_SQLTAIL_T_WORD);
         break;
     case SLC_SQLTAIL_S_AT:
         if (c == '@' && !t->sysvar) {
@@ -357,7 +357,7 @@ slc_sqltail_name(slc_sqltail_t *t, uint8_t c)
             t->state = SLC_SQLTAIL_S_VAR;
             return 1;
         }
-        slc_sqltail_token(t, SLC_SQLTAIL_T_VAR);
+        slc_sql_tail_token(t, SLC_SQLTAIL_T_VAR);
         break;
     }
     t->state = SLC_SQLTAIL_S_CODE;
@@ -366,7 +366,7 @@ slc_sqltail_name(slc_sqltail_t *t, uint8_t c)
 
 /* The token a closed quote makes. */
 static unsigned
-slc_sqltail_quoted_type(const slc_sqltail_t *t)
+slc_sql_tail_quoted_type(const slc_sql_tail_t *t)
 {
     return t->qvar ? SLC_SQLTAIL_T_VAR
            : t->quote == '`' ? SLC_SQLTAIL_T_BQUOTED
@@ -377,7 +377,7 @@ slc_sqltail_quoted_type(const slc_sqltail_t *t)
 /* In a quote: a backslash escapes (not in `x`, not without escapes); a
    doubled quote is one; \" in "x" reads otherwise under ANSI_QUOTES. */
 static int
-slc_sqltail_quote(slc_sqltail_t *t, uint8_t c)
+slc_sql_tail_quote(slc_sql_tail_t *t, uint8_t c)
 {
     switch (t->state) {
     case SLC_SQLTAIL_S_QUOTE:
@@ -398,7 +398,7 @@ slc_sqltail_quote(slc_sqltail_t *t, uint8_t c)
             t->state = SLC_SQLTAIL_S_QUOTE;
             return 1;
         }
-        slc_sqltail_token(t, slc_sqltail_quoted_type(t));
+        slc_sql_tail_token(t, slc_sql_tail_quoted_type(t));
         t->state = SLC_SQLTAIL_S_CODE;
         return 0;
     }
@@ -407,14 +407,14 @@ slc_sqltail_quote(slc_sqltail_t *t, uint8_t c)
 /* After "-": "--" and a blank or control byte (or the end) is a
    comment; otherwise each "-" is a token. */
 static int
-slc_sqltail_dash(slc_sqltail_t *t, uint8_t c)
+slc_sql_tail_dash(slc_sql_tail_t *t, uint8_t c)
 {
     if (t->state == SLC_SQLTAIL_S_DASH) {
         if (c == '-') {
             t->state = SLC_SQLTAIL_S_DASH2;
             return 1;
         }
-        slc_sqltail_punct(t, '-');
+        slc_sql_tail_punct(t, '-');
         t->state = SLC_SQLTAIL_S_CODE;
         return 0;
     }
@@ -422,14 +422,14 @@ slc_sqltail_dash(slc_sqltail_t *t, uint8_t c)
         t->state = SLC_SQLTAIL_S_LINE;  /* c may be its "\n" */
         return 0;
     }
-    slc_sqltail_punct(t, '-');          /* the first; the second is */
+    slc_sql_tail_punct(t, '-');          /* the first; the second is */
     t->state = SLC_SQLTAIL_S_DASH;      /* read again with c */
     return 0;
 }
 
 /* After "/": a comment, an executable one, or a "/" token. */
 static int
-slc_sqltail_slash(slc_sqltail_t *t, uint8_t c)
+slc_sql_tail_slash(slc_sql_tail_t *t, uint8_t c)
 {
     switch (t->state) {
     case SLC_SQLTAIL_S_SLASH:
@@ -437,7 +437,7 @@ slc_sqltail_slash(slc_sqltail_t *t, uint8_t c)
             t->state = SLC_SQLTAIL_S_OPEN;
             return 1;
         }
-        slc_sqltail_punct(t, '/');
+        slc_sql_tail_punct(t, '/');
         t->state = SLC_SQLTAIL_S_CODE;
         return 0;
     case SLC_SQLTAIL_S_OPEN:
@@ -459,7 +459,7 @@ slc_sqltail_slash(slc_sqltail_t *t, uint8_t c)
 
 /* Comments, an executable comment's version and its end. */
 static int
-slc_sqltail_comment(slc_sqltail_t *t, uint8_t c)
+slc_sql_tail_comment(slc_sql_tail_t *t, uint8_t c)
 {
     switch (t->state) {
     case SLC_SQLTAIL_S_LINE:
@@ -489,38 +489,38 @@ slc_sqltail_comment(slc_sqltail_t *t, uint8_t c)
             t->exec = 0;
             return 1;
         }
-        slc_sqltail_punct(t, '*');
+        slc_sql_tail_punct(t, '*');
         return 0;
     }
 }
 
 static void
-slc_sqltail_byte(slc_sqltail_t *t, uint8_t c)
+slc_sql_tail_byte(slc_sql_tail_t *t, uint8_t c)
 {
     int  used;
 
     do {
         switch (t->state) {
         case SLC_SQLTAIL_S_CODE:
-            used = slc_sqltail_code(t, c);
+            used = slc_sql_tail_code(t, c);
             break;
         case SLC_SQLTAIL_S_WORD: case SLC_SQLTAIL_S_AT:
         case SLC_SQLTAIL_S_VAR:
-            used = slc_sqltail_name(t, c);
+            used = slc_sql_tail_name(t, c);
             break;
         case SLC_SQLTAIL_S_QUOTE: case SLC_SQLTAIL_S_QUOTE_ESC:
         case SLC_SQLTAIL_S_QUOTE_END:
-            used = slc_sqltail_quote(t, c);
+            used = slc_sql_tail_quote(t, c);
             break;
         case SLC_SQLTAIL_S_DASH: case SLC_SQLTAIL_S_DASH2:
-            used = slc_sqltail_dash(t, c);
+            used = slc_sql_tail_dash(t, c);
             break;
         case SLC_SQLTAIL_S_SLASH: case SLC_SQLTAIL_S_OPEN:
         case SLC_SQLTAIL_S_OPEN_M:
-            used = slc_sqltail_slash(t, c);
+            used = slc_sql_tail_slash(t, c);
             break;
         default:
-            used = slc_sqltail_comment(t, c);
+            used = slc_sql_tail_comment(t, c);
             break;
         }
     } while (!used);
@@ -531,7 +531,7 @@ slc_sqltail_byte(slc_sqltail_t *t, uint8_t c)
  * comment, the rest of a word, blanks): how many, up to end.
  */
 static size_t
-slc_sqltail_run(slc_sqltail_t *t, const uint8_t *p, const uint8_t *end)
+slc_sql_tail_run(slc_sql_tail_t *t, const uint8_t *p, const uint8_t *end)
 {
     const uint8_t  *s = p;
     const uint8_t  *e;
@@ -544,7 +544,7 @@ slc_sqltail_run(slc_sqltail_t *t, const uint8_t *p, const uint8_t *end)
         break;
     case SLC_SQLTAIL_S_WORD:
         for ( ; p < end && slc_sql_is_word_char(*p); p++) {
-            slc_sqltail_word_add(t, *p);
+            slc_sql_tail_word_add(t, *p);
         }
         break;
     case SLC_SQLTAIL_S_QUOTE:
@@ -564,10 +564,10 @@ slc_sqltail_run(slc_sqltail_t *t, const uint8_t *p, const uint8_t *end)
 }
 
 
-/* --- the interface -------------------------------------------------------- */
+/* --- the interface ------------------------------------------------------- */
 
 void
-slc_sqltail_init(slc_sqltail_t *t, unsigned status)
+slc_sql_tail_init(slc_sql_tail_t *t, unsigned status)
 {
     memset(t, 0, sizeof(*t));
     t->nobs = (status & SLC_SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0;
@@ -575,20 +575,20 @@ slc_sqltail_init(slc_sqltail_t *t, unsigned status)
 }
 
 void
-slc_sqltail_feed(slc_sqltail_t *t, const uint8_t *p, size_t n)
+slc_sql_tail_feed(slc_sql_tail_t *t, const uint8_t *p, size_t n)
 {
     const uint8_t  *end = p + n;
 
     while (p < end) {
-        p += slc_sqltail_run(t, p, end);
+        p += slc_sql_tail_run(t, p, end);
         if (p < end) {
-            slc_sqltail_byte(t, *p++);
+            slc_sql_tail_byte(t, *p++);
         }
     }
 }
 
 uint32_t
-slc_sqltail_flags(const slc_sqltail_t *t)
+slc_sql_tail_flags(const slc_sql_tail_t *t)
 {
     uint32_t  f = t->flags;
 

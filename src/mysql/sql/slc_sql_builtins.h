@@ -1,5 +1,5 @@
-#ifndef SLC_MYSQL_BUILTINS_H
-#define SLC_MYSQL_BUILTINS_H
+#ifndef SLC_SQL_BUILTINS_H
+#define SLC_SQL_BUILTINS_H
 
 #include "slc_core.h"
 
@@ -27,4 +27,4 @@ int  slc_sql_builtin_find(const uint8_t *q, size_t len);
    finds every name in either case. */
 int  slc_sql_builtins_check(void);
 
-#endif /* SLC_MYSQL_BUILTINS_H */
+#endif /* SLC_SQL_BUILTINS_H */

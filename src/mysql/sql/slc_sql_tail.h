@@ -1,8 +1,8 @@
-#ifndef SLC_MYSQL_SQLTAIL_H
-#define SLC_MYSQL_SQLTAIL_H
+#ifndef SLC_SQL_TAIL_H
+#define SLC_SQL_TAIL_H
 
 #include "slc_core.h"
-#include "slc_mysql_classify.h"
+#include "slc_sql_classify.h"
 
 /*
  * The tail scanner: what a COM_QUERY's text may do, told from the text in
@@ -14,7 +14,7 @@
  * statement, or a call of a stored function (which may write anything),
  * so that a long SELECT need not be taken for a write of everything.
  *
- * It reads as the classifier does (slc_mysql_classify.h): its lexer
+ * It reads as the classifier does (slc_sql_classify.h): its lexer
  * (quotes ' " ` with backslash escapes unless the server says
  * NO_BACKSLASH_ESCAPES, doubled quotes, comments -- and # and block,
  * executable comments slash-star-! and slash-star-M! whose content is
@@ -57,7 +57,7 @@
  *     comma of a list of tables is not told from any other.
  *
  * The state is fixed in size: no allocation, no pointer into the pieces
- * (a piece may be released once slc_sqltail_feed returns), at most the
+ * (a piece may be released once slc_sql_tail_feed returns), at most the
  * first SLC_SQLTAIL_WORD_MAX bytes of a word kept (a longer word is no
  * built-in nor keyword).  The flags are the same however the text is cut.
  */
@@ -83,21 +83,21 @@ typedef struct {
     unsigned  wlong:1;      /* the word is longer than word[] */
     unsigned  sysvar:1;     /* the variable began with @@ */
     unsigned  qvar:1;       /* the quote is a variable's name */
-} slc_sqltail_t;
+} slc_sql_tail_t;
 
 /*
  * Start a text.  `status` is the session's last server status flags, as
  * for slc_sql_classify: only SLC_SERVER_STATUS_NO_BACKSLASH_ESCAPES
  * counts.
  */
-void      slc_sqltail_init(slc_sqltail_t *t, unsigned status);
+void      slc_sql_tail_init(slc_sql_tail_t *t, unsigned status);
 
 /* The text's next n bytes, from its first one (the head too), in order. */
-void      slc_sqltail_feed(slc_sqltail_t *t, const uint8_t *p, size_t n);
+void      slc_sql_tail_feed(slc_sql_tail_t *t, const uint8_t *p, size_t n);
 
 /* What the text fed so far may do, as if it ended there: SLC_SQL_F_MULTI,
    _STORED_FUNC, a call's flags (_SEQUENCE...), _UNTERMINATED and
    _AMBIGUOUS. */
-uint32_t  slc_sqltail_flags(const slc_sqltail_t *t);
+uint32_t  slc_sql_tail_flags(const slc_sql_tail_t *t);
 
-#endif /* SLC_MYSQL_SQLTAIL_H */
+#endif /* SLC_SQL_TAIL_H */

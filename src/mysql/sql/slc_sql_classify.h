@@ -1,5 +1,5 @@
-#ifndef SLC_MYSQL_CLASSIFY_H
-#define SLC_MYSQL_CLASSIFY_H
+#ifndef SLC_SQL_CLASSIFY_H
+#define SLC_SQL_CLASSIFY_H
 
 #include "slc_core.h"
 #include "slc_mysql_proto.h"
@@ -55,7 +55,7 @@
  *     or BEGIN NOT ATOMIC (the end of a statement of a routine's body, or
  *     of the whole statement: CREATE TABLE t (a INT); UPDATE u ...);
  *   - a call (SLC_SQL_F_STORED_FUNC) is a word not in MariaDB 10.11's list
- *     of built-ins and grammar words (slc_mysql_builtins.h), a quoted
+ *     of built-ins and grammar words (slc_sql_builtins.h), a quoted
  *     name or a qualified one, followed by "(", except the table of
  *     INSERT, REPLACE or LOAD (INSERT INTO t (a)) and FROM JSON_TABLE(,
  *     a CTE's column list (WITH c (a) AS, at the top level), and a word
@@ -257,7 +257,7 @@ int          slc_sql_classify(const uint8_t *q, size_t len, unsigned status,
  * the classifier reads it: its function's flags (NEXTVAL:
  * SLC_SQL_F_SEQUENCE, NOW: SLC_SQL_F_NON_DETERMINISTIC...), and
  * SLC_SQL_F_STORED_FUNC unless it is a number, a word the classifier
- * holds reserved or a MariaDB built-in.  For slc_mysql_sqltail.c, which
+ * holds reserved or a MariaDB built-in.  For slc_sql_tail.c, which
  * mirrors the classifier's call rule.
  */
 uint32_t     slc_sql_call_flags(const uint8_t *w, size_t n);
@@ -303,4 +303,4 @@ typedef enum {
 slc_sql_route_t  slc_sql_route(const slc_sql_info_t *si, int in_trx,
                                int read_only_trx);
 
-#endif /* SLC_MYSQL_CLASSIFY_H */
+#endif /* SLC_SQL_CLASSIFY_H */

@@ -1,5 +1,5 @@
 /*
- * The statement classifier (slc_mysql_classify.h): a tokenizer over SQL
+ * The statement classifier (slc_sql_classify.h): a tokenizer over SQL
  * text and a small state machine over its tokens.  No parser: it looks at
  * the first word, at a few words after it, at some pairs and triples of
  * words (FOR UPDATE, LOCK IN SHARE MODE, NEXT VALUE FOR), at names after
@@ -7,13 +7,13 @@
  * One pass, no recursion, no allocation.
  */
 
-#include "slc_mysql_classify.h"
+#include "slc_sql_classify.h"
 
 #include <ctype.h>
 #include <string.h>
 
 #include "slc_hash.h"
-#include "slc_mysql_builtins.h"
+#include "slc_sql_builtins.h"
 
 
 /* --- words -------------------------------------------------------------- */
@@ -396,7 +396,8 @@ slc_sql_hint_parse(const uint8_t *p, size_t n)
         const char      *w;
         slc_sql_hint_t   h;
     } vals[] = {
-        { "primary", SLC_SQL_HINT_PRIMARY }, { "master", SLC_SQL_HINT_PRIMARY },
+        { "primary", SLC_SQL_HINT_PRIMARY },
+            { "master", SLC_SQL_HINT_PRIMARY },
         { "replica", SLC_SQL_HINT_REPLICA }, { "slave", SLC_SQL_HINT_REPLICA },
         { "last", SLC_SQL_HINT_LAST },
     };
