@@ -399,7 +399,8 @@ slc_rwsplit_replica_done(slc_backend_t *b, const slc_mysql_reply_t *r)
     if (rep->copies > 0) {
         rep->copies = 0;
         if (r->errs > rep->errs_seen) {
-            rc->primary_only = 1;       /* another would refuse it too */
+            slc_rwsplit_state_no_replica(rc);   /* another would refuse it
+                                                   too */
             slc_cmd_backend_fail(b, "it refused a session command the "
                 "primary accepted");
             return;
@@ -517,7 +518,9 @@ slc_rwsplit_replica(slc_session_t *s, slc_rwsplit_ctx_t *rc)
     uint8_t        skip[SLC_UPSTREAM_SET_BYTES];
     slc_backend_t *b;
 
-    if (rc->primary_only || rc->conf->max_replica_connections == 0) {
+    if (slc_rwsplit_state_has(rc, SLC_RWSPLIT_SESS_PRIMARY_ONLY)
+        || rc->conf->max_replica_connections == 0)
+    {
         return NULL;
     }
     if (rc->nreplicas < rc->conf->max_replica_connections) {
@@ -620,8 +623,8 @@ slc_rwsplit_facts(const slc_session_t *s, const slc_rwsplit_ctx_t *rc,
     slc_rwsplit_facts_of(si, slc_mysql_track_in_trans(t)
                          || !(t->status & SLC_SERVER_STATUS_AUTOCOMMIT),
                      in_ro_trx, f);
-    f->temp = rc->temp != 0;
-    f->uservars = rc->uservars != 0;
+    f->temp = slc_rwsplit_state_has(rc, SLC_RWSPLIT_SESS_TEMP);
+    f->uservars = slc_rwsplit_state_has(rc, SLC_RWSPLIT_SESS_USERVARS);
     f->primary_lost = rc->primary_lost != 0;
 }
 
@@ -664,7 +667,7 @@ slc_rwsplit_route(slc_session_t *s, slc_rwsplit_ctx_t *rc, const slc_cmd_t *c,
     slc_rwsplit_go_t     go;
 
     if (si->flags & SLC_SQL_F_TEMPORARY) {
-        rc->temp = 1;
+        slc_rwsplit_state_temp(rc);
     }
     slc_rwsplit_facts(s, rc, si, ro != NULL, &f);
     go = slc_rwsplit_decide(&f);
@@ -717,15 +720,11 @@ slc_rwsplit_forget(slc_rwsplit_ctx_t *rc, int reset)
         slc_rwsplit_hist_reset(rc);
     } else {
         slc_rwsplit_hist_clear(rc);
-        rc->db_unknown = 0;
     }
     slc_rwsplit_ps_forget(rc);
     slc_rwsplit_state_drop(rc);
-    rc->wrote = 0;
+    slc_rwsplit_state_forget(rc, reset);
     slc_rwsplit_causal_forget(rc);
-    rc->temp = 0;
-    rc->uservars = 0;
-    rc->primary_only = rc->db_unknown;
 }
 
 /* COM_INIT_DB: to every backend, and kept as USE `db` (a backtick in
@@ -889,12 +888,13 @@ slc_rwsplit_save(slc_session_t *s, uint8_t *buf, size_t cap)
     slc_rwsplit_ctx_t *rc = s->router_data;
     size_t         n, k;
 
-    if (rc == NULL || rc->primary_only || cap < SLC_RWSPLIT_STATE_HEAD) {
+    if (rc == NULL || slc_rwsplit_state_has(rc, SLC_RWSPLIT_SESS_PRIMARY_ONLY)
+        || cap < SLC_RWSPLIT_STATE_HEAD)
+    {
         return 0;
     }
     memcpy(buf, SLC_RWSPLIT_STATE_MAGIC, 4);
-    buf[4] = (uint8_t) (rc->wrote | rc->temp << 1 | rc->uservars << 2
-                        | rc->db_unknown << 3);
+    buf[4] = (uint8_t) slc_rwsplit_state_saved(rc);
     n = slc_rwsplit_hist_save(rc, buf + SLC_RWSPLIT_STATE_HEAD,
                           cap - SLC_RWSPLIT_STATE_HEAD);
     if (n == 0 && rc->nhist > 0) {
@@ -923,10 +923,7 @@ slc_rwsplit_restore(slc_session_t *s, const uint8_t *p, size_t len)
     if (n > len - SLC_RWSPLIT_STATE_HEAD) {
         return;
     }
-    rc->wrote = p[4] & 1;
-    rc->temp = (p[4] >> 1) & 1;
-    rc->uservars = (p[4] >> 2) & 1;
-    rc->db_unknown = (p[4] >> 3) & 1;
+    slc_rwsplit_state_restored(rc, p[4]);
     rc->restored = slc_rwsplit_hist_restore(rc, p + SLC_RWSPLIT_STATE_HEAD, n)
                    == SLC_OK;
     if (slc_rwsplit_ps_restore(rc, p + SLC_RWSPLIT_STATE_HEAD + n,
@@ -953,9 +950,7 @@ slc_rwsplit_adopt(slc_session_t *s, slc_backend_t **extra, const uint8_t *tags,
         return "out of memory";
     }
     if (!rc->restored) {
-        rc->primary_only = 1;
-        rc->db_unknown = 1;
-        rc->wrote = 1;
+        slc_rwsplit_state_unknown(rc);
     }
     rc->user_gen = s->user_gen;
     slc_session_go(s);

@@ -103,6 +103,28 @@ typedef struct {
     uint64_t        errs_seen;      /* its ERRs accounted for */
 } slc_rwsplit_copies_t;
 
+/*
+ * What the session did that decides where its statements may go: one
+ * structure with one owner.  slc_rwsplit_facts reads it (with
+ * slc_rwsplit_state_has); only slc_rwsplit_state.c changes it, through
+ * the functions below named for what happened.  Its low bits are also its
+ * form in a reload's handover (SLC_RWSPLIT_SESS_SAVED).
+ */
+#define SLC_RWSPLIT_SESS_WROTE         0x01u   /* read-your-writes, first
+                                                  step */
+#define SLC_RWSPLIT_SESS_TEMP          0x02u   /* made a temporary table */
+#define SLC_RWSPLIT_SESS_USERVARS      0x04u   /* assigned a user variable
+                                                  on the primary alone */
+#define SLC_RWSPLIT_SESS_DB_UNKNOWN    0x08u   /* the database may not be
+                                                  the history's */
+#define SLC_RWSPLIT_SESS_PRIMARY_ONLY  0x10u   /* no new replica: history
+                                                  lost or too long */
+#define SLC_RWSPLIT_SESS_SAVED         0x0fu
+
+typedef struct {
+    unsigned        flags;          /* SLC_RWSPLIT_SESS_* */
+} slc_rwsplit_sess_t;
+
 /* What a statement on the primary alone did (slc_rwsplit_state.c). */
 #define SLC_RWSPLIT_FX_USERVARS  1u     /* assigned user variables */
 #define SLC_RWSPLIT_FX_TEMP      2u     /* made a temporary table */
@@ -115,16 +137,8 @@ typedef struct {
     slc_rwsplit_copies_t rep[SLC_RWSPLIT_MAX_REPLICAS];
     slc_backend_t  *last;           /* where the last statement ran */
     uint64_t        errs_seen;      /* the reopened primary's (replay) */
-    unsigned        wrote:1;        /* read-your-writes, first step */
-    unsigned        temp:1;         /* created a temporary table */
-    unsigned        primary_only:1; /* history lost or too long */
+    slc_rwsplit_sess_t sess;        /* what decides routing */
     unsigned        restored:1;     /* the history came with a handover */
-    unsigned        uservars:1;     /* a user variable was assigned on
-                                       the primary alone: reads of user
-                                       variables go there */
-    unsigned        db_unknown:1;   /* the database may not be the
-                                       history's: a reset keeps the
-                                       session on the primary */
     /* a session command on its way to the primary: the history and the
        replicas get it once the primary accepted it (slc_rwsplit_state_*) */
     uint8_t        *held;           /* COM_QUERY payload */
@@ -211,6 +225,30 @@ slc_backend_t *slc_rwsplit_ps_without_primary(slc_session_t *s,
 /* slc_rwsplit.c: the slot of replica backend b (NULL: not a replica) */
 slc_rwsplit_copies_t *slc_rwsplit_copies(slc_rwsplit_ctx_t *rc,
     const slc_backend_t *b);
+
+/* slc_rwsplit_state.c: the session's routing state (slc_rwsplit_sess_t) */
+static inline int
+slc_rwsplit_state_has(const slc_rwsplit_ctx_t *rc, unsigned flag)
+{
+    return (rc->sess.flags & flag) != 0;
+}
+/* The session wrote (read-your-writes), made a temporary table; or can
+   have no new replica backend (a replica refused what the primary took,
+   the history cannot be replayed). */
+void   slc_rwsplit_state_wrote(slc_rwsplit_ctx_t *rc);
+void   slc_rwsplit_state_temp(slc_rwsplit_ctx_t *rc);
+void   slc_rwsplit_state_no_replica(slc_rwsplit_ctx_t *rc);
+/* A new primary backend: the old one's temporary tables went with it. */
+void   slc_rwsplit_state_new_primary(slc_rwsplit_ctx_t *rc);
+/* A new user, or COM_RESET_CONNECTION (reset: the database stays, so
+   whether it is the history's stays unknown if it was). */
+void   slc_rwsplit_state_forget(slc_rwsplit_ctx_t *rc, int reset);
+/* A reload's handover: the bits that go along, and taken back; a session
+   whose history did not come along is of unknown state (reads on the
+   primary, counted as having written). */
+unsigned slc_rwsplit_state_saved(const slc_rwsplit_ctx_t *rc);
+void   slc_rwsplit_state_restored(slc_rwsplit_ctx_t *rc, unsigned bits);
+void   slc_rwsplit_state_unknown(slc_rwsplit_ctx_t *rc);
 
 /* slc_rwsplit_state.c: what statement q[0..n), classified as si, does
    to the session's state when it runs on the primary alone (a mask of

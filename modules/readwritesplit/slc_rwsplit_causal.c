@@ -314,7 +314,7 @@ slc_rwsplit_causal_command(slc_session_t *s, slc_rwsplit_ctx_t *rc)
     slc_rwsplit_causal_ask(s, &rc->causal);
     /* writes whose GTIDs this worker did not see: a session handed over
        by a reload; its primary connection knows its last one */
-    rc->causal.dirty = rc->wrote;
+    rc->causal.dirty = slc_rwsplit_state_has(rc, SLC_RWSPLIT_SESS_WROTE);
 }
 
 /*
@@ -355,7 +355,7 @@ slc_rwsplit_causal_primary(slc_rwsplit_ctx_t *rc, const slc_sql_info_t *si)
     if (si != NULL && !slc_rwsplit_may_write(si)) {
         return;
     }
-    rc->wrote = 1;
+    slc_rwsplit_state_wrote(rc);
     if (rc->causal.track == SLC_RWSPLIT_TRACK_QUERY) {
         rc->causal.dirty = 1;
     }
@@ -583,7 +583,7 @@ slc_rwsplit_causal_check(slc_rwsplit_ctx_t *rc,
     if (cc->dirty
         || (cc->track != SLC_RWSPLIT_TRACK_ON
             && cc->track != SLC_RWSPLIT_TRACK_QUERY
-            && rc->wrote))
+            && slc_rwsplit_state_has(rc, SLC_RWSPLIT_SESS_WROTE)))
     {
         return -1;
     }

@@ -190,7 +190,7 @@ slc_rwsplit_hist_add(slc_rwsplit_ctx_t *rc, const uint8_t *q, size_t n,
         why = "out of memory";
     }
     if (why != NULL) {
-        rc->primary_only = 1;           /* cannot replay: no new replica */
+        slc_rwsplit_state_no_replica(rc);   /* cannot replay */
         return why;
     }
     memcpy(text, q, n);
@@ -276,5 +276,6 @@ slc_rwsplit_hist_restore(slc_rwsplit_ctx_t *rc, const uint8_t *p, size_t len)
         (void) slc_rwsplit_hist_add(rc, p + off, n, si.kind);
         off += n + 1;
     }
-    return rc->primary_only ? SLC_ERROR : SLC_OK;
+    return slc_rwsplit_state_has(rc, SLC_RWSPLIT_SESS_PRIMARY_ONLY)
+           ? SLC_ERROR : SLC_OK;
 }

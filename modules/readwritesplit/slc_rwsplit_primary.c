@@ -164,7 +164,7 @@ slc_rwsplit_own_lost(slc_session_t *s, const char *why)
         rc->last = NULL;
     }
     rc->retry_on = NULL;
-    rc->temp = 0;               /* its temporary tables are gone with it */
+    slc_rwsplit_state_new_primary(rc);  /* its temporary tables are gone */
     slc_rwsplit_ps_forget(rc);      /* and its prepared statements */
     /* the GTIDs came from that connection's session tracking, and the
        next primary backend will not have it asked for: reads after a

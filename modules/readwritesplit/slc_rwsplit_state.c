@@ -270,21 +270,23 @@ void
 slc_rwsplit_state_apply(slc_session_t *s, slc_rwsplit_ctx_t *rc, unsigned fx)
 {
     if (fx & SLC_RWSPLIT_FX_USERVARS) {
-        rc->uservars = 1;
+        rc->sess.flags |= SLC_RWSPLIT_SESS_USERVARS;
     }
     if (fx & SLC_RWSPLIT_FX_TEMP) {
-        rc->temp = 1;
+        rc->sess.flags |= SLC_RWSPLIT_SESS_TEMP;
     }
     if (!(fx & SLC_RWSPLIT_FX_UNKNOWN)) {
         return;
     }
-    rc->db_unknown = 1;
-    if (rc->nreplicas > 0 || !rc->primary_only) {
+    rc->sess.flags |= SLC_RWSPLIT_SESS_DB_UNKNOWN;
+    if (rc->nreplicas > 0
+        || !slc_rwsplit_state_has(rc, SLC_RWSPLIT_SESS_PRIMARY_ONLY))
+    {
         slc_session_log(s, SLC_LOG_INFO, "readwritesplit: a statement on "
             "the primary may have changed the session's state: its reads "
             "go to the primary");
     }
-    rc->primary_only = 1;
+    rc->sess.flags |= SLC_RWSPLIT_SESS_PRIMARY_ONLY;
     while (rc->nreplicas > 0) {
         slc_rwsplit_drop_replica(rc, rc->replica[0]);
     }
@@ -324,12 +326,15 @@ slc_rwsplit_state_accepted(slc_session_t *s, slc_rwsplit_ctx_t *rc)
 {
     const uint8_t *q = rc->held + 1;
     size_t         n = rc->held_len - 1;
-    unsigned       was = rc->primary_only;
+    int            was = slc_rwsplit_state_has(rc,
+                                       SLC_RWSPLIT_SESS_PRIMARY_ONLY);
     const char    *why;
 
     why = slc_rwsplit_hist_add(rc, q, n, rc->held_kind);
     if (rc->held_kind == SLC_SQL_USE) {
-        rc->db_unknown = why != NULL;
+        rc->sess.flags = why != NULL
+                         ? rc->sess.flags | SLC_RWSPLIT_SESS_DB_UNKNOWN
+                         : rc->sess.flags & ~SLC_RWSPLIT_SESS_DB_UNKNOWN;
     }
     if (why != NULL && !was) {
         slc_session_log(s, SLC_LOG_INFO, "readwritesplit: %s: no new "
@@ -364,4 +369,58 @@ slc_rwsplit_state_settle(slc_session_t *s, slc_rwsplit_ctx_t *rc,
         slc_rwsplit_state_accepted(s, rc);
     }
     slc_rwsplit_state_drop(rc);             /* refused: never replayed */
+}
+
+
+/* --- the session's routing state: its one owner --------------------------- */
+
+void
+slc_rwsplit_state_wrote(slc_rwsplit_ctx_t *rc)
+{
+    rc->sess.flags |= SLC_RWSPLIT_SESS_WROTE;
+}
+
+void
+slc_rwsplit_state_temp(slc_rwsplit_ctx_t *rc)
+{
+    rc->sess.flags |= SLC_RWSPLIT_SESS_TEMP;
+}
+
+void
+slc_rwsplit_state_no_replica(slc_rwsplit_ctx_t *rc)
+{
+    rc->sess.flags |= SLC_RWSPLIT_SESS_PRIMARY_ONLY;
+}
+
+void
+slc_rwsplit_state_new_primary(slc_rwsplit_ctx_t *rc)
+{
+    rc->sess.flags &= ~SLC_RWSPLIT_SESS_TEMP;
+}
+
+void
+slc_rwsplit_state_forget(slc_rwsplit_ctx_t *rc, int reset)
+{
+    unsigned db = reset ? rc->sess.flags & SLC_RWSPLIT_SESS_DB_UNKNOWN : 0;
+
+    rc->sess.flags = db | (db ? SLC_RWSPLIT_SESS_PRIMARY_ONLY : 0);
+}
+
+unsigned
+slc_rwsplit_state_saved(const slc_rwsplit_ctx_t *rc)
+{
+    return rc->sess.flags & SLC_RWSPLIT_SESS_SAVED;
+}
+
+void
+slc_rwsplit_state_restored(slc_rwsplit_ctx_t *rc, unsigned bits)
+{
+    rc->sess.flags = bits & SLC_RWSPLIT_SESS_SAVED;
+}
+
+void
+slc_rwsplit_state_unknown(slc_rwsplit_ctx_t *rc)
+{
+    rc->sess.flags |= SLC_RWSPLIT_SESS_PRIMARY_ONLY
+                      | SLC_RWSPLIT_SESS_DB_UNKNOWN | SLC_RWSPLIT_SESS_WROTE;
 }
