@@ -13,6 +13,7 @@
 #include "slc_mysql_proto.h"
 #include "slc_mysql_okstate.h"
 #include "slc_mysql_track.h"
+#include "slc_test_seen.h"
 
 /* Hex text into bytes; returns the length. */
 static size_t
@@ -360,6 +361,7 @@ slc_test_hide_feed(size_t chunk)
     uint8_t           q[] = { 5, 0, 0, 0, 3, 'x', 'y', 'z', '1' };
     size_t            n = slc_test_hex(SLC_OK_INSERT_INFO, ok, sizeof(ok));
     size_t            len = 0, ngot, w;
+    slc_test_seen_t   o = { 0 };
 
     memset(&t, 0, sizeof(t));
     slc_mysql_track_init(&t, SLC_CLIENT_PROTOCOL_41
@@ -371,6 +373,7 @@ slc_test_hide_feed(size_t chunk)
     memcpy(stream + 4, ok, n);
     len = n + 4;
     slc_mysql_track_client(&t, q, sizeof(q));
+    slc_mysql_track_observe(&t, slc_test_observe, &o);
     ngot = slc_test_feed_held(&t, stream, len, chunk, buf, got);
     ck_assert(slc_mysql_track_idle(&t));
     ck_assert_uint_eq(slc_mysql_track_gtids(&t), 1);
@@ -378,6 +381,12 @@ slc_test_hide_feed(size_t chunk)
     slc_mysql_hdr_write(want, (uint32_t) w, 1);
     ck_assert_uint_eq(ngot, w + 4);
     ck_assert(memcmp(got, want, ngot) == 0);
+    /* the observer saw the OK as the client does: rewritten, once */
+    ck_assert_msg(o.bad == NULL, "chunk %zu: %s", chunk, o.bad);
+    ck_assert_uint_eq(o.len, ngot);
+    ck_assert(memcmp(o.buf, want, ngot) == 0);
+    ck_assert_int_eq(o.ends, 1);
+    free(o.buf);
     slc_mysql_track_free(&t);
 }
 
@@ -398,6 +407,7 @@ START_TEST(test_track_hide_long_ok)
     slc_mysql_track_t t;
     uint8_t           q[] = { 5, 0, 0, 0, 3, 'x', 'y', 'z', '1' };
     size_t            n = 0, len, ngot;
+    slc_test_seen_t   o = { 0 };
 
     memset(&t, 0, sizeof(t));
     slc_mysql_track_init(&t, SLC_CLIENT_PROTOCOL_41
@@ -418,12 +428,19 @@ START_TEST(test_track_hide_long_ok)
     slc_mysql_hdr_write(pk, (uint32_t) (n - 4), 1);
     len = n;
     slc_mysql_track_client(&t, q, sizeof(q));
+    slc_mysql_track_observe(&t, slc_test_observe, &o);
     ngot = slc_test_feed_held(&t, pk, len, 100, buf, got);
     ck_assert(slc_mysql_track_idle(&t));
     ck_assert_uint_eq(ngot, len);
     ck_assert(memcmp(got, pk, len) == 0);
     ck_assert_uint_eq(slc_mysql_track_gtids(&t), 0);
     ck_assert_uint_eq(slc_mysql_track_gtid_lost(&t), 1);
+    /* held while it might be rewritten, then shown from its start */
+    ck_assert_msg(o.bad == NULL, "%s", o.bad);
+    ck_assert_uint_eq(o.len, len);
+    ck_assert(memcmp(o.buf, pk, len) == 0);
+    ck_assert_int_eq(o.ends, 1);
+    free(o.buf);
     slc_mysql_track_free(&t);
 }
 END_TEST

@@ -12,6 +12,7 @@
 #include "slc_core.h"
 #include "slc_mysql_proto.h"
 #include "slc_mysql_track.h"
+#include "slc_test_seen.h"
 
 #define SLC_TEST_CLI        0
 #define SLC_TEST_SRV        1
@@ -432,15 +433,46 @@ slc_test_chunk(const slc_test_mode_t *m, size_t left)
     return slc_min(left, n);
 }
 
+/* What the observer (slc_test_seen.h), installed for every scripted run,
+   was shown of server step s (i) fed from `before`: the bytes as fed,
+   and one piece with `end` when the step leaves the tracker idle. */
+static void
+slc_test_seen_check(const slc_mysql_track_t *t, const slc_test_step_t *s,
+    const slc_test_mode_t *m, int i, size_t before)
+{
+    const slc_test_seen_t *o = t->observe_data;
+    int                    idle = slc_mysql_track_idle(t);
+
+    if (o->bad != NULL) {
+        ck_abort_msg("%s: step %d: observer: %s", m->name, i, o->bad);
+    }
+    if (t->broken) {
+        return;                         /* it shows nothing more */
+    }
+    if (o->len - before != s->len
+        || (s->len > 0 && memcmp(o->buf + before, s->buf, s->len) != 0))
+    {
+        ck_abort_msg("%s: step %d: the observer rebuilt %zu bytes, not "
+                     "the %zu fed", m->name, i, o->len - before, s->len);
+    }
+    if (s->len > 0 && o->ends != (idle ? 1 : 0)) {
+        ck_abort_msg("%s: step %d: %d pieces with end, the tracker %s",
+                     m->name, i, o->ends, idle ? "idle" : "busy");
+    }
+}
+
 /* Plain ifs rather than ck_assert: these run per byte, and a passing
    ck_assert still reports a mark point to the parent. */
 static void
 slc_test_run_step(slc_mysql_track_t *t, const slc_test_step_t *s,
     const slc_test_mode_t *m, int i)
 {
-    size_t  off = 0, e = 0, n;
-    int     rc;
+    slc_test_seen_t *o = t->observe_data;
+    size_t           off = 0, e = 0, n, before = o->len;
+    int              rc;
 
+    o->step_end = s->buf + s->len;
+    o->ends = 0;
     while (off < s->len) {
         n = slc_test_chunk(m, s->len - off);
         rc = (s->dir == SLC_TEST_CLI)
@@ -476,21 +508,27 @@ slc_test_run_step(slc_mysql_track_t *t, const slc_test_step_t *s,
                      t->reply.warnings, t->reply.status_at, s->last,
                      s->warnings, s->status_at);
     }
+    if (s->dir != SLC_TEST_CLI) {
+        slc_test_seen_check(t, s, m, i, before);
+    }
 }
 
 static void
 slc_test_run_mode(const slc_test_mode_t *m)
 {
     slc_mysql_track_t  t = { 0 };
+    slc_test_seen_t    o = { 0 };
     int                i;
 
     slc_mysql_track_init(&t, slc_test_sc.caps, slc_test_sc.status);
     slc_mysql_track_set_mariadb_caps(&t, slc_test_sc.mcaps);
+    slc_mysql_track_observe(&t, slc_test_observe, &o);
     slc_test_seed(m->seed);
     for (i = 0; i < slc_test_sc.nsteps; i++) {
         slc_test_run_step(&t, &slc_test_sc.steps[i], m, i);
     }
     slc_mysql_track_free(&t);
+    free(o.buf);
 }
 
 /* Buffers are trimmed to size first, so ASan sees any read past a chunk

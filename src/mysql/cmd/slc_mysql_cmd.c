@@ -77,11 +77,6 @@ struct slc_cmd_s {
     slc_buf_t           *rw;
     size_t               rw_keep;
     slc_posted_t         post;
-    /* the response packet being walked for the packet hooks */
-    uint8_t              hdr[SLC_MYSQL_HDR_LEN];
-    uint32_t             hdr_len;
-    uint32_t             plen;
-    uint32_t             left;
 };
 
 static void slc_cmd_client(slc_session_t *s);
@@ -495,8 +490,6 @@ slc_cmd_forward(slc_session_t *s)
     c->done_mark = b->track.reply.done;
     c->replied = 0;
     c->discard = 0;
-    c->hdr_len = 0;
-    c->left = 0;
     slc_cmd_running(s, b);
     if (slc_cmd_copy(s, s->in->pos, taken) != SLC_OK) {
         return SLC_ERROR;
@@ -652,8 +645,6 @@ slc_cmd_core_done(slc_session_t *s)
         c->target = b;                  /* passed on, rewritten or not */
         c->done_mark = b->track.reply.done;
         c->replied = 0;
-        c->hdr_len = 0;
-        c->left = 0;
         c->state = SLC_CMD_FORWARD;
     } else {
         c->target = NULL;
@@ -873,80 +864,41 @@ slc_cmd_client(slc_session_t *s)
 
 /* --- backend to client --------------------------------------------------- */
 
-static void
-slc_cmd_piece(slc_session_t *s, const uint8_t *p, size_t n, int first,
-    const slc_mysql_reply_t *end)
-{
-    struct slc_cmd_s *c = s->cmd;
-    slc_cmd_packet_t  pk = {
-        .data = p, .len = n, .plen = c->plen, .seq = c->hdr[3],
-        .first = first, .last = c->left == 0, .end = end != NULL,
-        .reply = end,
-    };
-
-    for (unsigned i = 0; i < c->nfilters && s->state == SLC_SS_READY; i++) {
-        if (c->filters[i]->packet != NULL) {
-            c->filters[i]->packet(s, c->ctx[i], &pk);
-        }
-    }
-}
-
 /*
- * Cut the bytes b sent into packets for the packet hooks.  When its
- * tracker saw the response end within them, the last piece ends it (the
- * hooks see that before the client is sent a byte of it).
+ * The observer of the trackers of the backends the command layer drives
+ * (slc_mysql_track_observe): each piece of a response to a command goes
+ * to the filters' packet hooks before the client is sent a byte of it; a
+ * prelude's (silent) to none.  SLC_ERROR once a hook ended the session.
  */
-static void
-slc_cmd_packets(slc_session_t *s, const uint8_t *p, size_t len,
-    const slc_backend_t *b)
+static int
+slc_cmd_observe(void *data, const slc_mysql_piece_t *pc)
 {
-    struct slc_cmd_s        *c = s->cmd;
-    const slc_mysql_reply_t *end = slc_mysql_track_idle(&b->track)
-                                   ? &b->track.reply : NULL;
+    slc_session_t    *s = data;
+    struct slc_cmd_s *c = s->cmd;
 
-    while (len > 0 && s->state == SLC_SS_READY) {
-        if (c->hdr_len < SLC_MYSQL_HDR_LEN) {
-            size_t k = slc_min(len, SLC_MYSQL_HDR_LEN - c->hdr_len);
-
-            memcpy(c->hdr + c->hdr_len, p, k);
-            c->hdr_len += (uint32_t) k;
-            p += k;
-            len -= k;
-            if (c->hdr_len < SLC_MYSQL_HDR_LEN) {
-                return;
+    if (c == NULL || !c->packets || c->silent) {
+        return SLC_OK;
+    }
+    for (unsigned i = 0; i < c->nfilters; i++) {
+        if (c->filters[i]->packet != NULL) {
+            c->filters[i]->packet(s, c->ctx[i], pc);
+            if (s->state != SLC_SS_READY) {
+                return SLC_ERROR;
             }
-            c->plen = c->left = (uint32_t) slc_mysql_le_get(c->hdr, 3);
-            if (c->plen == 0) {
-                slc_cmd_piece(s, p, 0, 1, len == 0 ? end : NULL);
-                c->hdr_len = 0;
-                continue;
-            }
-            if (len == 0) {
-                return;     /* the payload starts in the next read: its
-                               first piece is that one, not an empty one */
-            }
-        }
-        size_t k = slc_min(len, (size_t) c->left);
-        int    first = c->left == c->plen;
-
-        c->left -= (uint32_t) k;
-        slc_cmd_piece(s, p, k, first,
-            k == len && c->left == 0 ? end : NULL);
-        p += k;
-        len -= k;
-        if (c->left == 0) {
-            c->hdr_len = 0;
         }
     }
+    return SLC_OK;
 }
 
 /*
  * Server bytes just read at p[0..n) (what b held back before them, at
  * buf->pos): the tracker follows them, and where it hides something from
  * the client (readwritesplit's last_gtid) it rewrites them and may hold
- * the last ones back.  When they end the response of the session's own
- * backend, the router hears it (`ended`) before the client does.  Their
- * new end (before p when an OK held back from earlier shrank).
+ * the last ones back; it shows the filters' packet hooks each piece as
+ * it frames it (slc_cmd_observe).  When they end the response of the
+ * session's own backend, the router hears it (`ended`) before the client
+ * does.  Their new end (before p when an OK held back from earlier
+ * shrank), or NULL when a packet hook ended the session.
  */
 static uint8_t *
 slc_cmd_track(slc_session_t *s, slc_backend_t *b, uint8_t *p, size_t n)
@@ -956,11 +908,17 @@ slc_cmd_track(slc_session_t *s, slc_backend_t *b, uint8_t *p, size_t n)
     size_t              hold;
     uint8_t            *end = p + n;
 
+    if (s->cmd->packets && b->track.observe == NULL) {
+        slc_mysql_track_observe(&b->track, slc_cmd_observe, s);
+    }
     if (!slc_mysql_track_hiding(&b->track)) {
         slc_mysql_track_server(&b->track, p, n);
     } else {
         end -= slc_mysql_track_server_edit(&b->track, p, n, &hold);
         b->held = (uint32_t) hold;
+    }
+    if (s->state != SLC_SS_READY) {
+        return NULL;                    /* a packet hook ended it */
     }
     if (rt->ended != NULL && b->owner == NULL
         && b->track.reply.done != done && slc_mysql_track_idle(&b->track))
@@ -987,6 +945,7 @@ slc_cmd_pump(slc_session_t *s, slc_backend_t *b)
 {
     struct slc_cmd_s *c = s->cmd;
     slc_buf_t        *buf = b->in;
+    uint8_t          *end;
     ssize_t           n;
 
     for ( ;; ) {
@@ -1039,13 +998,10 @@ slc_cmd_pump(slc_session_t *s, slc_backend_t *b)
         }
         s->last_active = slc_loop->now;
         slc_upstream_count_bytes(b->server, (size_t) n, 0);
-        buf->last = slc_cmd_track(s, b, buf->last, (size_t) n);
-        if (c->packets && !c->silent && slc_buf_len(buf) > b->held) {
-            slc_cmd_packets(s, buf->pos, slc_buf_len(buf) - b->held, b);
-            if (s->state != SLC_SS_READY) {
-                return;
-            }
+        if ((end = slc_cmd_track(s, b, buf->last, (size_t) n)) == NULL) {
+            return;
         }
+        buf->last = end;
     }
     if (buf != NULL && slc_buf_len(buf) == 0) {
         slc_buf_put(buf);
@@ -1136,8 +1092,6 @@ slc_cmd_retry(slc_session_t *s, slc_backend_t *b)
         s->in_ready = 0;
     }
     c->done_mark = nb->track.reply.done;
-    c->hdr_len = 0;
-    c->left = 0;
     slc_cmd_running(s, nb);
     if (slc_cmd_inject(nb, p, len) != SLC_OK) {
         c->target = b;                  /* the caller answers for b */

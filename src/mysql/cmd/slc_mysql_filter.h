@@ -32,22 +32,13 @@ typedef struct {
     size_t          avail;      /* payload bytes at hand: len or less */
 } slc_cmd_t;
 
-/* A response packet's payload, or a piece of one larger than a buffer
-   (the header is not in data: plen and seq are its fields). */
-typedef struct {
-    const uint8_t  *data;       /* payload bytes of this piece */
-    size_t          len;
-    uint32_t        plen;       /* the packet's payload length */
-    uint8_t         seq;
-    unsigned        first:1;    /* data starts the payload */
-    unsigned        last:1;     /* data ends with its last byte */
-    unsigned        end:1;      /* and it ends the response: no byte of
-                                   this piece has gone to the client yet
-                                   (what must be true when the client
-                                   sees the end is made true here) */
-    const slc_mysql_reply_t *reply;     /* with end: the response's
-                                           summary, as `done` will get */
-} slc_cmd_packet_t;
+/* A response packet's payload, or a piece of one larger than a read (the
+   header is not in data: plen and seq are its fields), framed once by
+   the backend's tracker (slc_mysql_piece_t in slc_mysql_track.h).  With
+   `end`, no byte of it has gone to the client yet: what must be true when
+   the client sees the end is made true in the hook, and `reply` is the
+   response's summary, as `done` will get it. */
+typedef slc_mysql_piece_t slc_cmd_packet_t;
 
 /* The `command` hook's verdicts. */
 #define SLC_FILTER_PASS     0   /* the next filter, then the router */

@@ -973,12 +973,6 @@ slc_mysql_frame_at_boundary(const slc_mysql_frame_t *f)
 }
 
 /*
- * Every step consumes at least one byte and there are at most two steps per
- * packet (header, payload) plus one per chunk edge: O(packets) per chunk.
- * A broken tracker still frames the client side (to see COM_QUIT); the
- * server side it no longer looks at.
- */
-/*
  * The OK just completed, whose last p bytes of the caller's (w: they may
  * be written, len more follow them) are all of it: rewritten without
  * last_gtid.  Returns by how many bytes it shrank.
@@ -1018,8 +1012,56 @@ slc_mysql_track_hold(const slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 }
 
 /*
- * With w (the caller's writable p, slc_mysql_track_server_edit): OKs
- * edited in place, and by how many bytes the bytes ending at p + len
+ * Show the observer what the step that ended at `end` gave of the current
+ * server packet (n payload bytes; the packet complete when remaining is
+ * 0, its payload then cut by `cut` bytes if it was rewritten).  With
+ * `edit` (the caller holds back what _server_edit says), a packet whose
+ * head is not read yet, or an OK being kept, is shown only once released
+ * or rewritten: all of its payload so far, which lies directly before
+ * `end`.
+ */
+static int
+slc_mysql_track_show(slc_mysql_track_t *t, slc_mysql_frame_t *f,
+    const uint8_t *end, size_t n, size_t cut, int edit)
+{
+    size_t            got = f->plen - f->remaining - cut;
+    slc_mysql_piece_t pc = {
+        .plen = f->plen - (uint32_t) cut, .seq = f->seq,
+        .last = f->remaining == 0,
+    };
+
+    if (edit && f->remaining > 0 && !f->continued
+        && (!f->seen || t->g->ok_on))
+    {
+        t->observe_held = 1;
+        return SLC_OK;
+    }
+    if (t->observe_held || cut > 0) {   /* rewritten: none of it shown */
+        pc.data = end - got;
+        pc.len = got;
+        pc.first = 1;
+        t->observe_held = 0;
+    } else {
+        pc.data = end - n;
+        pc.len = n;
+        pc.first = got == n;
+    }
+    if (pc.last && !f->more && t->reply.done != f->done_at && t->npend == 0
+        && !t->infile && slc_mysql_frame_at_boundary(&t->cli))
+    {
+        pc.end = 1;
+        pc.reply = &t->reply;
+    }
+    return t->observe(t->observe_data, &pc);
+}
+
+/*
+ * Frame the bytes of one direction.  Every step consumes at least one
+ * byte and there are at most two steps per packet (header, payload) plus
+ * one per chunk edge: O(packets) per chunk.  A broken tracker still
+ * frames the client side (to see COM_QUIT); the server side it no longer
+ * looks at.  With w (the caller's writable p, slc_mysql_track_server_edit):
+ * OKs edited in place, and by how many bytes the bytes ending at p + len
  * shrank returned (an OK that began in bytes held before p may shrink
  * by more than len); else 0.
  */
@@ -1027,7 +1069,9 @@ static size_t
 slc_mysql_track_feed(slc_mysql_track_t *t, slc_mysql_frame_t *f,
     const uint8_t *p, size_t len, slc_mysql_track_msg_pt msg, uint8_t *w)
 {
-    size_t  n, shrunk = 0;
+    size_t  n, cut, shrunk = 0;
+    int     show = f == &t->srv && t->observe != NULL;
+    int     edit = w != NULL && t->g != NULL && t->g->hide;
 
     if (t->broken && f == &t->srv) {
         return 0;
@@ -1037,6 +1081,9 @@ slc_mysql_track_feed(slc_mysql_track_t *t, slc_mysql_frame_t *f,
 
         if (f->hdr_len < SLC_MYSQL_HDR_LEN) {
             n = slc_mysql_frame_header(f, p, len);
+            if (f->hdr_len == SLC_MYSQL_HDR_LEN && !f->continued) {
+                f->done_at = t->reply.done;
+            }
         } else {
             n = slc_mysql_frame_payload(f, p, len);
             body = 1;
@@ -1053,21 +1100,33 @@ slc_mysql_track_feed(slc_mysql_track_t *t, slc_mysql_frame_t *f,
             size_t h = f->head_len - h0;
             slc_mysql_track_keep(t, p - n + h, n - h);
         }
-        if (f->hdr_len == SLC_MYSQL_HDR_LEN && f->remaining == 0) {
-            if (t->g != NULL && t->g->ok_on && f == &t->srv) {
-                int row = t->g->row;
-
-                slc_mysql_track_ok_end(t);
-                if (w != NULL && t->g->hide && !row) {
-                    uint8_t *end = w + (p - w);
-                    size_t   cut = slc_mysql_track_ok_edit(t, f, end, len);
-
-                    p -= cut;
-                    shrunk += cut;
-                }
+        if (f->hdr_len < SLC_MYSQL_HDR_LEN || f->remaining > 0) {
+            if (show && body
+                && slc_mysql_track_show(t, f, p, n, 0, edit) != SLC_OK)
+            {
+                return shrunk;
             }
-            f->hdr_len = 0;
+            continue;
         }
+        cut = 0;
+        if (t->g != NULL && t->g->ok_on && f == &t->srv) {
+            int row = t->g->row;
+
+            slc_mysql_track_ok_end(t);
+            if (w != NULL && t->g->hide && !row) {
+                uint8_t *end = w + (p - w);
+
+                cut = slc_mysql_track_ok_edit(t, f, end, len);
+                p -= cut;
+                shrunk += cut;
+            }
+        }
+        if (show && slc_mysql_track_show(t, f, p, body ? n : 0, cut, edit)
+                    != SLC_OK)
+        {
+            return shrunk;
+        }
+        f->hdr_len = 0;
     }
     return shrunk;
 }
@@ -1136,6 +1195,15 @@ slc_mysql_track_server_edit(slc_mysql_track_t *t, uint8_t *p, size_t len,
     *hold = t->g != NULL && t->g->hide && !t->broken
             ? slc_mysql_track_hold(t, &t->srv) : 0;
     return shrunk;
+}
+
+void
+slc_mysql_track_observe(slc_mysql_track_t *t, slc_mysql_observe_pt fn,
+    void *data)
+{
+    t->observe = fn;
+    t->observe_data = data;
+    t->observe_held = 0;
 }
 
 int

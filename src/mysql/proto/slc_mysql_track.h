@@ -90,6 +90,7 @@ typedef struct {
     uint8_t     seen;         /* the message head was classified */
     uint32_t    head_len;
     uint8_t     head[SLC_MYSQL_TRACK_HEAD];  /* first payload bytes */
+    uint64_t    done_at;      /* responses done when the message began */
 } slc_mysql_frame_t;
 
 /*
@@ -120,6 +121,29 @@ typedef struct {
     uint8_t     last;
     uint8_t     status_at;
 } slc_mysql_reply_t;
+
+/*
+ * A server packet's payload, or a piece of one larger than a read, as
+ * the client will see it (the header is not in data: plen and seq are
+ * its fields), for the observer (slc_mysql_track_observe).  `end`: the
+ * piece ends the response and no other is owed (`reply` is then the
+ * tracker's summary of it); it is seen before any byte of it goes on.
+ */
+typedef struct {
+    const uint8_t  *data;       /* payload bytes of this piece */
+    size_t          len;
+    uint32_t        plen;       /* the packet's payload length */
+    uint8_t         seq;
+    unsigned        first:1;    /* data starts the payload */
+    unsigned        last:1;     /* data ends with its last byte */
+    unsigned        end:1;      /* and it ends the response */
+    const slc_mysql_reply_t *reply;     /* with end: the response's
+                                           summary */
+} slc_mysql_piece_t;
+
+/* SLC_OK to go on; else the tracker stops reading the bytes it was fed
+   (the observer's session ended: they are nobody's). */
+typedef int (*slc_mysql_observe_pt)(void *data, const slc_mysql_piece_t *pc);
 
 /* A tracker's causal-reads state (slc_mysql_track_want_gtid). */
 typedef struct {
@@ -171,6 +195,12 @@ typedef struct {
      * wanted: a readconn backend carries one pointer.
      */
     slc_mysql_track_gtid_t *g;  /* NULL: not wanted */
+
+    /* the server packets' observer (slc_mysql_track_observe) */
+    slc_mysql_observe_pt  observe;
+    void                 *observe_data;
+    int                   observe_held; /* the packet's payload so far
+                                           was held back, not seen */
 } slc_mysql_track_t;
 
 /* t must be zeroed before its first initialisation (sessions are
@@ -210,6 +240,16 @@ int  slc_mysql_track_server(slc_mysql_track_t *t, const uint8_t *p,
  */
 size_t slc_mysql_track_server_edit(slc_mysql_track_t *t, uint8_t *p,
     size_t len, size_t *hold);
+/*
+ * The server's packets, framed once: as it follows the bytes it is fed
+ * (slc_mysql_track_server, _server_edit), the tracker shows fn each
+ * piece of a packet's payload in order, as the client will see it: a
+ * packet held back (_server_edit's *hold) once it is released, an OK
+ * rewritten once rewritten, whole.  fn NULL: none.  A broken tracker
+ * shows nothing more.
+ */
+void slc_mysql_track_observe(slc_mysql_track_t *t, slc_mysql_observe_pt fn,
+    void *data);
 /* Hide last_gtid from the client (on) or not; after want_gtid. */
 static inline void
 slc_mysql_track_hide_gtid(slc_mysql_track_t *t, int on)
