@@ -3,12 +3,40 @@
  * slc_rwsplit_hist.c, compiled into this test): the key that decides what
  * a later session command replaces, replacement keeping the order of the
  * rest, DEALLOCATE removing its PREPARE, the bounds, and the form a
- * handover carries.
+ * handover carries; and the session's routing state (slc_rwsplit_sess_t,
+ * slc_rwsplit_state.c compiled in too): what its owner's functions make
+ * of it.
  */
 
 #include "slc_test.h"
 
 #include "../../modules/readwritesplit/slc_rwsplit_hist.c"
+#include "../../modules/readwritesplit/slc_rwsplit_state.c"
+
+/* What slc_rwsplit_state.c calls in slc_rwsplit.c, not compiled in: no
+   test here has a replica backend. */
+void
+slc_rwsplit_drop_replica(slc_rwsplit_ctx_t *rc, slc_backend_t *b)
+{
+    (void) rc;
+    (void) b;
+    ck_abort_msg("no replica backend in this test");
+}
+
+slc_rwsplit_copies_t *
+slc_rwsplit_copies(slc_rwsplit_ctx_t *rc, const slc_backend_t *b)
+{
+    (void) rc;
+    (void) b;
+    ck_abort_msg("no replica backend in this test");
+    return NULL;
+}
+
+slc_module_t                   *slc_modules[] = { NULL };
+const slc_excluded_directive_t  slc_conf_excluded[] = { { NULL, NULL } };
+const char  slc_configure_args[] = "--test";
+const char  slc_module_names[] = "";
+const char  slc_module_excluded_names[] = "";
 
 static const struct {
     const char *sql;
@@ -97,11 +125,13 @@ START_TEST(test_replace_keeps_order)
     ck_assert_str_eq(rc->hist[0].text, "SET @b = 1");
     ck_assert_str_eq(rc->hist[1].text, "SET @a = 2");
     ck_assert_str_eq(rc->hist[2].text, "USE db2");
-    ck_assert_int_eq(rc->primary_only, 0);
+    ck_assert_int_eq(slc_rwsplit_state_has(rc, SLC_RWSPLIT_SESS_PRIMARY_ONLY),
+                     0);
     /* a 4th distinct entry does not fit */
     ck_assert_str_eq(slc_test_add(rc, "SET @c = 1"),
                      "session_history_max reached");
-    ck_assert_int_eq(rc->primary_only, 1);
+    ck_assert_int_eq(slc_rwsplit_state_has(rc, SLC_RWSPLIT_SESS_PRIMARY_ONLY),
+                     1);
     ck_assert_uint_eq(rc->nhist, 3);
     slc_test_free(rc);
 }
@@ -137,11 +167,13 @@ START_TEST(test_unkeepable)
     big[sizeof(big) - 1] = '\0';
     ck_assert_str_eq(slc_test_add(rc, big),
                      "a session command too long to keep");
-    ck_assert_int_eq(rc->primary_only, 1);
-    rc->primary_only = 0;
+    ck_assert_int_eq(slc_rwsplit_state_has(rc, SLC_RWSPLIT_SESS_PRIMARY_ONLY),
+                     1);
+    slc_rwsplit_state_forget(rc, 0);
     ck_assert_ptr_nonnull(slc_rwsplit_hist_add(rc, nul, sizeof(nul) - 1,
                                            SLC_SQL_SET));
-    ck_assert_int_eq(rc->primary_only, 1);
+    ck_assert_int_eq(slc_rwsplit_state_has(rc, SLC_RWSPLIT_SESS_PRIMARY_ONLY),
+                     1);
     ck_assert_uint_eq(rc->nhist, 0);
     slc_test_free(rc);
 }
@@ -173,6 +205,43 @@ START_TEST(test_save_restore)
 }
 END_TEST
 
+/* The routing state: what each event makes of it, and its handover. */
+START_TEST(test_routing_state)
+{
+    slc_rwsplit_ctx_t *rc = slc_test_ctx(4);
+    const unsigned     only = SLC_RWSPLIT_SESS_PRIMARY_ONLY;
+    const unsigned     db = SLC_RWSPLIT_SESS_DB_UNKNOWN;
+
+    ck_assert_uint_eq(rc->sess.flags, 0);
+    slc_rwsplit_state_wrote(rc);
+    slc_rwsplit_state_temp(rc);
+    slc_rwsplit_state_apply(NULL, rc, SLC_RWSPLIT_FX_USERVARS);
+    ck_assert(slc_rwsplit_state_has(rc, SLC_RWSPLIT_SESS_WROTE));
+    ck_assert(slc_rwsplit_state_has(rc, SLC_RWSPLIT_SESS_TEMP));
+    ck_assert(slc_rwsplit_state_has(rc, SLC_RWSPLIT_SESS_USERVARS));
+    /* a new primary backend: its temporary tables are gone */
+    slc_rwsplit_state_new_primary(rc);
+    ck_assert(!slc_rwsplit_state_has(rc, SLC_RWSPLIT_SESS_TEMP));
+    /* a new user forgets all; a reset keeps a database not known */
+    slc_rwsplit_state_restored(rc, db | SLC_RWSPLIT_SESS_WROTE);
+    slc_rwsplit_state_forget(rc, 1);
+    ck_assert_uint_eq(rc->sess.flags, db | only);
+    slc_rwsplit_state_forget(rc, 0);
+    ck_assert_uint_eq(rc->sess.flags, 0);
+    /* the handover carries all but "no new replica" (a session whose
+       history did not come along is told apart by its absence) */
+    slc_rwsplit_state_wrote(rc);
+    slc_rwsplit_state_no_replica(rc);
+    ck_assert_uint_eq(slc_rwsplit_state_saved(rc), SLC_RWSPLIT_SESS_WROTE);
+    slc_rwsplit_state_restored(rc, 0xff);
+    ck_assert_uint_eq(rc->sess.flags, SLC_RWSPLIT_SESS_SAVED);
+    slc_rwsplit_state_forget(rc, 0);
+    slc_rwsplit_state_unknown(rc);
+    ck_assert_uint_eq(rc->sess.flags, only | db | SLC_RWSPLIT_SESS_WROTE);
+    slc_test_free(rc);
+}
+END_TEST
+
 static Suite *
 slc_rwsplit_hist_suite(void)
 {
@@ -184,6 +253,7 @@ slc_rwsplit_hist_suite(void)
     tcase_add_test(tc, test_deallocate);
     tcase_add_test(tc, test_unkeepable);
     tcase_add_test(tc, test_save_restore);
+    tcase_add_test(tc, test_routing_state);
     suite_add_tcase(s, tc);
     return s;
 }
