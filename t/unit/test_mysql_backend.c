@@ -16,6 +16,9 @@
  * reported once with its reason, the server marked down exactly when the
  * reason says so, and nothing said after it.  A router's backend says
  * COM_QUIT when the session's own did; the own one does not repeat it.
+ * A collation id over 255 (COM_CHANGE_USER's field is 2 bytes, the
+ * login's 1): the login carries a stand-in, then b sets the real one and
+ * keeps its answer to itself; an ERR to it fails b.
  */
 
 #include "slc_test.h"
@@ -315,6 +318,7 @@ typedef struct {
     int                  keep_on_fail;      /* fail leaves b open */
     int                  empty_password;
     const char          *db;
+    uint16_t             charset;           /* the identity's collation */
 } slc_test_rec_t;
 
 static slc_test_rec_t          slc_test_rec;
@@ -362,7 +366,7 @@ slc_test_on_identity(slc_backend_t *b, slc_backend_ident_t *id)
     slc_test_record(SLC_TEST_IDENTITY);
     id->user = "app";
     id->db = slc_test_rec.db;
-    id->charset = 224;                  /* utf8mb4_unicode_ci */
+    id->charset = slc_test_rec.charset;
     /* TLS and compression asked for: the backend must drop them */
     id->caps = SLC_CLIENT_LONG_FLAG | SLC_CLIENT_CONNECT_WITH_DB
         | SLC_CLIENT_PROTOCOL_41 | SLC_CLIENT_SECURE_CONNECTION
@@ -469,6 +473,7 @@ slc_test_setup(void)
     slc_loop = &slc_test_loop;
     memset(&slc_test_rec, 0, sizeof(slc_test_rec));
     slc_test_rec.db = "test";
+    slc_test_rec.charset = 224;         /* utf8mb4_unicode_ci */
     memset(&slc_test_srv, 0, sizeof(slc_test_srv));
     slc_test_srv.ls.fd = -1;
     slc_test_srv.c.fd = -1;
@@ -702,6 +707,106 @@ START_TEST(test_login)
     ck_assert_uint_eq(slc_test_stats.active, 0);
     ck_assert_uint_eq(slc_test_held[0].active, 0);
     ck_assert_uint_eq(slc_test_stats.connect_errors, 0);
+}
+END_TEST
+
+/* the server has the SET after the login */
+static int
+slc_test_server_got_two(void)
+{
+    return slc_test_srv.ngot >= 2;
+}
+
+/*
+ * A collation id over 255 (utf8mb4_uca1400_ai_ci, 2304): the login
+ * carries utf8mb4_general_ci (45), then, once the server said OK, b sends
+ * SET collation_connection = 2304 (a new command: seq 0) and waits in
+ * SLC_BS_COLLATION, its ops told nothing yet.  The SET's OK is b's: ready
+ * gets it (in b->in, not the login's), then go; the timer stops.
+ */
+START_TEST(test_login_collation)
+{
+    static const char   set[] = "\x03SET collation_connection = 2304";
+    uint8_t             ok1[32], ok2[32];
+    size_t              n2;
+    slc_mysql_hsresp_t  r;
+    slc_backend_t      *b;
+
+    slc_test_rec.charset = 2304;
+    slc_test_server_greets();
+    slc_test_server_says(1, ok1, slc_mysql_ok_build(ok1, sizeof(ok1), 0, 0,
+        2, 0));
+    n2 = slc_mysql_ok_build(ok2, sizeof(ok2), 0, 0, 2, 1);  /* 1 warning */
+    b = slc_test_start();
+    ck_assert(slc_check_until(slc_test_server_got_two, SLC_TEST_WAIT));
+    slc_test_login(&r);
+    ck_assert_uint_eq(r.charset, 45);
+    ck_assert_uint_eq(slc_test_srv.got[1].seq, 0);
+    ck_assert_uint_eq(slc_test_srv.got[1].len, sizeof(set) - 1);
+    ck_assert_mem_eq(slc_test_srv.got[1].p, set, sizeof(set) - 1);
+    ck_assert_int_eq(b->state, SLC_BS_COLLATION);
+    ck_assert_int_eq(b->timer.armed, 1);
+    ck_assert_str_eq(slc_test_calls(),
+        SLC_TEST_CALLS(SLC_TEST_GREETING, SLC_TEST_IDENTITY));
+
+    slc_test_server_send(&slc_test_srv, ok2, n2);
+    ck_assert(slc_check_until(slc_test_went, SLC_TEST_WAIT));
+    ck_assert_str_eq(slc_test_calls(),
+        SLC_TEST_CALLS(SLC_TEST_GREETING, SLC_TEST_IDENTITY, SLC_TEST_READY,
+                       SLC_TEST_GO));
+    ck_assert_int_eq(b->state, SLC_BS_READY);
+    ck_assert_int_eq(b->timer.armed, 0);
+    ck_assert_uint_eq(slc_test_rec.ok_len, n2);
+    ck_assert_mem_eq(slc_test_rec.ok, ok2, n2);
+    ck_assert_int_eq(slc_test_rec.ok_in_buf, 1);
+    ck_assert_ptr_null(b->in);                      /* consumed */
+    ck_assert(slc_mysql_track_idle(&b->track));
+    ck_assert_uint_eq(slc_test_srv.ngot, 2);
+}
+END_TEST
+
+/* An id under 256 (latin1_bin, 47) is the login's: no SET follows. */
+START_TEST(test_login_collation_small)
+{
+    uint8_t            ok[32];
+    slc_mysql_hsresp_t r;
+
+    slc_test_rec.charset = 47;
+    slc_test_server_greets();
+    slc_test_server_says(1, ok, slc_mysql_ok_build(ok, sizeof(ok), 0, 0, 2,
+        0));
+    slc_test_start();
+    ck_assert(slc_check_until(slc_test_went, SLC_TEST_WAIT));
+    slc_test_login(&r);
+    ck_assert_uint_eq(r.charset, 47);
+    ck_assert_uint_eq(slc_test_srv.ngot, 1);
+    ck_assert_uint_eq(slc_test_b->collation, 0);
+}
+END_TEST
+
+/* The server refuses the SET: fail with the collation and its ERR in
+   why, not as a refused login; the server is up, not marked down. */
+START_TEST(test_collation_refused)
+{
+    uint8_t ok[32], e[128];
+
+    slc_test_rec.charset = 4000;
+    slc_test_server_greets();
+    slc_test_server_says(1, ok, slc_mysql_ok_build(ok, sizeof(ok), 0, 0, 2,
+        0));
+    slc_test_server_says(2, e, slc_mysql_err_build(e, sizeof(e), 1273,
+        "HY000", "Unknown collation: '4000'"));
+    slc_test_start();
+    ck_assert(slc_check_until(slc_test_failed, SLC_TEST_WAIT));
+    ck_assert_str_eq(slc_test_calls(),
+        SLC_TEST_CALLS(SLC_TEST_GREETING, SLC_TEST_IDENTITY, SLC_TEST_FAIL));
+    ck_assert_str_eq(slc_test_rec.why, "the server refused collation 4000: "
+        "1273 Unknown collation: '4000'");
+    ck_assert_int_eq(slc_test_rec.fail_state, SLC_BS_COLLATION);
+    ck_assert_int_eq(slc_test_rec.has_err, 0);
+    ck_assert_uint_eq(slc_test_rec.login, 0);
+    slc_test_assert_down(0);
+    ck_assert_uint_eq(slc_test_srv.ngot, 2);
 }
 END_TEST
 
@@ -1203,11 +1308,14 @@ main(void)
     tcase_add_test(login, test_switch_native);
     tcase_add_test(login, test_switch_native_empty);
     tcase_add_test(login, test_take_over);
+    tcase_add_test(login, test_login_collation);
+    tcase_add_test(login, test_login_collation_small);
     suite_add_tcase(s, login);
 
     tcase_add_checked_fixture(fail, slc_test_setup, slc_test_teardown);
     tcase_add_test(fail, test_err_greeting);
     tcase_add_test(fail, test_err_login);
+    tcase_add_test(fail, test_collation_refused);
     tcase_add_test(fail, test_switch_other);
     tcase_add_test(fail, test_bad_greeting);
     tcase_add_test(fail, test_hangup_in_login);

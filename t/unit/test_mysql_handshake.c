@@ -667,6 +667,44 @@ START_TEST(test_hsresp_plugin_absent)
 }
 END_TEST
 
+/*
+ * The 1-byte collation a login carries for a collation id: itself up to
+ * 255; above, one of the same character set (checked against MariaDB
+ * 10.11: SHOW COLLATION, SET collation_connection = ID), else utf8mb4.
+ */
+static const struct {
+    uint16_t  id;
+    uint8_t   login;
+} slc_test_collations[] = {
+    { 0, 0 }, { 8, 8 }, { 45, 45 }, { 224, 224 }, { 255, 255 },
+    { 1032, 8 },            /* latin1_swedish_nopad_ci: latin1_swedish_ci */
+    { 1071, 47 },           /* latin1_nopad_bin: latin1_bin */
+    { 1270, 246 },          /* utf8mb4_unicode_520_nopad_ci */
+    { 576, 33 },            /* utf8mb3_croatian_ci */
+    { 608, 45 },            /* utf8mb4_croatian_ci */
+    { 2048, 33 },           /* utf8mb3_uca1400_ai_ci */
+    { 2303, 33 },
+    { 2304, 45 },           /* utf8mb4_uca1400_ai_ci */
+    { 2559, 45 },
+    { 2560, 45 },           /* ucs2_uca1400_ai_ci: never a client's */
+    { 309, 45 },            /* MySQL 8's utf8mb4_0900_bin */
+    { 1280, 45 }, { 4096, 45 }, { 65535, 45 },
+};
+
+START_TEST(test_hsresp_collation)
+{
+    size_t i;
+
+    for (i = 0; i < sizeof(slc_test_collations)
+                    / sizeof(slc_test_collations[0]); i++)
+    {
+        ck_assert_msg(slc_mysql_hsresp_collation(slc_test_collations[i].id)
+                      == slc_test_collations[i].login, "collation %u",
+                      (unsigned) slc_test_collations[i].id);
+    }
+}
+END_TEST
+
 START_TEST(test_hsresp_build_limits)
 {
     slc_mysql_hsresp_t  r, p;
@@ -1186,6 +1224,7 @@ slc_handshake_suite(void)
     tcase_add_test(tr, test_hsresp_refused);
     tcase_add_test(tr, test_hsresp_plugin_absent);
     tcase_add_test(tr, test_hsresp_build_limits);
+    tcase_add_test(tr, test_hsresp_collation);
     suite_add_tcase(s, tr);
 
     tcase_add_test(tc, test_chuser_parse_real);

@@ -162,6 +162,18 @@ int    slc_mysql_hsresp_parse(const uint8_t *payload, size_t len,
 size_t slc_mysql_hsresp_build(uint8_t *payload, size_t cap,
     const slc_mysql_hsresp_t *r);
 
+/*
+ * The 1-byte collation id a HandshakeResponse41 carries for the collation
+ * `id` (COM_CHANGE_USER's is 2 bytes): id itself up to 255; above, a
+ * collation of the same character set that fits, by MariaDB's numbering
+ * (a NO PAD one's PAD twin, utf8mb3_general_ci or utf8mb4_general_ci),
+ * and utf8mb4_general_ci (45) for an id it does not place (MySQL 8's
+ * above 255 are all utf8mb4).  The caller then sets the collation itself
+ * (SET collation_connection = id), which leaves the client's and the
+ * results' character set to this one.
+ */
+uint8_t slc_mysql_hsresp_collation(uint16_t id);
+
 /* --- COM_CHANGE_USER -------------------------------------------------- */
 
 /*

@@ -505,6 +505,42 @@ slc_mysql_hsresp_build(uint8_t *payload, size_t cap,
     return slc_mysql_wr_done(&w, payload);
 }
 
+/*
+ * MariaDB's numbering of the collations above 255 (include/m_ctype.h):
+ * a NO PAD collation is its PAD one's id + 0x400; the second pages of
+ * utf8mb3 and utf8mb4 start at 0x240 and 0x260, 32 ids each; the UCA 14.0
+ * collations are 0x800 to 0xfff, their character set in bits 8 to 10
+ * (0 utf8mb3, 1 utf8mb4).  MySQL 8's (256 to 323) are all utf8mb4.
+ */
+#define SLC_MYSQL_NOPAD_FIRST         0x400
+#define SLC_MYSQL_NOPAD_END           0x500
+#define SLC_MYSQL_PAGE2_UTF8MB3       0x240
+#define SLC_MYSQL_PAGE2_UTF8MB4       0x260
+#define SLC_MYSQL_PAGE2_LEN           32
+#define SLC_MYSQL_UCA1400_FIRST       0x800
+#define SLC_MYSQL_UCA1400_END         0x1000
+#define SLC_MYSQL_UTF8MB3_GENERAL_CI  33
+#define SLC_MYSQL_UTF8MB4_GENERAL_CI  45
+
+uint8_t
+slc_mysql_hsresp_collation(uint16_t id)
+{
+    if (id <= 0xff) {
+        return (uint8_t) id;
+    }
+    if (id >= SLC_MYSQL_NOPAD_FIRST && id < SLC_MYSQL_NOPAD_END) {
+        return (uint8_t) (id - SLC_MYSQL_NOPAD_FIRST);
+    }
+    if ((id >= SLC_MYSQL_PAGE2_UTF8MB3
+         && id < SLC_MYSQL_PAGE2_UTF8MB3 + SLC_MYSQL_PAGE2_LEN)
+        || (id >= SLC_MYSQL_UCA1400_FIRST && id < SLC_MYSQL_UCA1400_END
+            && ((id >> 8) & 0x07) == 0))
+    {
+        return SLC_MYSQL_UTF8MB3_GENERAL_CI;
+    }
+    return SLC_MYSQL_UTF8MB4_GENERAL_CI;
+}
+
 
 /* --- COM_CHANGE_USER --------------------------------------------------- */
 

@@ -310,7 +310,9 @@ slc_backend_login(slc_backend_t *b, const slc_mysql_greeting_t *g)
     b->mariadb_caps = r.mariadb_caps;
     b->mysql = strstr(g->server_version, "MariaDB") == NULL;
     r.max_packet = id.max_packet ? id.max_packet : 16777216;
-    r.charset = id.charset;
+    /* the field is one byte: over 255, a stand-in, then the SET */
+    r.charset = slc_mysql_hsresp_collation(id.charset);
+    b->collation = r.charset == id.charset ? 0 : id.charset;
     r.user = id.user;
     r.user_len = strlen(id.user);
     slc_mysql_native_token(g->scramble, id.stage1, token);
@@ -431,6 +433,67 @@ slc_backend_on_switch(slc_backend_t *b, uint8_t *p, uint32_t len)
     }
 }
 
+/* The server's last OK of the login (p, still in b->in): b is ready. */
+static void
+slc_backend_logged_in(slc_backend_t *b, const uint8_t *p, uint32_t len)
+{
+    slc_timer_del(slc_loop, &b->timer);
+    b->state = SLC_BS_READY;
+    /* followed with what this connection negotiated: a replica may
+       skip result metadata (CACHE_METADATA) as the primary does */
+    slc_backend_track_start(b, b->caps, b->mariadb_caps, p, len);
+    b->ops->ready(b, p, len);
+}
+
+/*
+ * Logged in with a stand-in for a collation id over 255 (the response's
+ * field is one byte, slc_mysql_hsresp_collation): set the real one, which
+ * the server takes by its id, before b is ready.  Only then: the common
+ * case costs no round trip.
+ */
+static void
+slc_backend_set_collation(slc_backend_t *b)
+{
+    char  q[48];
+    int   n;
+
+    n = snprintf(q, sizeof(q), "%cSET collation_connection = %u",
+        SLC_COM_QUERY, (unsigned) b->collation);
+    b->seq = 0;
+    b->state = SLC_BS_COLLATION;
+    if (slc_backend_send(b, (const uint8_t *) q, (size_t) n) != SLC_OK) {
+        slc_backend_fail(b, "cannot send SET collation_connection", 0);
+    }
+}
+
+/* The answer to slc_backend_set_collation's SET: b's own, nobody else
+   hears it.  The server is up (it answered): a refusal is the session's
+   collation's, not the server's fault. */
+static void
+slc_backend_on_collation(slc_backend_t *b, uint8_t *p, uint32_t len)
+{
+    uint16_t    code;
+    char        state[6], why[160];
+    const char *msg, *err;
+    size_t      mlen;
+
+    if (len > 0 && p[0] == SLC_MYSQL_OK) {
+        slc_backend_logged_in(b, p, len);
+        return;
+    }
+    slc_timer_del(slc_loop, &b->timer);
+    if (slc_mysql_err_parse(p, len, &code, state, &msg, &mlen, &err)
+        != SLC_OK)
+    {
+        slc_backend_fail(b, "unexpected answer to SET collation_connection",
+            0);
+        return;
+    }
+    snprintf(why, sizeof(why), "the server refused collation %u: %u %.*s",
+        (unsigned) b->collation, code, (int) mlen, msg);
+    slc_backend_fail(b, why, 0);
+}
+
 static void
 slc_backend_on_auth_reply(slc_backend_t *b, uint8_t *p, uint32_t len)
 {
@@ -440,12 +503,11 @@ slc_backend_on_auth_reply(slc_backend_t *b, uint8_t *p, uint32_t len)
     }
     switch (p[0]) {
     case SLC_MYSQL_OK:
-        slc_timer_del(slc_loop, &b->timer);
-        b->state = SLC_BS_READY;
-        /* followed with what this connection negotiated: a replica may
-           skip result metadata (CACHE_METADATA) as the primary does */
-        slc_backend_track_start(b, b->caps, b->mariadb_caps, p, len);
-        b->ops->ready(b, p, len);
+        if (b->collation != 0) {
+            slc_backend_set_collation(b);
+            return;
+        }
+        slc_backend_logged_in(b, p, len);
         return;
     case SLC_MYSQL_AUTH_SWITCH:
         slc_backend_on_switch(b, p, len);
@@ -468,6 +530,14 @@ slc_backend_on_auth_reply(slc_backend_t *b, uint8_t *p, uint32_t len)
     }
 }
 
+/* Greeted or logging in: b reads the exchange itself. */
+static int
+slc_backend_logging_in(const slc_backend_t *b)
+{
+    return b->state == SLC_BS_GREETING || b->state == SLC_BS_AUTH
+           || b->state == SLC_BS_COLLATION;
+}
+
 /* A packet of the greeting or the login exchange (slc_packet_loop). */
 static int
 slc_backend_on_packet(void *data, uint8_t *p, uint32_t len, uint8_t seq)
@@ -477,14 +547,15 @@ slc_backend_on_packet(void *data, uint8_t *p, uint32_t len, uint8_t seq)
     b->seq = seq + 1;
     if (b->state == SLC_BS_GREETING) {
         slc_backend_on_greeting(b, p, len);
+    } else if (b->state == SLC_BS_COLLATION) {
+        slc_backend_on_collation(b, p, len);
     } else {
         slc_backend_on_auth_reply(b, p, len);
     }
     if (b->conn.closed || b->failed) {
         return SLC_ERROR;       /* failed: b is on its way out */
     }
-    return b->state == SLC_BS_GREETING || b->state == SLC_BS_AUTH
-           ? SLC_OK : SLC_DONE;
+    return slc_backend_logging_in(b) ? SLC_OK : SLC_DONE;
 }
 
 static void
@@ -508,7 +579,7 @@ slc_backend_on_read(slc_conn_t *c)
         b->ops->relay(b);
         return;
     }
-    if (b->state != SLC_BS_GREETING && b->state != SLC_BS_AUTH) {
+    if (!slc_backend_logging_in(b)) {
         return;
     }
     rc = slc_packet_loop(c, &b->in, slc_backend_on_packet, b, &why);

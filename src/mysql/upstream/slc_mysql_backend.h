@@ -47,7 +47,12 @@ typedef struct {
 typedef struct {
     const char     *user;
     const char     *db;           /* NULL: none */
-    uint16_t        charset;      /* collation id */
+    uint16_t        charset;      /* collation id; over 255 (the
+                                     login's field is one byte) the
+                                     login carries a stand-in and b
+                                     sets it with SET collation_connection
+                                     before ready: its OK is b's own, an
+                                     ERR fails b (not marked down) */
     uint32_t        caps;         /* the client's capabilities */
     uint32_t        mariadb_caps;
     uint32_t        max_packet;   /* 0: 16 MiB */
@@ -74,8 +79,9 @@ struct slc_backend_ops_s {
        takes every exchange over.  The callee wipes what it gave once b
        is done with it: b copies nothing of it. */
     void  (*identity)(slc_backend_t *b, slc_backend_ident_t *id);
-    /* Logged in: the server's OK, still in b->in (nothing may read b from
-       here: `go` follows once it is consumed). */
+    /* Logged in: the server's last OK, still in b->in (nothing may read
+       b from here: `go` follows once it is consumed): the login's, or
+       that of the SET that set a collation over 255 (ident's charset). */
     void  (*ready)(slc_backend_t *b, const uint8_t *ok, size_t len);
     /* Optional: after ready, the OK consumed: traffic may start. */
     void  (*go)(slc_backend_t *b);
@@ -103,6 +109,8 @@ typedef enum {
     SLC_BS_CONNECTING,
     SLC_BS_GREETING,
     SLC_BS_AUTH,
+    SLC_BS_COLLATION,       /* logged in, its SET collation_connection
+                               not answered yet (ident's charset) */
     SLC_BS_RELAY,
     SLC_BS_READY
 } slc_backend_state_t;
@@ -122,6 +130,9 @@ struct slc_backend_s {
     uint32_t                caps;     /* negotiated with the backend */
     uint32_t                mariadb_caps;
     uint16_t                status;
+    uint16_t                collation;  /* to set once logged in (over
+                                           255: the login carried a
+                                           stand-in); 0: none */
     uint8_t                 mysql;    /* the server is MySQL, not MariaDB
                                          (its greeting's version) */
     uint32_t                thread_id;  /* the server's id for it */
