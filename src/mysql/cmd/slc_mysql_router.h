@@ -9,10 +9,13 @@ typedef struct slc_backend_s  slc_backend_t;
 
 /*
  * What a router module provides.  The core accepts the client and, with
- * `auth local`, authenticates it; then it calls start() and the router owns
- * the session: it chooses backends, opens them with slc_backend_open() and
- * moves the bytes.  A router that only forwards bytes never parses a
- * command; one that routes per statement (readwritesplit) does.
+ * `auth local`, authenticates it; then it calls start() and the router
+ * chooses the server of the session's own backend
+ * (slc_session_backend_open).  Once that backend is logged in, the core
+ * moves the bytes: the byte pump when the router has no `command` hook
+ * and the server no filters (readconn: the router only chose), else
+ * command mode, where the router picks the backend of each command and
+ * may open more (slc_cmd_open_backend, slc_mysql_cmd.h).
  */
 
 typedef struct slc_router_s  slc_router_t;
@@ -52,9 +55,9 @@ struct slc_router_s {
     /* Command mode, optional: the response to a client's command has
        ended in bytes just read from s->backend, which the client has not
        been sent yet (done follows once it has); the tracker holds what
-       it said.  For
-       what other sessions, on other workers too, must know by the time
-       the client does.  It may not send, inject, retarget or close. */
+       it said.  For what other sessions, on other workers too, must know
+       by the time the client does.  It may not send, inject, retarget or
+       close. */
     void  (*ended)(slc_session_t *s, const slc_mysql_reply_t *r);
     /* The session closes: close the backends the router opened. */
     void  (*close)(slc_session_t *s);
@@ -96,9 +99,9 @@ struct slc_router_s {
     /*
      * Optional, command mode: the session's own backend failed (`why`).
      * Return another backend of the router's, logged in and idle, to
-     * become the session's own (the core clears its ops, closes the lost
-     * one and tells a command that was on it ERR 1927), or NULL: the
-     * session ends, as without the hook.
+     * become the session's own (the core gives it the own backend's ops,
+     * slc_cmd_set_own, closes the lost one and tells a command that was
+     * on it ERR 1927), or NULL: the session ends, as without the hook.
      */
     slc_backend_t *(*own_lost)(slc_session_t *s, const char *why);
 };
