@@ -354,30 +354,30 @@ slc_cache_query(slc_cache_ctx_t *cc, const slc_cmd_t *c)
 {
     const uint8_t       *q = c->payload + 1;
     size_t               n = c->len - 1;
-    slc_sql_info_t       si;
+    const slc_sql_info_t *si;
     int                  v;
 
     if (c->avail < c->len) {
         slc_cache_long(cc, c);
         return SLC_FILTER_PASS;
     }
-    slc_cache_session_classify(cc, c, &si);
-    if (slc_cache_read_replay(cc, si.flags)) {
+    si = slc_cache_session_classify(cc, c);
+    if (slc_cache_read_replay(cc, si->flags)) {
         return SLC_FILTER_PASS;
     }
-    cc->clears = si.ntables > 0 && si.kind != SLC_SQL_SHOW;
-    cc->iso_use = slc_cache_session_iso_use(&si);
-    slc_cache_inv_of(cc, q, n, &si, cc->db, &cc->inv);
-    slc_cache_inv_ddl(cc, q, n, &si);
-    if (slc_cache_query_sets(cc, q, n, &si)) {
+    cc->clears = si->ntables > 0 && si->kind != SLC_SQL_SHOW;
+    cc->iso_use = slc_cache_session_iso_use(si);
+    slc_cache_inv_of(cc, q, n, si, cc->db, &cc->inv);
+    slc_cache_inv_ddl(cc, q, n, si);
+    if (slc_cache_query_sets(cc, q, n, si)) {
         return SLC_FILTER_PASS;
     }
-    if (si.flags & SLC_SQL_F_TEMPORARY) {
+    if (si->flags & SLC_SQL_F_TEMPORARY) {
         cc->then_temp = 1;
     }
-    v = slc_cache_read(cc, q, n, &si, NULL);
+    v = slc_cache_read(cc, q, n, si, NULL);
     if (v == SLC_FILTER_PASS && cc->op != SLC_CACHE_OP_STORE) {
-        slc_cache_inv_view_calls(cc, q, &si, cc->db, &cc->inv);
+        slc_cache_inv_view_calls(cc, q, si, cc->db, &cc->inv);
     }
     return v;
 }

@@ -165,7 +165,7 @@ slc_cache_ps_prepare(slc_cache_ctx_t *cc, const slc_cmd_t *c)
 {
     const uint8_t  *q = c->payload + 1;
     size_t          n = c->len - 1;
-    slc_sql_info_t  si;
+    const slc_sql_info_t *si;
 
     slc_cache_ps_free(&cc->prep);
     memset(&cc->prep, 0, sizeof(cc->prep));
@@ -174,21 +174,21 @@ slc_cache_ps_prepare(slc_cache_ctx_t *cc, const slc_cmd_t *c)
         cc->ps_unknown = 1;
         return;
     }
-    slc_cache_session_classify(cc, c, &si);
-    slc_cache_inv_of(cc, q, n, &si, cc->db, &cc->prep.inv);
-    cc->prep.state = si.kind == SLC_SQL_SET || si.kind == SLC_SQL_CALL
-                     || si.kind == SLC_SQL_UNKNOWN || si.kind == SLC_SQL_USE;
-    cc->prep.temp = (si.flags & SLC_SQL_F_TEMPORARY) != 0;
-    cc->prep.ddl = (si.kind == SLC_SQL_DDL && !cc->prep.temp
+    si = slc_cache_session_classify(cc, c);
+    slc_cache_inv_of(cc, q, n, si, cc->db, &cc->prep.inv);
+    cc->prep.state = si->kind == SLC_SQL_SET || si->kind == SLC_SQL_CALL
+                     || si->kind == SLC_SQL_UNKNOWN || si->kind == SLC_SQL_USE;
+    cc->prep.temp = (si->flags & SLC_SQL_F_TEMPORARY) != 0;
+    cc->prep.ddl = (si->kind == SLC_SQL_DDL && !cc->prep.temp
                     && slc_cache_ddl_may(q, n))
-                   || si.kind == SLC_SQL_CALL || si.kind == SLC_SQL_UNKNOWN
-                   || si.kind == SLC_SQL_COMPOUND;
-    cc->prep.read = si.kind == SLC_SQL_SELECT
-                    && !(si.flags & SLC_SQL_F_MULTI) && !cc->prep.state
+                   || si->kind == SLC_SQL_CALL || si->kind == SLC_SQL_UNKNOWN
+                   || si->kind == SLC_SQL_COMPOUND;
+    cc->prep.read = si->kind == SLC_SQL_SELECT
+                    && !(si->flags & SLC_SQL_F_MULTI) && !cc->prep.state
                     && !cc->prep.inv.all && cc->prep.inv.n == 0
-                    && slc_cache_ps_keep(cc, &cc->prep, q, n, &si) == SLC_OK;
+                    && slc_cache_ps_keep(cc, &cc->prep, q, n, si) == SLC_OK;
     if (!cc->prep.read && !cc->prep.inv.all && cc->prep.inv.n > 0
-        && slc_cache_ps_keep(cc, &cc->prep, q, n, &si) != SLC_OK)
+        && slc_cache_ps_keep(cc, &cc->prep, q, n, si) != SLC_OK)
     {
         cc->prep.inv.all = 1;   /* its tables' triggers: not at EXECUTE */
     }

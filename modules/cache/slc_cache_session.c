@@ -86,16 +86,18 @@ slc_cache_session_ansi(slc_cache_ctx_t *cc)
     return !f->ready || f->ansi_quotes;
 }
 
-void
-slc_cache_session_classify(slc_cache_ctx_t *cc, const slc_cmd_t *c,
-    slc_sql_info_t *si)
+const slc_sql_info_t *
+slc_cache_session_classify(slc_cache_ctx_t *cc, const slc_cmd_t *c)
 {
-    *si = *slc_cmd_classify(cc->s, c);
+    static const slc_sql_info_t  unknown = {
+        .kind = SLC_SQL_UNKNOWN, .flags = SLC_SQL_F_UNTERMINATED
+    };
+    const slc_sql_info_t        *si = slc_cmd_classify(cc->s, c);
+
     if ((si->flags & SLC_SQL_F_AMBIGUOUS) && slc_cache_session_ansi(cc)) {
-        /* under ANSI_QUOTES the text may read otherwise */
-        *si = (slc_sql_info_t) { .kind = SLC_SQL_UNKNOWN,
-                                 .flags = SLC_SQL_F_UNTERMINATED };
+        return &unknown;    /* under ANSI_QUOTES the text may read otherwise */
     }
+    return si;
 }
 
 

@@ -224,9 +224,10 @@ slc_catalog_names_t *slc_cache_session_names(void);
 int  slc_cache_session_ansi(slc_cache_ctx_t *cc);
 /* The statement of command c (whole: avail == len), as the command layer
    classified it (slc_cmd_classify) and the session's sql_mode may read
-   it: one that ANSI_QUOTES would read otherwise is UNKNOWN. */
-void slc_cache_session_classify(slc_cache_ctx_t *cc, const slc_cmd_t *c,
-    slc_sql_info_t *si);
+   it: one that ANSI_QUOTES would read otherwise is UNKNOWN.  Not a
+   copy: valid for the command. */
+const slc_sql_info_t *slc_cache_session_classify(slc_cache_ctx_t *cc,
+    const slc_cmd_t *c);
 /* Whether a text statement takes SET TRANSACTION's level (iso_use). */
 uint8_t slc_cache_session_iso_use(const slc_sql_info_t *si);
 /* After a response (ok: not an ERR): the levels it leaves. */

@@ -940,37 +940,82 @@ slc_cmd_held_down(slc_buf_t *buf, const slc_backend_t *b)
     buf->last = buf->start + b->held;
 }
 
+/*
+ * What b sent that is not held back goes to the client (a prelude's
+ * response is dropped).  SLC_OK: all of it went; SLC_AGAIN: the client
+ * takes no more now (its on_write resumes); SLC_ERROR: the session or b
+ * ended.
+ */
+static int
+slc_cmd_to_client(slc_session_t *s, slc_backend_t *b, slc_buf_t *buf)
+{
+    struct slc_cmd_s *c = s->cmd;
+    ssize_t           n;
+
+    while (buf != NULL && slc_buf_len(buf) > b->held) {
+        if (!c->replied && slc_cmd_killed(s, b)) {
+            slc_cmd_backend_fail(b, "the server ended the connection");
+            return SLC_ERROR;
+        }
+        if (c->silent) {
+            buf->pos = buf->last - b->held;     /* a prelude's: nobody's */
+            continue;
+        }
+        if (!s->client.writable) {
+            return SLC_AGAIN;
+        }
+        n = slc_conn_write(&s->client, buf->pos, slc_buf_len(buf) - b->held);
+        if (n < 0) {
+            slc_session_close(s, SLC_LOG_INFO, "client write failed");
+            return SLC_ERROR;
+        }
+        buf->pos += n;
+        c->replied = 1;
+    }
+    return SLC_OK;
+}
+
+/*
+ * Read what b sent into its buffer (taken on demand; what was held back
+ * first) and track it.  The buffer, NULL when the session or b ended.
+ */
+static slc_buf_t *
+slc_cmd_from_backend(slc_session_t *s, slc_backend_t *b, slc_buf_t *buf)
+{
+    uint8_t  *end;
+    ssize_t   n;
+
+    if (buf == NULL) {
+        if ((buf = b->in = slc_buf_get()) == NULL) {
+            slc_session_close(s, SLC_LOG_ERR, "out of memory");
+            return NULL;
+        }
+        buf->pos = buf->last = buf->start;
+        b->held = 0;
+    }
+    slc_cmd_held_down(buf, b);
+    n = slc_conn_read(&b->conn, buf->last, slc_buf_room(buf));
+    if (n < 0 || b->conn.eof) {
+        slc_cmd_backend_fail(b, "closed connection");
+        return NULL;
+    }
+    s->last_active = slc_loop->now;
+    slc_upstream_count_bytes(b->server, (size_t) n, 0);
+    if ((end = slc_cmd_track(s, b, buf->last, (size_t) n)) == NULL) {
+        return NULL;
+    }
+    buf->last = end;
+    return buf;
+}
+
 static void
 slc_cmd_pump(slc_session_t *s, slc_backend_t *b)
 {
-    struct slc_cmd_s *c = s->cmd;
-    slc_buf_t        *buf = b->in;
-    uint8_t          *end;
-    ssize_t           n;
+    slc_buf_t *buf = b->in;
 
     for ( ;; ) {
-        while (buf != NULL && slc_buf_len(buf) > b->held) {
-            if (!c->replied && slc_cmd_killed(s, b)) {
-                slc_cmd_backend_fail(b, "the server ended the connection");
-                return;
-            }
-            if (!s->client.writable && !c->silent) {
-                return;                 /* resumes from the client's
-                                           on_write */
-            }
-            if (c->silent) {
-                buf->pos = buf->last - b->held;     /* a prelude's:
-                                                       nobody's */
-                continue;
-            }
-            n = slc_conn_write(&s->client, buf->pos,
-                               slc_buf_len(buf) - b->held);
-            if (n < 0) {
-                slc_session_close(s, SLC_LOG_INFO, "client write failed");
-                return;
-            }
-            buf->pos += n;
-            c->replied = 1;
+        if (slc_cmd_to_client(s, b, buf) != SLC_OK) {
+            return;
         }
         if (slc_cmd_finished(s)) {
             slc_buf_put(buf);
@@ -982,26 +1027,9 @@ slc_cmd_pump(slc_session_t *s, slc_backend_t *b)
         if (!b->conn.readable) {
             break;
         }
-        if (buf == NULL) {
-            if ((buf = b->in = slc_buf_get()) == NULL) {
-                slc_session_close(s, SLC_LOG_ERR, "out of memory");
-                return;
-            }
-            buf->pos = buf->last = buf->start;
-            b->held = 0;
-        }
-        slc_cmd_held_down(buf, b);
-        n = slc_conn_read(&b->conn, buf->last, slc_buf_room(buf));
-        if (n < 0 || b->conn.eof) {
-            slc_cmd_backend_fail(b, "closed connection");
+        if ((buf = slc_cmd_from_backend(s, b, buf)) == NULL) {
             return;
         }
-        s->last_active = slc_loop->now;
-        slc_upstream_count_bytes(b->server, (size_t) n, 0);
-        if ((end = slc_cmd_track(s, b, buf->last, (size_t) n)) == NULL) {
-            return;
-        }
-        buf->last = end;
     }
     if (buf != NULL && slc_buf_len(buf) == 0) {
         slc_buf_put(buf);

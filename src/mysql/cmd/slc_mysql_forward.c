@@ -37,16 +37,10 @@ slc_forward_resume(slc_session_t *s)
     slc_pump_start(s);
 }
 
-static slc_backend_t *
-slc_forward_target(const slc_session_t *s)
-{
-    return s->cmd != NULL ? slc_cmd_target(s) : s->backend;
-}
-
 static void
 slc_forward_released(slc_session_t *s, const uint8_t *p, size_t n)
 {
-    if (s->cmd != NULL && n > 0) {
+    if (n > 0) {
         slc_cmd_released(s, p, n);
     }
 }
@@ -64,7 +58,7 @@ slc_forward_close(slc_session_t *s)
 const slc_session_forward_t  slc_forward = {
     .go = slc_forward_go,
     .resume = slc_forward_resume,
-    .target = slc_forward_target,
+    .target = slc_cmd_target,
     .released = slc_forward_released,
     .at_rest = slc_cmd_at_rest,
     .close = slc_forward_close,

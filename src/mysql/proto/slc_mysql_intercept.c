@@ -26,6 +26,42 @@ slc_mysql_scan_watched(unsigned watch, const uint8_t *pl, size_t avail)
     }
 }
 
+/*
+ * A command begins at q (its header: payload plen; avail bytes at hand):
+ * SLC_SCAN_ALL when it may go on, else where the scan stops before it
+ * (sc->big: it is larger than a buffer holds).
+ */
+static int
+slc_mysql_scan_command(slc_mysql_scan_t *sc, unsigned watch,
+    const uint8_t *q, size_t avail, uint32_t plen, size_t max_held)
+{
+    size_t need = (size_t) plen + SLC_MYSQL_HDR_LEN;
+    int    w;
+
+    if (avail == SLC_MYSQL_HDR_LEN) {
+        return SLC_SCAN_MORE;           /* the command byte is to come */
+    }
+    if (watch & SLC_WATCH_ALL) {
+        /* every command stops, with as much of it as a buffer holds */
+        sc->big = need > max_held;
+        return avail >= slc_min(need, max_held) ? SLC_SCAN_CMD
+                                                : SLC_SCAN_MORE;
+    }
+    w = slc_mysql_scan_watched(watch, q + 4,
+        slc_min((size_t) plen, avail - 4));
+    if (w != 0 && need > max_held) {
+        if (q[4] == SLC_COM_CHANGE_USER) {
+            sc->big = 1;
+            return SLC_SCAN_CMD;
+        }
+        w = 0;                          /* too long to be a KILL we read */
+    }
+    if (w != 0 && need > avail) {
+        return SLC_SCAN_MORE;
+    }
+    return w == 2 ? SLC_SCAN_CMD : SLC_SCAN_ALL;
+}
+
 size_t
 slc_mysql_scan_client(slc_mysql_scan_t *sc, int infile, unsigned watch,
     const uint8_t *p, size_t len, size_t max_held, int *stop)
@@ -49,40 +85,12 @@ slc_mysql_scan_client(slc_mysql_scan_t *sc, int infile, unsigned watch,
             return off;
         }
         plen = (uint32_t) slc_mysql_le_get(p + off, 3);
-        int command = !sc->more && !infile && p[off + 3] == 0 && plen > 0;
-        if (command && len - off == SLC_MYSQL_HDR_LEN) {
-            *stop = SLC_SCAN_MORE;      /* the command byte is to come */
+        if (!sc->more && !infile && p[off + 3] == 0 && plen > 0
+            && (*stop = slc_mysql_scan_command(sc, watch, p + off, len - off,
+                                               plen, max_held))
+               != SLC_SCAN_ALL)
+        {
             return off;
-        }
-        if (command && (watch & SLC_WATCH_ALL)) {
-            /* every command stops, with as much of it as a buffer holds */
-            size_t need = (size_t) plen + SLC_MYSQL_HDR_LEN;
-
-            sc->big = need > max_held;
-            *stop = len - off >= slc_min(need, max_held) ? SLC_SCAN_CMD
-                                                          : SLC_SCAN_MORE;
-            return off;
-        }
-        if (command) {
-            int w = slc_mysql_scan_watched(watch, p + off + 4,
-                slc_min((size_t) plen, len - off - 4));
-            size_t need = (size_t) plen + SLC_MYSQL_HDR_LEN;
-            if (w != 0 && need > max_held) {
-                if (p[off + 4] == SLC_COM_CHANGE_USER) {
-                    sc->big = 1;
-                    *stop = SLC_SCAN_CMD;
-                    return off;
-                }
-                w = 0;                  /* too long to be a KILL we read */
-            }
-            if (w != 0 && need > len - off) {
-                *stop = SLC_SCAN_MORE;
-                return off;
-            }
-            if (w == 2) {
-                *stop = SLC_SCAN_CMD;
-                return off;
-            }
         }
         if (infile && plen == 0) {
             infile = 0;                 /* the empty packet ends the file */

@@ -919,7 +919,7 @@ slc_mysql_track_srv_msg(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 
 /* --- framing ----------------------------------------------------------- */
 
-static size_t
+static inline __attribute__((always_inline)) size_t
 slc_mysql_frame_header(slc_mysql_frame_t *f, const uint8_t *p, size_t len)
 {
     size_t  n = slc_min(len, (size_t) (SLC_MYSQL_HDR_LEN - f->hdr_len));
@@ -941,7 +941,7 @@ slc_mysql_frame_header(slc_mysql_frame_t *f, const uint8_t *p, size_t len)
 }
 
 /* Keep the head bytes not yet kept, skip the rest. */
-static size_t
+static inline __attribute__((always_inline)) size_t
 slc_mysql_frame_payload(slc_mysql_frame_t *f, const uint8_t *p, size_t len)
 {
     size_t  n = slc_min(len, (size_t) f->remaining);
@@ -1022,8 +1022,9 @@ slc_mysql_track_hold(const slc_mysql_track_t *t, const slc_mysql_frame_t *f)
  */
 static int
 slc_mysql_track_show(slc_mysql_track_t *t, slc_mysql_frame_t *f,
-    const uint8_t *end, size_t n, size_t cut, int edit)
+    const uint8_t *end, size_t n, size_t cut, const uint8_t *w)
 {
+    int               edit = w != NULL && t->g != NULL && t->g->hide;
     size_t            got = f->plen - f->remaining - cut;
     slc_mysql_piece_t pc = {
         .plen = f->plen - (uint32_t) cut, .seq = f->seq,
@@ -1058,31 +1059,27 @@ slc_mysql_track_show(slc_mysql_track_t *t, slc_mysql_frame_t *f,
 /*
  * Frame the bytes of one direction.  Every step consumes at least one
  * byte and there are at most two steps per packet (header, payload) plus
- * one per chunk edge: O(packets) per chunk.  A broken tracker still
- * frames the client side (to see COM_QUIT); the server side it no longer
- * looks at.  With w (the caller's writable p, slc_mysql_track_server_edit):
- * OKs edited in place, and by how many bytes the bytes ending at p + len
- * shrank returned (an OK that began in bytes held before p may shrink
- * by more than len); else 0.
+ * one per chunk edge: O(packets) per chunk.  With w (the caller's
+ * writable p, slc_mysql_track_server_edit): OKs edited in place, and by
+ * how many bytes the bytes ending at p + len shrank returned (an OK that
+ * began in bytes held before p may shrink by more than len); else 0.
+ * `show` (the server's side, an observer set) is a constant where it is
+ * inlined: without an observer the loop pays nothing for it.
  */
-static size_t
-slc_mysql_track_feed(slc_mysql_track_t *t, slc_mysql_frame_t *f,
-    const uint8_t *p, size_t len, slc_mysql_track_msg_pt msg, uint8_t *w)
+static inline __attribute__((always_inline)) size_t
+slc_mysql_track_frame(slc_mysql_track_t *t, slc_mysql_frame_t *f,
+    const uint8_t *p, size_t len, slc_mysql_track_msg_pt msg, uint8_t *w,
+    const int show)
 {
     size_t  n, cut, shrunk = 0;
-    int     show = f == &t->srv && t->observe != NULL;
-    int     edit = w != NULL && t->g != NULL && t->g->hide;
 
-    if (t->broken && f == &t->srv) {
-        return 0;
-    }
     while (len > 0) {
         size_t h0 = f->head_len, body = 0;
 
         if (f->hdr_len < SLC_MYSQL_HDR_LEN) {
             n = slc_mysql_frame_header(f, p, len);
-            if (f->hdr_len == SLC_MYSQL_HDR_LEN && !f->continued) {
-                f->done_at = t->reply.done;
+            if (show && f->hdr_len == SLC_MYSQL_HDR_LEN && !f->continued) {
+                f->done_at = t->reply.done;     /* a message begins */
             }
         } else {
             n = slc_mysql_frame_payload(f, p, len);
@@ -1102,7 +1099,7 @@ slc_mysql_track_feed(slc_mysql_track_t *t, slc_mysql_frame_t *f,
         }
         if (f->hdr_len < SLC_MYSQL_HDR_LEN || f->remaining > 0) {
             if (show && body
-                && slc_mysql_track_show(t, f, p, n, 0, edit) != SLC_OK)
+                && slc_mysql_track_show(t, f, p, n, 0, w) != SLC_OK)
             {
                 return shrunk;
             }
@@ -1121,7 +1118,7 @@ slc_mysql_track_feed(slc_mysql_track_t *t, slc_mysql_frame_t *f,
                 shrunk += cut;
             }
         }
-        if (show && slc_mysql_track_show(t, f, p, body ? n : 0, cut, edit)
+        if (show && slc_mysql_track_show(t, f, p, body ? n : 0, cut, w)
                     != SLC_OK)
         {
             return shrunk;
@@ -1129,6 +1126,23 @@ slc_mysql_track_feed(slc_mysql_track_t *t, slc_mysql_frame_t *f,
         f->hdr_len = 0;
     }
     return shrunk;
+}
+
+/* A broken tracker still frames the client side (to see COM_QUIT); the
+   server side it no longer looks at. */
+static size_t
+slc_mysql_track_feed(slc_mysql_track_t *t, slc_mysql_frame_t *f,
+    const uint8_t *p, size_t len, slc_mysql_track_msg_pt msg, uint8_t *w)
+{
+    if (f != &t->srv) {
+        return slc_mysql_track_frame(t, f, p, len, msg, w, 0);
+    }
+    if (t->broken) {
+        return 0;
+    }
+    return t->observe != NULL
+           ? slc_mysql_track_frame(t, f, p, len, msg, w, 1)
+           : slc_mysql_track_frame(t, f, p, len, msg, w, 0);
 }
 
 

@@ -26,7 +26,8 @@ slc_proxycmd_scan(slc_session_t *s)
 {
     slc_buf_t     *b = s->in;
     uint8_t       *p = b->pos + s->in_ready;
-    slc_backend_t *to = slc_session_fwd->target(s);
+    slc_backend_t *to = s->cmd != NULL ? slc_session_fwd->target(s)
+                                       : s->backend;   /* the pump's */
     size_t         n;
     int            stop;
 
@@ -36,7 +37,9 @@ slc_proxycmd_scan(slc_session_t *s)
     if (to != NULL) {
         slc_mysql_track_client(&to->track, p, n);
     }
-    slc_session_fwd->released(s, p, n);
+    if (s->cmd != NULL) {
+        slc_session_fwd->released(s, p, n);
+    }
     s->in_ready += n;
     s->held = stop == SLC_SCAN_CMD;
 }

@@ -227,9 +227,10 @@ typedef struct {
     void           (*go)(slc_session_t *s);
     /* the proxy's own command is over: the paused session goes on */
     void           (*resume)(slc_session_t *s);
-    /* the backend whose tracker follows the client's released bytes */
+    /* command mode (s->cmd): the backend whose tracker follows the
+       client's released bytes (the pump's is s->backend) */
     slc_backend_t *(*target)(const slc_session_t *s);
-    /* the scan released n client bytes at p */
+    /* command mode: the scan released n client bytes at p */
     void           (*released)(slc_session_t *s, const uint8_t *p,
                        size_t n);
     /* nothing in flight in command mode, no answer being written */
