@@ -643,6 +643,21 @@ slc_test_assert_token(const uint8_t *scramble, const uint8_t *token,
 
 /* --- the tests ------------------------------------------------------ */
 
+/* A backend the server greeted and logged in, its ops told. */
+static slc_backend_t *
+slc_test_logged_in(void)
+{
+    uint8_t        ok[32];
+    slc_backend_t *b;
+
+    slc_test_server_greets();
+    slc_test_server_says(1, ok, slc_mysql_ok_build(ok, sizeof(ok), 0, 0, 2,
+        0));
+    b = slc_test_start();
+    ck_assert(slc_check_until(slc_test_went, SLC_TEST_WAIT));
+    return b;
+}
+
 /*
  * A good login: greeting, then the identity asked, one HandshakeResponse41
  * with its user, database, collation, attributes and the token for the
@@ -768,15 +783,10 @@ END_TEST
 /* An id under 256 (latin1_bin, 47) is the login's: no SET follows. */
 START_TEST(test_login_collation_small)
 {
-    uint8_t            ok[32];
     slc_mysql_hsresp_t r;
 
     slc_test_rec.charset = 47;
-    slc_test_server_greets();
-    slc_test_server_says(1, ok, slc_mysql_ok_build(ok, sizeof(ok), 0, 0, 2,
-        0));
-    slc_test_start();
-    ck_assert(slc_check_until(slc_test_went, SLC_TEST_WAIT));
+    (void) slc_test_logged_in();
     slc_test_login(&r);
     ck_assert_uint_eq(r.charset, 47);
     ck_assert_uint_eq(slc_test_srv.ngot, 1);
@@ -813,16 +823,11 @@ END_TEST
 /* No database, an empty password: no CONNECT_WITH_DB, an empty token. */
 START_TEST(test_login_empty_password)
 {
-    uint8_t             ok[32];
     slc_mysql_hsresp_t  r;
 
     slc_test_rec.db = NULL;
     slc_test_rec.empty_password = 1;
-    slc_test_server_greets();
-    slc_test_server_says(1, ok, slc_mysql_ok_build(ok, sizeof(ok), 0, 0, 2,
-        0));
-    slc_test_start();
-    ck_assert(slc_check_until(slc_test_went, SLC_TEST_WAIT));
+    (void) slc_test_logged_in();
     slc_test_login(&r);
     ck_assert_uint_eq(r.auth_len, 0);
     ck_assert_ptr_null(r.db);
@@ -1061,27 +1066,6 @@ START_TEST(test_greeting_timeout)
 END_TEST
 
 /*
- * A greeting hook that takes the exchange over: no identity, no login;
- * what the server says next goes to relay.  Its timer (re-armed here as
- * a hook could leave it) then fails it without marking the server down:
- * a relayed exchange waits on the client.
- */
-/* A backend the server greeted and logged in, its ops told. */
-static slc_backend_t *
-slc_test_logged_in(void)
-{
-    uint8_t        ok[32];
-    slc_backend_t *b;
-
-    slc_test_server_greets();
-    slc_test_server_says(1, ok, slc_mysql_ok_build(ok, sizeof(ok), 0, 0, 2,
-        0));
-    b = slc_test_start();
-    ck_assert(slc_check_until(slc_test_went, SLC_TEST_WAIT));
-    return b;
-}
-
-/*
  * Logged in, then its owner waits on b's timer for an answer (KILL's side
  * connection): when that runs out the server greeted and took the login,
  * so it is up: b fails, its server is not marked down.
@@ -1099,6 +1083,12 @@ START_TEST(test_owner_wait_timeout)
 }
 END_TEST
 
+/*
+ * A greeting hook that takes the exchange over: no identity, no login;
+ * what the server says next goes to relay.  Its timer (re-armed here as
+ * a hook could leave it) then fails it without marking the server down:
+ * a relayed exchange waits on the client.
+ */
 START_TEST(test_take_over)
 {
     static const uint8_t more[] = { 0x01, 'x' };
