@@ -62,7 +62,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(53);
+$t->plan(58);
 
 # A logged-in raw client (no DEPRECATE_EOF: results end with EOF).
 sub login {
@@ -269,6 +269,25 @@ ok($seen =~ /^(\d+) \d+ \d+ 0 / && $1 >= 2,
    'its response: the request for the file, ..., OK') or diag($seen);
 is(scalar $li->selectrow_array('SELECT COUNT(*) FROM filter_li'), 2000,
    'every line arrived');
+
+# a packet hook that ends its session in the middle of what was read:
+# the rest of those bytes is nobody's (the tracker stops reading them),
+# the client sees its connection go, the worker goes on
+{
+    my $c = $t->dbh;
+    local $c->{RaiseError} = 0;
+    local $c->{PrintError} = 0;
+    my $r = $c->selectall_arrayref('/*tf:close 5*/ SELECT id, v FROM '
+                                   . 'filter_li');
+    ok(!defined $r, 'a session a packet hook closed gets no answer');
+    is($c->err, 2013, 'but a lost connection') or diag($c->errstr);
+    ok(wait_for(sub { $t->error_log =~ /testfilter: closed in a packet hook/
+                }), 'the hook\'s close is logged');
+    unlike($t->error_log, qr/packet hook after close/,
+           'no hook runs after its session closed');
+    is(scalar $li->selectrow_array('SELECT COUNT(*) FROM filter_li'), 2000,
+       'the worker goes on serving its other sessions');
+}
 
 $t->write_file('cu.py', <<'PY');
 import sys, MySQLdb

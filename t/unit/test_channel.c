@@ -7,6 +7,7 @@
  */
 
 #include "slc_test.h"
+#include "slc_test_modules.h"
 
 #include "slc_core.h"
 #include "slc_channel.h"
@@ -39,11 +40,7 @@ static slc_module_t  slc_test_module = {
     .handover_recv = slc_test_recv,
 };
 
-slc_module_t  *slc_modules[] = { &slc_test_module, NULL };
-const slc_excluded_directive_t  slc_conf_excluded[] = { { NULL, NULL } };
-const char  slc_configure_args[] = "--test";
-const char  slc_module_names[] = "test_channel";
-const char  slc_module_excluded_names[] = "";
+SLC_TEST_MODULES("test_channel", &slc_test_module);
 
 static slc_loop_t  slc_test_loop;
 

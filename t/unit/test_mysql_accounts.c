@@ -9,6 +9,7 @@
  */
 
 #include "slc_test.h"
+#include "slc_test_modules.h"
 
 #include "slc_core.h"
 #include "slc_mysql_accounts.h"
@@ -16,14 +17,9 @@
 
 extern slc_module_t slc_core_module;
 
-slc_module_t  *slc_modules[] = {
+SLC_TEST_MODULES("core mysql mysql_monitor mysql_accounts",
     &slc_core_module, &slc_mysql_module, &slc_mysql_monitor_module,
-    &slc_mysql_accounts_module, NULL
-};
-const slc_excluded_directive_t  slc_conf_excluded[] = { { NULL, NULL } };
-const char  slc_configure_args[] = "--test";
-const char  slc_module_names[] = "core mysql mysql_monitor mysql_accounts";
-const char  slc_module_excluded_names[] = "";
+    &slc_mysql_accounts_module);
 
 static slc_account_t
 slc_test_account(const char *user, const char *host, const char *plugin)

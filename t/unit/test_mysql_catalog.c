@@ -11,6 +11,7 @@
  */
 
 #include "slc_test.h"
+#include "slc_test_modules.h"
 
 #include <pthread.h>
 
@@ -22,14 +23,9 @@
 
 extern slc_module_t slc_core_module;
 
-slc_module_t  *slc_modules[] = {
+SLC_TEST_MODULES("core mysql mysql_monitor mysql_catalog",
     &slc_core_module, &slc_mysql_module, &slc_mysql_monitor_module,
-    &slc_mysql_catalog_module, NULL
-};
-const slc_excluded_directive_t  slc_conf_excluded[] = { { NULL, NULL } };
-const char  slc_configure_args[] = "--test";
-const char  slc_module_names[] = "core mysql mysql_monitor mysql_catalog";
-const char  slc_module_excluded_names[] = "";
+    &slc_mysql_catalog_module);
 
 #define SLC_TEST_ZONE  (256 * 1024)
 

@@ -16,6 +16,7 @@
  */
 
 #include "slc_test.h"
+#include "slc_test_modules.h"
 #include "slc_test_loop.h"
 
 #include <sys/socket.h>
@@ -32,12 +33,7 @@
 #include "slc_mysql_upstream.h"
 #include "slc_worker.h"
 
-/* the module list ./configure generates: the mysql module only */
-slc_module_t  *slc_modules[] = { &slc_core_module, &slc_mysql_module, NULL };
-const slc_excluded_directive_t  slc_conf_excluded[] = { { NULL, NULL } };
-const char  slc_configure_args[] = "--test";
-const char  slc_module_names[] = "core mysql";
-const char  slc_module_excluded_names[] = "";
+SLC_TEST_MODULES("core mysql", &slc_core_module, &slc_mysql_module);
 
 #define SLC_TEST_WAIT   3000    /* ms: a deadline, never a sleep */
 #define SLC_TEST_MAX    8

@@ -7,6 +7,7 @@
  */
 
 #include "slc_test.h"
+#include "slc_test_modules.h"
 
 #include "slc_core.h"
 #include "slc_cycle.h"
@@ -15,12 +16,7 @@
 #include "slc_mysql_handover.h"
 #include "slc_mysql_registry.h"
 
-/* the module list ./configure generates: the mysql module only */
-slc_module_t  *slc_modules[] = { &slc_core_module, &slc_mysql_module, NULL };
-const slc_excluded_directive_t  slc_conf_excluded[] = { { NULL, NULL } };
-const char  slc_configure_args[] = "--test";
-const char  slc_module_names[] = "core mysql";
-const char  slc_module_excluded_names[] = "";
+SLC_TEST_MODULES("core mysql", &slc_core_module, &slc_mysql_module);
 
 static slc_upstream_t         slc_test_up;
 static slc_upstream_server_t  slc_test_us;

@@ -7,6 +7,7 @@
  */
 
 #include "slc_test.h"
+#include "slc_test_modules.h"
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -16,13 +17,8 @@
 
 extern slc_module_t slc_core_module;
 
-slc_module_t  *slc_modules[] = {
-    &slc_core_module, &slc_mysql_module, &slc_mysql_monitor_module, NULL
-};
-const slc_excluded_directive_t  slc_conf_excluded[] = { { NULL, NULL } };
-const char  slc_configure_args[] = "--test";
-const char  slc_module_names[] = "core mysql mysql_monitor";
-const char  slc_module_excluded_names[] = "";
+SLC_TEST_MODULES("core mysql mysql_monitor",
+    &slc_core_module, &slc_mysql_module, &slc_mysql_monitor_module);
 
 START_TEST(test_layout)
 {

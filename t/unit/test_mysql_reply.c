@@ -8,6 +8,7 @@
  */
 
 #include "slc_test.h"
+#include "slc_test_modules.h"
 
 #include "slc_core.h"
 #include "slc_buf.h"
@@ -17,11 +18,7 @@
 #include "slc_mysql_codec.h"
 #include "slc_mysql_filter.h"
 
-slc_module_t  *slc_modules[] = { &slc_core_module, &slc_mysql_module, NULL };
-const slc_excluded_directive_t  slc_conf_excluded[] = { { NULL, NULL } };
-const char  slc_configure_args[] = "--test";
-const char  slc_module_names[] = "core mysql";
-const char  slc_module_excluded_names[] = "";
+SLC_TEST_MODULES("core mysql", &slc_core_module, &slc_mysql_module);
 
 static slc_backend_t  slc_test_b;
 static slc_session_t  slc_test_s;

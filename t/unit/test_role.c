@@ -10,6 +10,7 @@
  */
 
 #include "slc_test.h"
+#include "slc_test_modules.h"
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -169,12 +170,7 @@ static slc_module_t  slc_test_module = {
     .exit_process = slc_test_exit_process,
 };
 
-slc_module_t  *slc_modules[] = { &slc_core_module, &slc_test_module, NULL };
-
-const slc_excluded_directive_t  slc_conf_excluded[] = { { NULL, NULL } };
-const char  slc_configure_args[] = "--test";
-const char  slc_module_names[] = "core test_role";
-const char  slc_module_excluded_names[] = "";
+SLC_TEST_MODULES("core test_role", &slc_core_module, &slc_test_module);
 
 /* The harness. */
 

@@ -9,6 +9,7 @@
  */
 
 #include "slc_test.h"
+#include "slc_test_modules.h"
 
 #include "../../modules/readwritesplit/slc_rwsplit_hist.c"
 #include "../../modules/readwritesplit/slc_rwsplit_state.c"
@@ -32,11 +33,7 @@ slc_rwsplit_copies(slc_rwsplit_ctx_t *rc, const slc_backend_t *b)
     return NULL;
 }
 
-slc_module_t                   *slc_modules[] = { NULL };
-const slc_excluded_directive_t  slc_conf_excluded[] = { { NULL, NULL } };
-const char  slc_configure_args[] = "--test";
-const char  slc_module_names[] = "";
-const char  slc_module_excluded_names[] = "";
+SLC_TEST_MODULES("core", &slc_core_module);
 
 static const struct {
     const char *sql;

@@ -7,6 +7,7 @@
  */
 
 #include "slc_test.h"
+#include "slc_test_modules.h"
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -49,12 +50,7 @@ static slc_module_t  slc_test_module = {
     .reap_process = slc_test_reap_process,
 };
 
-slc_module_t  *slc_modules[] = { &slc_test_module, NULL };
-
-const slc_excluded_directive_t  slc_conf_excluded[] = { { NULL, NULL } };
-const char  slc_configure_args[] = "--test";
-const char  slc_module_names[] = "test_reap";
-const char  slc_module_excluded_names[] = "";
+SLC_TEST_MODULES("test_reap", &slc_test_module);
 
 static void
 slc_test_setup(void)

@@ -175,9 +175,10 @@ slc_session_over_host_limit(int fd, slc_listen_t *l, slc_peer_t *p,
     return 1;
 }
 
+/* A session of this worker on client socket fd, for a server block:
+   what every session starts with, counted among the worker's. */
 static slc_session_t *
-slc_session_new(int fd, slc_listen_t *l, const struct sockaddr_storage *ss,
-    slc_peer_t *p)
+slc_session_alloc(int fd, slc_mysql_srv_t *srv)
 {
     slc_session_t *s = calloc(1, sizeof(*s));
 
@@ -185,20 +186,32 @@ slc_session_new(int fd, slc_listen_t *l, const struct sockaddr_storage *ss,
         return NULL;
     }
     s->magic = SLC_SESSION_MAGIC;
-    s->addr = p;
     s->cycle = slc_worker_cycle;
-    slc_session_register(s);
-    s->srv = l->srv;
+    s->srv = srv;
     s->client.fd = fd;
     s->client.data = s;
-    s->client.on_read = slc_auth_local_read;
     s->client.on_write = slc_session_on_write;
     s->timer.handler = slc_session_timeout;
     s->timer.data = s;
     s->delay.data = s;
-    slc_session_peer(s, ss);
     TAILQ_INSERT_TAIL(&slc_sessions.sessions, s, link);
     slc_sessions.count++;
+    return s;
+}
+
+static slc_session_t *
+slc_session_new(int fd, slc_listen_t *l, const struct sockaddr_storage *ss,
+    slc_peer_t *p)
+{
+    slc_session_t *s = slc_session_alloc(fd, l->srv);
+
+    if (s == NULL) {
+        return NULL;
+    }
+    s->addr = p;
+    slc_session_register(s);
+    s->client.on_read = slc_auth_local_read;
+    slc_session_peer(s, ss);
     return s;
 }
 
@@ -654,21 +667,5 @@ slc_session_read_auth(slc_session_t *s, uint8_t **p, uint32_t *len)
 slc_session_t *
 slc_session_new_adopted(int fd, slc_mysql_srv_t *srv)
 {
-    slc_session_t *s = calloc(1, sizeof(*s));
-
-    if (s == NULL) {
-        return NULL;
-    }
-    s->magic = SLC_SESSION_MAGIC;
-    s->cycle = slc_worker_cycle;
-    s->srv = srv;
-    s->client.fd = fd;
-    s->client.data = s;
-    s->client.on_write = slc_session_on_write;
-    s->timer.handler = slc_session_timeout;
-    s->timer.data = s;
-    s->delay.data = s;
-    TAILQ_INSERT_TAIL(&slc_sessions.sessions, s, link);
-    slc_sessions.count++;
-    return s;
+    return slc_session_alloc(fd, srv);
 }

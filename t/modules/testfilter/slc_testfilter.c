@@ -18,6 +18,10 @@
  *                           router's), blocks the worker MS ms, as a
  *                           worker preempted there would be
  *                           (t/rwsplit_causal_workers.t)
+ *   / *tf:close N* / ...    passes it on; the packet hook closes the
+ *                           session at the response's Nth packet, in the
+ *                           middle of bytes the tracker is reading (a
+ *                           hook that ends its session, t/filter.t)
  *
  * (written here with blanks inside the comment markers).
  *
@@ -55,6 +59,8 @@ typedef struct {
     slc_timer_t         timer;
     int                 hold;       /* after the pause: answer OK */
     unsigned long long  stall;      /* ms to block at done, or 0 */
+    unsigned long long  close_at;   /* packet to close the session at */
+    int                 closed;     /* the close hook ran */
     uint64_t            rows;       /* of a rows answer: to send */
     uint64_t            sent;
     int                 phase;      /* 0 header, 1 rows, 2 end */
@@ -118,6 +124,7 @@ slc_tf_close(slc_session_t *s, void *ctx)
 
     (void) s;
     slc_timer_del(slc_loop, &tf->timer);
+    tf->closed = 1;
 }
 
 static const char *const slc_tf_columns[] = { "v" };
@@ -235,6 +242,10 @@ slc_tf_command(slc_session_t *s, void *ctx, const slc_cmd_t *c)
         tf->stall = strtoull(q + 6, NULL, 10);
         return SLC_FILTER_PASS;
     }
+    if (n > 6 && memcmp(q, "close ", 6) == 0) {
+        tf->close_at = strtoull(q + 6, NULL, 10);
+        return SLC_FILTER_PASS;
+    }
     if (n >= 4 && memcmp(q, "last", 4) == 0) {
         (void) slc_reply_columns(s, slc_tf_columns, 1);
         (void) slc_tf_row(s, tf->last);
@@ -255,9 +266,17 @@ slc_tf_packet(slc_session_t *s, void *ctx, const slc_cmd_packet_t *p)
 {
     slc_tf_ctx_t *tf = ctx;
 
-    (void) s;
+    if (tf->closed) {
+        slc_log(SLC_LOG_ALERT, "testfilter: a packet hook after close");
+        return;
+    }
     tf->packets += p->first;
     tf->bytes += p->len;
+    if (tf->close_at > 0 && tf->packets == tf->close_at && p->first) {
+        tf->close_at = 0;
+        slc_session_close(s, SLC_LOG_INFO, "testfilter: closed in a packet "
+            "hook");
+    }
 }
 
 static void
