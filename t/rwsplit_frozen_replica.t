@@ -70,7 +70,23 @@ sub on_replica {
     return $d;
 }
 
-sub frozen { kill 'STOP', $rpid }
+# SIGSTOP only asks: a thread running at that moment stops when it next
+# enters the kernel, and a query that reaches it first is answered.
+# Frozen is when every thread of the replica is stopped.
+sub all_stopped {
+    my @tasks = glob("/proc/$rpid/task/*/stat") or return 0;
+    for my $f (@tasks) {
+        open(my $fh, '<', $f) or return 0;
+        my ($state) = (<$fh> // '') =~ /\)\s+(\S)/;
+        return 0 unless defined $state && $state =~ /^[Tt]\z/;
+    }
+    return 1;
+}
+sub frozen {
+    kill('STOP', $rpid)
+        && wait_for(\&all_stopped, what => 'every thread of the replica '
+                                          . 'stopped');
+}
 sub thawed {
     kill 'CONT', $rpid;
     my $r = $sb->admin_dbh('replica');
