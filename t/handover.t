@@ -8,7 +8,7 @@
 #   - 20 reloads under sysbench oltp_read_write (8 threads), through
 #     readconn and then through readwritesplit, with
 #     worker_shutdown_timeout 1s: no error, no reconnect, and the old
-#     workers are gone within a second of each reload;
+#     workers are gone within GONE s of each reload;
 #   - a session keeps its state (user variable, temporary table, server
 #     prepared statement, default database, character set, connection),
 #     with auth local and auth passthrough;
@@ -35,7 +35,11 @@ use Sluice::Wire qw(read_packet raw_login);
 use constant {
     RELOADS      => 20,
     THREADS      => 8,
-    GONE         => 1,      # s: old workers exit within this of a reload
+    # s: old workers exit within this of a reload.  worker_shutdown_timeout
+    # (1s) bounds their wait for sessions to come to rest (a session it
+    # cut would fail sysbench); the rest is the exit and the master's reap,
+    # which on two busy cores took over a second (CI: "after reload 8")
+    GONE         => 3,
     PIPE_RELOADS => 5,
 };
 
