@@ -28,6 +28,7 @@
 #include "slc_mysql_conf.h"
 #include "slc_slab.h"
 #include "slc_cache.h"
+#include "slc_cache_binlog.h"
 #include "slc_mysql_catalog.h"
 
 static void *slc_cache_create_conf(slc_conf_t *cf, unsigned level);
@@ -83,6 +84,24 @@ static const slc_command_t slc_cache_commands[] = {
       .post = slc_cache_users },
     { .name = "cache_rule", .type = SLC_CONF_SERVER | SLC_CONF_2MORE,
       .set = slc_cache_rule_directive, .conf = SLC_CONF_MODULE },
+    /* the binlog source, at the upstream level (slc_cache_binlog.c) */
+    { .name = "binlog", .type = SLC_CONF_UPSTREAM | SLC_CONF_FLAG,
+      .set = slc_cache_binlog_on, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_cache_binlog_conf_t, on) },
+    { .name = "binlog_user", .type = SLC_CONF_UPSTREAM | SLC_CONF_TAKE1,
+      .set = slc_conf_set_cstr_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_cache_binlog_conf_t, account)
+                + offsetof(slc_monitor_conf_t, user) },
+    { .name = "binlog_password", .type = SLC_CONF_UPSTREAM | SLC_CONF_TAKE1,
+      .set = slc_cache_binlog_password, .conf = SLC_CONF_MODULE },
+    { .name = "binlog_server_id",
+      .type = SLC_CONF_UPSTREAM | SLC_CONF_TAKE1,
+      .set = slc_conf_set_num_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_cache_binlog_conf_t, server_id) },
+    { .name = "binlog_lost", .type = SLC_CONF_UPSTREAM | SLC_CONF_TAKE1,
+      .set = slc_conf_set_enum_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_cache_binlog_conf_t, lost),
+      .post = slc_cache_binlog_lost_names },
     { .name = NULL }
 };
 
@@ -96,6 +115,7 @@ slc_module_t slc_cache_module = {
     .init_conf = slc_cache_init_conf,
     .reap_pid = slc_cache_reap_pid,
     .report = slc_cache_report,
+    .exit_process = slc_cache_binlog_exit,
 };
 
 
@@ -112,6 +132,9 @@ slc_cache_create_conf(slc_conf_t *cf, unsigned level)
 {
     slc_cache_conf_t *cc;
 
+    if (level == SLC_CONF_UPSTREAM) {
+        return slc_cache_binlog_create_conf(cf);
+    }
     if (level != SLC_CONF_MYSQL && level != SLC_CONF_SERVER) {
         return NULL;
     }
@@ -145,7 +168,9 @@ slc_cache_merge_conf(slc_conf_t *cf, unsigned level, void *parent,
     slc_cache_conf_t       *cc = child;
 
     (void) cf;
-    (void) level;
+    if (level == SLC_CONF_UPSTREAM) {
+        return slc_cache_binlog_merge_conf(child);
+    }
     slc_conf_merge_ptr(cc->zone, prev != NULL ? prev->zone
                                               : SLC_CONF_UNSET_PTR, NULL);
     slc_conf_merge_value(cc->ttl, prev != NULL ? prev->ttl
@@ -545,7 +570,7 @@ slc_cache_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
         }
     }
     slc_catalog_on_change(slc_cache_catalog_changed);
-    return SLC_OK;
+    return slc_cache_binlog_init_conf(cycle, err, errlen);
 }
 
 /* --- the master: dead workers, counters ---------------------------------- */
@@ -582,12 +607,15 @@ slc_cache_report_zone(const slc_cache_zone_t *z)
     }
     slc_log(SLC_LOG_NOTICE, "cache zone \"%s\": lookups=%llu hits=%llu "
         "misses=%llu waits=%llu wait_timeouts=%llu replays=%llu "
+        "binlog_bypass=%llu "
         "stores=%llu evictions=%llu expired=%llu stale=%llu "
         "invalidations=%llu entries=%llu bytes=%llu size=%zu", z->name,
         (unsigned long long) st.lookups, (unsigned long long) st.hits,
         (unsigned long long) st.misses, (unsigned long long) cnt->waits,
         (unsigned long long) cnt->wait_timeouts,
-        (unsigned long long) cnt->replays, (unsigned long long) st.stores,
+        (unsigned long long) cnt->replays,
+        (unsigned long long) cnt->binlog_bypass,
+        (unsigned long long) st.stores,
         (unsigned long long) st.evictions,
         (unsigned long long) st.expired, (unsigned long long) st.stale,
         (unsigned long long) st.invalidations,
@@ -635,4 +663,5 @@ slc_cache_report(slc_cycle_t *cycle)
             slc_cache_report_zone(z);
         }
     }
+    slc_cache_binlog_report(cycle);
 }

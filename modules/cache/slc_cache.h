@@ -53,6 +53,8 @@ typedef struct {
     uint64_t                wait_timeouts;
     uint64_t                replays;    /* a hit's statement run at the
                                            server for FOUND_ROWS() & co */
+    uint64_t                binlog_bypass;  /* lookups skipped: the
+                                               binlog reader not live */
     slc_cache_rule_stats_t  rules[SLC_CACHE_RULES_MAX];
 } slc_cache_counters_t;
 
@@ -83,6 +85,9 @@ typedef struct {
     unsigned                rule_slot[SLC_CACHE_RULES_MAX];
     const char             *file;       /* where the server block is */
     unsigned                line;
+    /* its upstream's binlog reader when hits wait for it to be live
+       (`binlog_lost bypass`), else NULL (slc_cache_binlog.h) */
+    const struct slc_cache_binlog_s *binlog_gate;
 } slc_cache_conf_t;
 
 extern slc_module_t  slc_cache_module;

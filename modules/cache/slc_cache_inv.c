@@ -89,7 +89,7 @@ slc_cache_inv_fn_pure(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
  * says; everything when it cannot say (not loaded, DDL seen since).
  */
 static void
-slc_cache_inv_tables(slc_cache_ctx_t *cc, const slc_cache_keys_t *keys,
+slc_cache_inv_tables(slc_catalog_t *catalog, const slc_cache_keys_t *keys,
     slc_cache_inv_set_t *out)
 {
     slc_catalog_names_t *w = slc_cache_session_names();
@@ -97,8 +97,8 @@ slc_cache_inv_tables(slc_cache_ctx_t *cc, const slc_cache_keys_t *keys,
     for (unsigned i = 0; i < keys->n; i++) {
         slc_cache_inv_add(out, slc_cache_table_hash(keys->key[i].data,
                                                     keys->key[i].len));
-        if (cc->catalog != NULL
-            && slc_catalog_writes(cc->catalog, keys->key[i].data,
+        if (catalog != NULL
+            && slc_catalog_writes(catalog, keys->key[i].data,
                                   keys->key[i].len, w) != SLC_OK)
         {
             out->all = 1;
@@ -133,20 +133,12 @@ slc_cache_inv_ddl_calls(const uint8_t *q, size_t n)
 }
 
 void
-slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
+slc_cache_inv_text(slc_catalog_t *catalog, const uint8_t *q, size_t n,
     const slc_sql_info_t *si, const char *db, slc_cache_inv_set_t *out)
 {
     slc_cache_keys_t *keys = slc_cache_session_keys();
-    slc_sql_info_t    pure;
 
     memset(out, 0, sizeof(*out));
-    if ((si->flags & SLC_SQL_F_STORED_FUNC)
-        && slc_cache_inv_fn_pure(cc, q, n, si))
-    {
-        pure = *si;
-        pure.flags &= ~SLC_SQL_F_STORED_FUNC;
-        si = &pure;
-    }
     switch (slc_cache_invalidates(si)) {
     case SLC_CACHE_INV_NONE:
         return;
@@ -154,13 +146,29 @@ slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
         if ((si->kind != SLC_SQL_DDL || !slc_cache_inv_ddl_calls(q, n))
             && slc_cache_table_keys(q, si, db, strlen(db), keys) == SLC_OK)
         {
-            slc_cache_inv_tables(cc, keys, out);
+            slc_cache_inv_tables(catalog, keys, out);
             return;
         }
         /* fall through */
     default:
         out->all = 1;
     }
+}
+
+void
+slc_cache_inv_of(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
+    const slc_sql_info_t *si, const char *db, slc_cache_inv_set_t *out)
+{
+    slc_sql_info_t pure;
+
+    if ((si->flags & SLC_SQL_F_STORED_FUNC)
+        && slc_cache_inv_fn_pure(cc, q, n, si))
+    {
+        pure = *si;
+        pure.flags &= ~SLC_SQL_F_STORED_FUNC;
+        si = &pure;
+    }
+    slc_cache_inv_text(cc->catalog, q, n, si, db, out);
 }
 
 void
@@ -187,27 +195,25 @@ slc_cache_inv_view_calls(slc_cache_ctx_t *cc, const uint8_t *q,
     }
 }
 
+int
+slc_cache_inv_ddl_may(const uint8_t *q, size_t n, const slc_sql_info_t *si)
+{
+    switch (si->kind) {
+    case SLC_SQL_DDL:
+        return !(si->flags & SLC_SQL_F_TEMPORARY) && slc_cache_ddl_may(q, n);
+    case SLC_SQL_UNKNOWN: case SLC_SQL_CALL: case SLC_SQL_EXECUTE:
+    case SLC_SQL_COMPOUND:
+        return 1;
+    default:        /* SET GLOBAL: the server's sql_mode, isolation */
+        return (si->flags & (SLC_SQL_F_DDL | SLC_SQL_F_GLOBAL)) != 0;
+    }
+}
+
 void
 slc_cache_inv_ddl(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     const slc_sql_info_t *si)
 {
-    int may;
-
-    if (cc->catalog == NULL) {
-        return;
-    }
-    switch (si->kind) {
-    case SLC_SQL_DDL:
-        may = !(si->flags & SLC_SQL_F_TEMPORARY) && slc_cache_ddl_may(q, n);
-        break;
-    case SLC_SQL_UNKNOWN: case SLC_SQL_CALL: case SLC_SQL_EXECUTE:
-    case SLC_SQL_COMPOUND:
-        may = 1;
-        break;
-    default:        /* SET GLOBAL: the server's sql_mode, isolation */
-        may = (si->flags & (SLC_SQL_F_DDL | SLC_SQL_F_GLOBAL)) != 0;
-    }
-    if (may) {
+    if (cc->catalog != NULL && slc_cache_inv_ddl_may(q, n, si)) {
         slc_catalog_ddl_seen(cc->catalog);
         cc->ddl = 1;                    /* and again once it is done */
     }

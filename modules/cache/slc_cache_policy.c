@@ -231,6 +231,36 @@ slc_cache_name_copy(char *dst, const uint8_t *p, size_t n)
     return (ssize_t) o;
 }
 
+/* A raw name (as the server stores it) into dst, lowercased. */
+static ssize_t
+slc_cache_name_raw(char *dst, const char *p, size_t n)
+{
+    if (n > SLC_CACHE_NAME_MAX) {
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint8_t  c = (uint8_t) p[i];
+
+        dst[i] = (char) ((c >= 'A' && c <= 'Z') ? c + 32 : c);
+    }
+    dst[n] = '\0';
+    return (ssize_t) n;
+}
+
+ssize_t
+slc_cache_table_key_raw(char *dst, const char *db, size_t dblen,
+    const char *table, size_t tlen)
+{
+    ssize_t  d = slc_cache_name_raw(dst, db, dblen), t;
+
+    if (d < 0) {
+        return -1;
+    }
+    dst[d] = '.';
+    t = slc_cache_name_raw(dst + d + 1, table, tlen);
+    return t < 0 ? -1 : d + 1 + t;
+}
+
 /* The key of name nm at dst; its length, or -1. */
 static ssize_t
 slc_cache_key_make(char *dst, const uint8_t *q, const slc_sql_name_t *nm,

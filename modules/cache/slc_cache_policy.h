@@ -137,6 +137,12 @@ int  slc_cache_table_keys(const uint8_t *q, const slc_sql_info_t *si,
                           const char *db, size_t db_len,
                           slc_cache_keys_t *out);
 
+/* The key of a table named as the server stores it (a binlog's table
+   map: no quotes), into dst (SLC_CACHE_KEY_MAX bytes): its length, or -1
+   when a name is too long. */
+ssize_t slc_cache_table_key_raw(char *dst, const char *db, size_t dblen,
+    const char *table, size_t tlen);
+
 /*
  * What a statement invalidates: nothing (not a write), its table keys, or
  * everything, when a write's tables cannot all be named (CALL, a stored

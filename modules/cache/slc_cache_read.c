@@ -23,6 +23,7 @@
 #include "slc_mysql_proto.h"
 #include "slc_mysql_session.h"
 #include "slc_cache_session.h"
+#include "slc_cache_binlog.h"
 
 
 #define SLC_CACHE_WAIT_STEP  2  /* ms between looks at a pending entry */
@@ -293,6 +294,24 @@ slc_cache_read_answer(slc_cache_ctx_t *cc)
     return SLC_FILTER_ANSWER;
 }
 
+/*
+ * Hits wait for the upstream's binlog reader (`binlog_lost bypass`):
+ * while it is not live, a write it has not seen may have made any entry
+ * stale.  What the server answers meanwhile is still kept: the reader
+ * invalidates what it missed before it is live again.
+ */
+static int
+slc_cache_read_gated(slc_cache_ctx_t *cc)
+{
+    const slc_cache_binlog_t *b = cc->conf->binlog_gate;
+
+    if (b == NULL || slc_cache_binlog_serves(b, slc_loop->now)) {
+        return 0;
+    }
+    slc_cache_bump(cc->cnt->binlog_bypass);
+    return 1;
+}
+
 /* Another session is storing this key: look again shortly, up to
    cache_wait_timeout, then go to the server. */
 static int
@@ -328,8 +347,9 @@ slc_cache_read_wait_timer(slc_timer_t *t)
     int              verdict = SLC_FILTER_PASS;
 
     cc->cur = NULL;
-    switch (slc_cache_lookup(cc->cache, cc->key, cc->klen, cc->hash,
-                             slc_loop->now, &cc->serve.hit))
+    switch (slc_cache_read_gated(cc) ? SLC_CACHE_MISS
+            : slc_cache_lookup(cc->cache, cc->key, cc->klen, cc->hash,
+                               slc_loop->now, &cc->serve.hit))
     {
     case SLC_CACHE_HIT:
         verdict = slc_cache_read_answer(cc);
@@ -395,7 +415,7 @@ slc_cache_read_select(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
         return SLC_FILTER_PASS;
     }
     hash = slc_cache_key_hash(key, klen);
-    if ((x != NULL && x->no_serve) || cc->diag) {
+    if ((x != NULL && x->no_serve) || cc->diag || slc_cache_read_gated(cc)) {
         /* (diag: the server answers, and so clears its warnings) */
         slc_cache_read_keep(cc, key, klen, hash, keys, ttl, x);
         return SLC_FILTER_PASS;

@@ -255,6 +255,19 @@ void slc_cache_inv_view_calls(slc_cache_ctx_t *cc, const uint8_t *q,
    catalog is stale from now until a load that begins after it is done. */
 void slc_cache_inv_ddl(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     const slc_sql_info_t *si);
+/*
+ * The same as slc_cache_inv_of by the text alone (the binlog's
+ * statements too): a stored function counts as a write of anything;
+ * `catalog` (NULL: none) adds what triggers and views write, or
+ * everything when it cannot say.
+ */
+void slc_cache_inv_text(slc_catalog_t *catalog, const uint8_t *q,
+    size_t n, const slc_sql_info_t *si, const char *db,
+    slc_cache_inv_set_t *out);
+/* Whether statement q may change a view or a trigger (the catalog is then
+   stale until a load that begins after it is done). */
+int  slc_cache_inv_ddl_may(const uint8_t *q, size_t n,
+    const slc_sql_info_t *si);
 /* *to gets from's tables too; everything when they do not fit. */
 void slc_cache_inv_merge(slc_cache_inv_set_t *to,
     const slc_cache_inv_set_t *from);

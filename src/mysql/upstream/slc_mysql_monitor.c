@@ -249,18 +249,16 @@ slc_monitor_merge_conf(slc_conf_t *cf, unsigned level, void *parent,
  * in (t/plaintext.t).  Obfuscation, not protection: pad and mask sit
  * side by side in the cycle's pool.
  */
-static const char *
-slc_monitor_password(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
+const char *
+slc_monitor_secret(slc_conf_t *cf, const char *name, slc_monitor_conf_t *c)
 {
-    slc_monitor_conf_t *c = conf;
-    slc_str_t          *v = &cf->args[1];
-    const char         *rv = NULL;
+    slc_str_t  *v = &cf->args[1];
+    const char *rv = NULL;
 
-    (void) cmd;
     if (c->password != NULL) {
-        rv = "\"monitor_password\" is duplicate";
+        rv = slc_conf_error(cf, "\"%s\" is duplicate", name);
     } else if (v->len == 0 || v->len > SLC_MONITOR_PASSWORD_MAX) {
-        rv = "invalid \"monitor_password\" (1 to 256 bytes)";
+        rv = slc_conf_error(cf, "invalid \"%s\" (1 to 256 bytes)", name);
     } else {
         c->pad = slc_palloc(cf->pool, v->len);
         c->password = slc_palloc(cf->pool, v->len);
@@ -277,6 +275,13 @@ slc_monitor_password(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
     /* at once: the parser wipes its own copies when done (as `password`) */
     explicit_bzero(v->data, v->len);
     return rv;
+}
+
+static const char *
+slc_monitor_password(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
+{
+    (void) cmd;
+    return slc_monitor_secret(cf, "monitor_password", conf);
 }
 
 static int

@@ -120,6 +120,11 @@ int slc_monitor_synced(const slc_upstream_server_t *us, uint64_t before,
 void slc_monitor_sync(const slc_upstream_t *up,
     const slc_monitor_status_t *old, slc_monitor_entry_t *e);
 
+/* A password directive's argument (cf->args[1]) into c, masked; the
+   argument is wiped.  NULL, or the error (`name` is the directive). */
+const char *slc_monitor_secret(slc_conf_t *cf, const char *name,
+    slc_monitor_conf_t *c);
+
 /* The monitor conf of an upstream (its user is NULL: not monitored). */
 const slc_monitor_conf_t *slc_monitor_conf(const slc_upstream_t *up);
 

@@ -1,0 +1,355 @@
+#!/usr/bin/perl
+
+# The primary's binlog as the cache's second source of invalidations
+# (issue 21): a write that never passes through the proxy (a client of
+# the server itself, the event scheduler, a trigger, a procedure, LOAD
+# DATA, DDL, XA) invalidates the cached entries of its tables within a
+# deadline, in ROW, MIXED and STATEMENT format; a transaction rolled back
+# invalidates nothing.  The reader killed or stalled: with `binlog_lost
+# bypass` no hit is served until it is back and has read what it missed;
+# with `serve` hits go on.  Its server id clashes with no replica, and it
+# writes nothing.  Whether the server answered a read is told by its
+# Com_select; every entry lives 600 s, so only an invalidation makes a
+# read see a new value.
+
+use strict;
+use warnings;
+
+use FindBin;
+use lib "$FindBin::Bin/lib";
+
+use Test::More;
+use Sluice::Test;
+
+my $t = Sluice::Test->new;
+$t->has('cache');
+
+my $p = $t->primary_dbh;
+my $bl_pass = 'B1nlog-Reader-7';
+$p->do("CREATE OR REPLACE USER 'binlog_mon'\@'%' IDENTIFIED BY ?", undef,
+       $bl_pass);
+$p->do("GRANT REPLICATION SLAVE, REPLICATION MASTER ADMIN ON *.* "
+       . "TO 'binlog_mon'\@'%'");
+$p->do('DROP TABLE IF EXISTS test.bl_k3');      # a run before renamed
+$p->do("CREATE OR REPLACE TABLE test.bl_$_ (id INT PRIMARY KEY, v INT)")
+    for qw(a b c d e f g h i j k l m n o);
+$p->do("INSERT INTO test.bl_$_ VALUES (1, 1)")
+    for qw(a b c d e f g h i j k l m n o);
+
+$t->write_file_expand('sluice.conf', <<"EOF");
+worker_processes 1;
+events { worker_connections 100; }
+mysql {
+    user app { password "secret"; }
+    cache_zone qc size=8m;
+    upstream db {
+        monitor_user monitor; monitor_password "monitor";
+        monitor_interval 100ms;
+        monitor_schema_interval 100ms;
+        server %%PRIMARY%% role=primary;
+        binlog on;
+        binlog_user binlog_mon; binlog_password "$bl_pass";
+    }
+    upstream serving {
+        monitor_user monitor; monitor_password "monitor";
+        monitor_interval 100ms;
+        server %%PRIMARY%% role=primary;
+        binlog on;
+        binlog_user binlog_mon; binlog_password "$bl_pass";
+        binlog_lost serve;
+    }
+    server {
+        listen 127.0.0.1:%%PORT_0%%;
+        router readconn;
+        upstream db;
+        filters cache;
+        cache qc;
+        cache_ttl 600s;
+    }
+    server {
+        listen 127.0.0.1:%%PORT_1%%;
+        router readconn;
+        upstream serving;
+        filters cache;
+        cache qc;
+        cache_ttl 600s;
+    }
+}
+EOF
+$t->run;
+$t->plan(73);
+$t->allow_log(qr/binlog "\w+": /);
+
+ok(wait_for(sub { $t->grep_log(qr/binlog "db": live/)
+                  && $t->grep_log(qr/binlog "serving": live/) },
+            what => 'both readers live'), 'both binlog readers are live');
+
+sub com_select { Sluice::Test::server_status($p, 'Com_select') }
+
+my $d = $t->dbh;
+ok($d, 'logged in') or diag($DBI::errstr);
+
+# [value, reads the server answered]
+sub read1 {
+    my ($dbh, $q) = @_;
+    my $c0 = com_select();
+    my ($v) = $dbh->selectrow_array($q);
+    return [$v, com_select() - $c0];
+}
+
+# $q is answered from the cache with $want (stored first if need be)
+sub cached {
+    my ($q, $want, $dbh) = @_;
+    return wait_for(sub { my $g = read1($dbh // $d, $q);
+                          $g->[1] == 0 && ($g->[0] // '') eq $want },
+                    what => "'$q' served from the cache with $want");
+}
+
+# after a write that bypassed the proxy: $q sees $want within 10 s
+sub sees {
+    my ($q, $want) = @_;
+    return wait_for(sub { (read1($d, $q)->[0] // '') eq $want },
+                    what => "'$q' to see $want");
+}
+
+# a direct write (code) must make the cached $q see $want
+sub invalidates {
+    my ($name, $q, $old, $code, $want) = @_;
+    ok(cached($q, $old), "$name: the read is cached");
+    $code->();
+    ok(sees($q, $want), "$name: invalidated, the read sees the write");
+}
+
+sub fmt { $p->do("SET SESSION binlog_format = '$_[0]'") }
+
+# --- plain writes, in each format ---------------------------------------
+
+invalidates('UPDATE, ROW', 'SELECT v FROM bl_a WHERE id = 1', 1,
+            sub { fmt('ROW'); $p->do('UPDATE test.bl_a SET v = 2') }, 2);
+invalidates('UPDATE, MIXED', 'SELECT v FROM bl_a WHERE id = 1', 2,
+            sub { fmt('MIXED'); $p->do('UPDATE test.bl_a SET v = 3') }, 3);
+invalidates('UPDATE, STATEMENT', 'SELECT v FROM bl_a WHERE id = 1', 3,
+            sub { fmt('STATEMENT'); $p->do('UPDATE test.bl_a SET v = 4') },
+            4);
+invalidates('INSERT with a default database, STATEMENT',
+            'SELECT COUNT(*) FROM bl_b', 1,
+            sub { fmt('STATEMENT'); $p->do('USE test');
+                  $p->do('INSERT INTO bl_b VALUES (2, 2)') }, 2);
+invalidates('multi-table UPDATE, ROW', 'SELECT v FROM bl_c WHERE id = 1', 1,
+            sub { fmt('ROW'); $p->do('UPDATE test.bl_c, test.bl_d SET '
+                  . 'bl_c.v = 5, bl_d.v = 5') }, 5);
+ok(sees('SELECT v FROM bl_d WHERE id = 1', 5), 'and its other table');
+invalidates('multi-table UPDATE, STATEMENT',
+            'SELECT v FROM bl_d WHERE id = 1', 5,
+            sub { fmt('STATEMENT'); $p->do('UPDATE test.bl_c, test.bl_d '
+                  . 'SET bl_c.v = 6, bl_d.v = 6') }, 6);
+
+# --- triggers, procedures, the event scheduler ----------------------------
+
+$p->do('CREATE OR REPLACE TRIGGER test.bl_e_ai AFTER INSERT ON test.bl_e '
+       . 'FOR EACH ROW UPDATE test.bl_f SET v = v + 1');
+invalidates('a trigger writes another table, ROW',
+            'SELECT v FROM bl_f WHERE id = 1', 1,
+            sub { fmt('ROW'); $p->do('INSERT INTO test.bl_e VALUES (2, 2)') },
+            2);
+invalidates('a trigger writes another table, STATEMENT (the catalog)',
+            'SELECT v FROM bl_f WHERE id = 1', 2,
+            sub { fmt('STATEMENT');
+                  $p->do('INSERT INTO test.bl_e VALUES (3, 3)') }, 3);
+$p->do('CREATE OR REPLACE PROCEDURE test.bl_p() '
+       . 'UPDATE test.bl_g SET v = v + 10');
+invalidates('a stored procedure, ROW', 'SELECT v FROM bl_g WHERE id = 1', 1,
+            sub { fmt('ROW'); $p->do('CALL test.bl_p()') }, 11);
+invalidates('a stored procedure, STATEMENT',
+            'SELECT v FROM bl_g WHERE id = 1', 11,
+            sub { fmt('STATEMENT'); $p->do('CALL test.bl_p()') }, 21);
+my $sched = $p->selectrow_array('SELECT @@global.event_scheduler');
+END { eval { $p->do("SET GLOBAL event_scheduler = $sched") } if $sched }
+invalidates('the event scheduler', 'SELECT v FROM bl_h WHERE id = 1', 1,
+            sub { $p->do('SET GLOBAL event_scheduler = ON');
+                  $p->do('CREATE OR REPLACE EVENT test.bl_ev ON SCHEDULE AT '
+                         . 'CURRENT_TIMESTAMP DO UPDATE test.bl_h SET v = 7')
+            }, 7);
+
+# --- LOAD DATA ------------------------------------------------------------
+
+my $file = $t->testdir . '/bl_load.txt';
+$t->write_file('bl_load.txt', "2\t2\n3\t3\n");
+invalidates('LOAD DATA, ROW', 'SELECT COUNT(*) FROM bl_i', 1,
+            sub { fmt('ROW'); $p->do("LOAD DATA INFILE '$file' INTO TABLE "
+                                     . 'test.bl_i') }, 3);
+$t->write_file('bl_load.txt', "4\t4\n");
+invalidates('LOAD DATA, STATEMENT', 'SELECT COUNT(*) FROM bl_i', 3,
+            sub { fmt('STATEMENT');
+                  $p->do("LOAD DATA INFILE '$file' INTO TABLE test.bl_i") },
+            4);
+
+# --- DDL --------------------------------------------------------------------
+
+fmt('ROW');
+invalidates('ALTER TABLE', 'SELECT * FROM bl_j WHERE id = 1', 1,
+            sub { $p->do('ALTER TABLE test.bl_j DROP COLUMN v, '
+                         . 'ADD COLUMN w INT DEFAULT 9 FIRST') }, 9);
+$p->do('CREATE OR REPLACE TABLE test.bl_k2 (id INT PRIMARY KEY, v INT)');
+$p->do('INSERT INTO test.bl_k2 VALUES (1, 8)');
+invalidates('RENAME TABLE', 'SELECT v FROM bl_k WHERE id = 1', 1,
+            sub { $p->do('RENAME TABLE test.bl_k TO test.bl_k3, '
+                         . 'test.bl_k2 TO test.bl_k') }, 8);
+invalidates('TRUNCATE TABLE', 'SELECT COUNT(*) FROM bl_l', 1,
+            sub { $p->do('TRUNCATE TABLE test.bl_l') }, 0);
+ok(cached('SELECT COUNT(*) FROM bl_m', 1), 'DROP TABLE: the read is cached');
+$p->do('DROP TABLE test.bl_m');
+ok(wait_for(sub { !defined $d->selectrow_array('SELECT COUNT(*) FROM bl_m')
+                  && ($d->err // 0) == 1146 },
+            what => 'the read to fail'),
+   'DROP TABLE: invalidated, the read gets 1146');
+
+# --- transactions: rolled back, XA ------------------------------------------
+
+# a write the reader must have applied before the check that follows
+sub marker {
+    my ($v) = @_;
+    $p->do("UPDATE test.bl_o SET v = $v");
+    return sees('SELECT v FROM bl_o WHERE id = 1', $v);
+}
+ok(cached('SELECT v FROM bl_n WHERE id = 1', 1), 'rollback: the read is '
+   . 'cached');
+ok(cached('SELECT v FROM bl_o WHERE id = 1', 1), 'and a marker read');
+$p->begin_work;
+$p->do('UPDATE test.bl_n SET v = 50');
+$p->rollback;
+ok(marker(2), 'a later write is seen');
+is_deeply(read1($d, 'SELECT v FROM bl_n WHERE id = 1'), [1, 0],
+          'a transaction rolled back invalidated nothing: still a hit');
+
+# a prepared XA transaction holds its locks until it ends: whatever
+# happens, it ends
+END { eval { $p->do("XA ROLLBACK '$_'") } for qw(bl1 bl2) }
+my $x = $t->primary_dbh;             # the XA transactions' session
+$x->do('SET SESSION binlog_format = ROW');
+$x->do("XA START 'bl1'");
+$x->do('UPDATE test.bl_n SET v = 60');
+$x->do("XA END 'bl1'");
+$x->do("XA PREPARE 'bl1'");
+ok(marker(3), 'XA PREPARE, then a later write is seen');
+is_deeply(read1($d, 'SELECT v FROM bl_n WHERE id = 1'), [1, 0],
+          'a prepared XA transaction is not committed: still a hit');
+$x->do("XA COMMIT 'bl1'");
+ok(sees('SELECT v FROM bl_n WHERE id = 1', 60),
+   'XA COMMIT: invalidated, the read sees the write');
+ok(cached('SELECT v FROM bl_n WHERE id = 1', 60), 'cached again');
+$x->do("XA START 'bl2'");
+$x->do('UPDATE test.bl_n SET v = 70');
+$x->do("XA END 'bl2'");
+$x->do("XA PREPARE 'bl2'");
+$x->do("XA ROLLBACK 'bl2'");
+ok(marker(4), 'XA ROLLBACK, then a later write is seen');
+is_deeply(read1($d, 'SELECT v FROM bl_n WHERE id = 1'), [60, 0],
+          'XA ROLLBACK invalidated nothing: still a hit');
+
+# --- the reader killed, stalled ---------------------------------------------
+
+sub binlog_stats {
+    my ($up) = @_;
+    my $off = length $t->error_log;
+    $t->signal('USR2');
+    my $line;
+    wait_for(sub { ($line) = substr($t->error_log, $off)
+                       =~ /(cache binlog "\Q$up\E": .*)/ },
+             what => "the stats of binlog $up");
+    return { map { /(\w+)=(\S+)/g } $line // '' };
+}
+
+my $q = 'SELECT v FROM bl_a WHERE id = 1';
+ok(cached($q, 4), 'a cached read');
+my $pos0 = $p->selectrow_array('SELECT @@global.gtid_binlog_pos');
+my $st = binlog_stats('db');
+my $off = length $t->error_log;
+ok(kill('KILL', $st->{pid}), 'the reader of "db" is killed');
+my $bypassed = 0;
+ok(wait_for(sub { my $g = read1($d, $q); $bypassed++ if $g->[1] == 1;
+                  $g->[1] == 0 && substr($t->error_log, $off)
+                      =~ /binlog "db": live/ },
+            what => 'hits again'), 'a new reader is live and hits are back');
+cmp_ok($bypassed, '>', 0, 'meanwhile the read went to the server');
+cmp_ok($t->cache_stats('qc')->{binlog_bypass}, '>', 0,
+       'counted: binlog_bypass');
+is($p->selectrow_array('SELECT @@global.gtid_binlog_pos'), $pos0,
+   'the readers wrote nothing to the primary');
+
+$st = binlog_stats('db');
+ok(kill('STOP', $st->{pid}), 'the reader is stopped');
+ok(wait_for(sub { read1($d, $q)->[1] == 1 }, what => 'a bypassed read'),
+   'it is not heard from: reads go to the server');
+$p->do('UPDATE test.bl_a SET v = 100');
+ok(kill('CONT', $st->{pid}), 'the reader goes on');
+my $stale = 0;
+ok(wait_for(sub { my $g = read1($d, $q); $stale++ if ($g->[0] // 0) != 100;
+                  $g->[1] == 0 },
+            what => 'a hit after the stall'), 'hits are back');
+is($stale, 0, 'and none served what the write made stale');
+
+# --- binlog_lost serve --------------------------------------------------------
+
+my $s = $t->dbh(port => $t->port(1));
+ok(cached('SELECT v FROM bl_c WHERE id = 1', 6, $s), 'serve: a cached read');
+my $st2 = binlog_stats('serving');
+$st = binlog_stats('db');
+ok(kill('STOP', $st2->{pid}, $st->{pid}) == 2, 'both readers are stopped');
+ok(wait_for(sub { read1($d, $q)->[1] == 1 }, what => 'a bypassed read'),
+   'not heard from: the bypass server\'s reads go to the server');
+is_deeply(read1($s, 'SELECT v FROM bl_c WHERE id = 1'), [6, 0],
+          'binlog_lost serve: hits go on');
+kill('CONT', $st2->{pid}, $st->{pid});
+
+# --- server ids ---------------------------------------------------------------
+
+my %hosts = map { $_->{Server_id} => $_->{Host} }
+            @{ $p->selectall_arrayref('SHOW SLAVE HOSTS', { Slice => {} }) };
+my ($id1, $id2) = (binlog_stats('db')->{server_id},
+                   binlog_stats('serving')->{server_id});
+isnt($id1, $id2, 'two readers, two server ids');
+ok($id1 >= 0x40000000 && $id2 >= 0x40000000, 'derived ids are large');
+like($hosts{$id1} // '', qr/^sluice:/, 'registered with the primary');
+my $rid = $t->replica_dbh->selectrow_array('SELECT @@server_id');
+ok($id1 != $rid && $id2 != $rid, 'neither is the replica\'s');
+my $slave = $t->replica_dbh->selectrow_hashref('SHOW SLAVE STATUS');
+is($slave->{Slave_IO_Running}, 'Yes', 'the replica still replicates');
+
+# --- configuration ------------------------------------------------------------
+
+sub conf_error {
+    my ($body, $vbody) = @_;
+    $vbody //= '';
+    $t->write_file_expand('bad.conf', <<"EOF");
+events { worker_connections 10; }
+mysql {
+    user app { password "x"; }
+    cache_zone qc size=8m;
+    upstream u {
+        monitor_user m; monitor_password "m";
+        server 127.0.0.1:1 role=primary;
+        $body
+    }
+    server { listen 127.0.0.1:%%PORT_2%%; router readconn; upstream u;
+             filters cache; cache qc; }
+    upstream v { server 127.0.0.1:1 role=primary; $vbody }
+    server { listen 127.0.0.1:%%PORT_3%%; router readconn; upstream v; }
+}
+EOF
+    my ($rc, $out) = $t->test_config(conf => 'bad.conf');
+    return $rc != 0 ? $out : 'accepted';
+}
+like(conf_error('binlog_user x; binlog_password "y";'),
+     qr/bad\.conf:\d+: .*need "binlog on"/, 'binlog_user without binlog on');
+like(conf_error('binlog on; binlog_user x;'),
+     qr/bad\.conf:\d+: .*go together/, 'binlog_user without a password');
+like(conf_error('binlog on; binlog_server_id 0;'),
+     qr/bad\.conf:\d+: .*binlog_server_id/, 'binlog_server_id 0');
+like(conf_error('binlog on; binlog_lost maybe;'),
+     qr/bad\.conf:\d+: /, 'binlog_lost maybe');
+like(conf_error('', 'monitor_user m; monitor_password "m"; binlog on;'),
+     qr/bad\.conf:\d+: "binlog on": no server with "filters cache" uses /,
+     'binlog on without a cache in front');
+is(conf_error('binlog on; binlog_lost serve;'), 'accepted',
+   'a good one is accepted');
