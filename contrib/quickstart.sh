@@ -7,7 +7,9 @@
 #   127.0.0.1:4008  readwritesplit: reads to the replica, writes to the
 #                   primary (a first step, docs/architecture.md)
 #   127.0.0.1:4009  auth passthrough to the primary (any server account)
-#   127.0.0.1:4010  the primary behind the query cache (zone of 64 MB)
+#   127.0.0.1:4010  the primary behind the query cache (zone of 64 MB),
+#                   which the primary's binlog invalidates: a write made
+#                   anywhere (4006, the server itself) is seen at once
 # Ctrl-C stops sluice; `contrib/sandbox/sluice-sandbox stop sandbox` stops
 # the servers.
 set -eu
@@ -33,6 +35,8 @@ mysql {
         server 127.0.0.1:$SLUICE_REPLICA_PORT role=replica;
         # the cache learns views and triggers through the monitor
         monitor_user monitor; monitor_password "monitor";
+        # and every committed write from the primary's binlog
+        binlog on; binlog_user repl; binlog_password "repl";
     }
     server { listen 127.0.0.1:4006; router readconn; readconn_role primary;
              upstream sandbox; }
@@ -43,7 +47,7 @@ mysql {
     server { listen 127.0.0.1:4009; router readconn; auth passthrough;
              upstream sandbox; }
     server { listen 127.0.0.1:4010; router readconn; readconn_role primary;
-             upstream sandbox; filters cache; cache qc; cache_ttl 10s; }
+             upstream sandbox; filters cache; cache qc; cache_ttl 1h; }
 }
 CONF
 cat <<MSG

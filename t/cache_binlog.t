@@ -22,7 +22,7 @@ use Test::More;
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
-$t->has('cache');
+$t->has('cache', 'readwritesplit');
 
 my $p = $t->primary_dbh;
 my $bl_pass = 'B1nlog-Reader-7';
@@ -30,7 +30,7 @@ $p->do("CREATE OR REPLACE USER 'binlog_mon'\@'%' IDENTIFIED BY ?", undef,
        $bl_pass);
 $p->do("GRANT REPLICATION SLAVE, REPLICATION MASTER ADMIN ON *.* "
        . "TO 'binlog_mon'\@'%'");
-$p->do('DROP TABLE IF EXISTS test.bl_k3');      # a run before renamed
+$p->do('DROP TABLE IF EXISTS test.bl_k3, test.bl_fc, test.bl_fp');
 $p->do("CREATE OR REPLACE TABLE test.bl_$_ (id INT PRIMARY KEY, v INT)")
     for qw(a b c d e f g h i j k l m n o);
 $p->do("INSERT INTO test.bl_$_ VALUES (1, 1)")
@@ -66,6 +66,23 @@ mysql {
         cache qc;
         cache_ttl 600s;
     }
+    upstream split {
+        monitor_user monitor; monitor_password "monitor";
+        monitor_interval 100ms;
+        server %%PRIMARY%% role=primary;
+        server %%REPLICA%% role=replica;
+        binlog on;
+        binlog_user binlog_mon; binlog_password "$bl_pass";
+    }
+    server {
+        listen 127.0.0.1:%%PORT_2%%;
+        router readwritesplit;
+        upstream split;
+        causal_reads off;
+        filters cache;
+        cache qc;
+        cache_ttl 600s;
+    }
     server {
         listen 127.0.0.1:%%PORT_1%%;
         router readconn;
@@ -77,14 +94,28 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(73);
+$t->plan(86);
 $t->allow_log(qr/binlog "\w+": /);
 
 ok(wait_for(sub { $t->grep_log(qr/binlog "db": live/)
-                  && $t->grep_log(qr/binlog "serving": live/) },
-            what => 'both readers live'), 'both binlog readers are live');
+                  && $t->grep_log(qr/binlog "serving": live/)
+                  && $t->grep_log(qr/binlog "split": live/) },
+            what => 'the readers live'), 'the binlog readers are live');
 
 sub com_select { Sluice::Test::server_status($p, 'Com_select') }
+
+# binlog_password is kept masked, and the reader wipes what Connector/C
+# kept of it once logged in
+SKIP: {
+    skip 'needs root to read /proc/PID/mem', 2 if $>;
+    my @bl = $t->role_pids('binlog');
+    ok(@bl == 3 && !grep({ Sluice::Test::mem_count($_, 'binlog_mon') < 1 }
+                         @bl),
+       'the scan finds the binlog user name in the readers');
+    is(join(' ', map { Sluice::Test::mem_count($_, $bl_pass) }
+                 $t->master_pid, $t->worker_pids, @bl), '0 0 0 0 0',
+       'no plaintext binlog_password in the master, the worker or a reader');
+}
 
 my $d = $t->dbh;
 ok($d, 'logged in') or diag($DBI::errstr);
@@ -135,6 +166,11 @@ invalidates('INSERT with a default database, STATEMENT',
             'SELECT COUNT(*) FROM bl_b', 1,
             sub { fmt('STATEMENT'); $p->do('USE test');
                   $p->do('INSERT INTO bl_b VALUES (2, 2)') }, 2);
+my $nodb = DBI->connect('DBI:MariaDB:mariadb_socket=' . $t->primary_socket,
+                        'root', '', { RaiseError => 1, PrintError => 0 });
+invalidates('no default database, STATEMENT', 'SELECT COUNT(*) FROM bl_b', 2,
+            sub { $nodb->do("SET SESSION binlog_format = 'STATEMENT'");
+                  $nodb->do('INSERT INTO test.bl_b VALUES (3, 3)') }, 3);
 invalidates('multi-table UPDATE, ROW', 'SELECT v FROM bl_c WHERE id = 1', 1,
             sub { fmt('ROW'); $p->do('UPDATE test.bl_c, test.bl_d SET '
                   . 'bl_c.v = 5, bl_d.v = 5') }, 5);
@@ -170,6 +206,16 @@ invalidates('the event scheduler', 'SELECT v FROM bl_h WHERE id = 1', 1,
                   $p->do('CREATE OR REPLACE EVENT test.bl_ev ON SCHEDULE AT '
                          . 'CURRENT_TIMESTAMP DO UPDATE test.bl_h SET v = 7')
             }, 7);
+
+$p->do('CREATE OR REPLACE TABLE test.bl_fc (id INT PRIMARY KEY, p INT)');
+$p->do('CREATE OR REPLACE TABLE test.bl_fp (id INT PRIMARY KEY)');
+$p->do('ALTER TABLE test.bl_fc ADD FOREIGN KEY (p) REFERENCES test.bl_fp '
+       . '(id) ON DELETE CASCADE');
+$p->do('INSERT INTO test.bl_fp VALUES (1), (2)');
+$p->do('INSERT INTO test.bl_fc VALUES (1, 1), (2, 2)');
+invalidates('a foreign key\'s cascade, ROW', 'SELECT COUNT(*) FROM bl_fc', 2,
+            sub { fmt('ROW'); $p->do('DELETE FROM test.bl_fp WHERE id = 1') },
+            1);
 
 # --- LOAD DATA ------------------------------------------------------------
 
@@ -249,20 +295,10 @@ is_deeply(read1($d, 'SELECT v FROM bl_n WHERE id = 1'), [60, 0],
 
 # --- the reader killed, stalled ---------------------------------------------
 
-sub binlog_stats {
-    my ($up) = @_;
-    my $off = length $t->error_log;
-    $t->signal('USR2');
-    my $line;
-    wait_for(sub { ($line) = substr($t->error_log, $off)
-                       =~ /(cache binlog "\Q$up\E": .*)/ },
-             what => "the stats of binlog $up");
-    return { map { /(\w+)=(\S+)/g } $line // '' };
-}
+sub binlog_stats { $t->binlog_stats(@_) }
 
 my $q = 'SELECT v FROM bl_a WHERE id = 1';
 ok(cached($q, 4), 'a cached read');
-my $pos0 = $p->selectrow_array('SELECT @@global.gtid_binlog_pos');
 my $st = binlog_stats('db');
 my $off = length $t->error_log;
 ok(kill('KILL', $st->{pid}), 'the reader of "db" is killed');
@@ -274,8 +310,12 @@ ok(wait_for(sub { my $g = read1($d, $q); $bypassed++ if $g->[1] == 1;
 cmp_ok($bypassed, '>', 0, 'meanwhile the read went to the server');
 cmp_ok($t->cache_stats('qc')->{binlog_bypass}, '>', 0,
        'counted: binlog_bypass');
-is($p->selectrow_array('SELECT @@global.gtid_binlog_pos'), $pos0,
-   'the readers wrote nothing to the primary');
+# (userstat is on: server_status turned it on for Com_select)
+my $us = $p->selectall_hashref('SHOW USER_STATISTICS', 'User')->{binlog_mon};
+ok($us && $us->{Update_commands} == 0 && $us->{Binlog_bytes_written} == 0
+   && $us->{Rows_updated} + $us->{Rows_inserted} + $us->{Rows_deleted} == 0,
+   'the readers wrote nothing to the primary (its USER_STATISTICS)')
+    or diag(explain($us));
 
 $st = binlog_stats('db');
 ok(kill('STOP', $st->{pid}), 'the reader is stopped');
@@ -289,18 +329,67 @@ ok(wait_for(sub { my $g = read1($d, $q); $stale++ if ($g->[0] // 0) != 100;
             what => 'a hit after the stall'), 'hits are back');
 is($stale, 0, 'and none served what the write made stale');
 
+# --- a replica behind a direct write ---------------------------------------
+
+# The cache keeps a replica's answer only when the monitor knew the
+# replica held every write its tables saw: with the binlog, the writes
+# made straight at the primary count too.  The replica's SQL thread is
+# held back by a LOCK TABLES ... READ it waits on.
+my $rep = $t->replica_dbh;
+$p->do('CREATE OR REPLACE TABLE test.bl_r (id INT PRIMARY KEY, v INT)');
+$p->do('INSERT INTO test.bl_r VALUES (1, 1)');
+ok(wait_for(sub { $rep->selectrow_array('SELECT v FROM test.bl_r') },
+            what => 'bl_r on the replica'), 'a table on both servers');
+sub rep_read {
+    my ($dbh) = @_;
+    my $c0 = Sluice::Test::server_status($rep, 'Com_select');
+    my ($v) = $dbh->selectrow_array('SELECT v FROM bl_r WHERE id = 1');
+    return [$v, Sluice::Test::server_status($rep, 'Com_select') - $c0];
+}
+my $w = $t->dbh(port => $t->port(2));
+my $g;
+ok(wait_for(sub { $g = rep_read($w); $g->[1] == 0 && $g->[0] == 1 },
+            what => 'a replica\'s answer kept'),
+   'readwritesplit: a replica\'s answer is cached');
+my $locker = $t->replica_dbh;
+END { eval { $locker->do('UNLOCK TABLES') } if $locker }
+$locker->do('LOCK TABLES test.bl_r READ');
+$p->do('UPDATE test.bl_r SET v = 2');
+my $want = $p->selectrow_array('SELECT @@global.gtid_binlog_pos');
+# whether position text $have holds every GTID of $want (per domain)
+sub covers {
+    my ($have, $want) = @_;
+    my %h = map { /^(\d+)-\d+-(\d+)$/ ? ($1 => $2) : () } split /,/, $have;
+    return !grep { !/^(\d+)-\d+-(\d+)$/ || ($h{$1} // -1) < $2 }
+           split /,/, $want;
+}
+ok(wait_for(sub { covers(binlog_stats('split')->{position}, $want) },
+            what => 'the reader past the write'), 'the reader read the write');
+is_deeply(rep_read($w), [1, 1], 'the entry is invalidated: the replica, '
+          . 'behind, answers with the old row (replication lag)');
+is_deeply(rep_read($w), [1, 1], 'which is not kept: the replica did not '
+          . 'hold the direct write');
+$locker->do('UNLOCK TABLES');
+my $old_hits = 0;
+ok(wait_for(sub { $g = rep_read($w);
+                  $old_hits++ if $g->[1] == 0 && $g->[0] != 2;
+                  $g->[1] == 0 && $g->[0] == 2 },
+            what => 'the new row kept'),
+   'once the replica is in step, its answer is kept again');
+is($old_hits, 0, 'and the old row was never served from the cache');
+
 # --- binlog_lost serve --------------------------------------------------------
 
 my $s = $t->dbh(port => $t->port(1));
 ok(cached('SELECT v FROM bl_c WHERE id = 1', 6, $s), 'serve: a cached read');
-my $st2 = binlog_stats('serving');
-$st = binlog_stats('db');
-ok(kill('STOP', $st2->{pid}, $st->{pid}) == 2, 'both readers are stopped');
+# (every reader stopped: none invalidates the shared zone meanwhile)
+my @readers = map { binlog_stats($_)->{pid} } qw(serving db split);
+ok(kill('STOP', @readers) == 3, 'the readers are stopped');
 ok(wait_for(sub { read1($d, $q)->[1] == 1 }, what => 'a bypassed read'),
    'not heard from: the bypass server\'s reads go to the server');
 is_deeply(read1($s, 'SELECT v FROM bl_c WHERE id = 1'), [6, 0],
           'binlog_lost serve: hits go on');
-kill('CONT', $st2->{pid}, $st->{pid});
+kill('CONT', @readers);
 
 # --- server ids ---------------------------------------------------------------
 

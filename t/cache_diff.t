@@ -1,7 +1,7 @@
 #!/usr/bin/perl
 
 # The query cache never gives a wrong answer: a differential test.  A
-# seeded random script of statements over six raw sessions (reads of a
+# seeded random script of statements over seven raw sessions (reads of a
 # few small tables, a view over a join, a table whose triggers write
 # another, `FROM (t1, t2)`; writes of every kind; SETs that change
 # results; temporary tables shadowing real ones, made by text, by a binary
@@ -20,6 +20,19 @@
 # lock.  The cache must have answered a fair share of the reads (its hit
 # counter), or the comparison proves nothing.  A SELECT longer than
 # buffer_size neither empties the cache nor turns it off for its session.
+#
+# Writes that bypass the proxy (issue 21): the seventh session is on the
+# primary itself, and a share of the writes are its own (of the tables the
+# reads read, the one whose triggers write another, multi-table ones; in
+# ROW, STATEMENT or MIXED binlog format): the cache learns of them only
+# from the primary's binlog (`binlog on`), some milliseconds after their
+# commit.  What is promised is a bounded delay, so each is committed with
+# an increment of a marker row, and before the next statement the driver
+# waits, in both runs, until a read of the marker through the server
+# block of the run (one the cache answered just before the write) sees
+# the increment: the binlog reader applied the write's transaction, the
+# entries of its tables are gone.  Within 10 s, or the test dies.  The
+# marker's reads are not compared.
 #
 # A difference is shown with the seed, the step, the session and its
 # state, both answers, whether the cache answered (the server's
@@ -58,6 +71,7 @@ my $N = $t->name;
 my ($DA, $DB) = ("${N}_a", "${N}_b");     # app's database, the other's
 my ($OTHER, $OPW) = ("${N}_o", 'o-pw');
 my ($MON, $MPW) = ("${N}_mon", 'mon-pw');
+my ($BLU, $BPW) = ("${N}_bl_mon", 'bl-pw');       # the binlog reader's
 my %PW = (app => 'secret', $OTHER => $OPW);
 my $TIMEOUTS = 'SET SESSION innodb_lock_wait_timeout = 2, '
              . 'lock_wait_timeout = 2';
@@ -70,6 +84,11 @@ $t->server_user($OTHER, $OPW);
 $p->do("CREATE OR REPLACE USER '$MON'\@'%' IDENTIFIED BY '$MPW'");
 $p->do("GRANT REPLICATION CLIENT, PROCESS, SLAVE MONITOR, SHOW VIEW, "
        . "TRIGGER ON *.* TO '$MON'\@'%'");
+# the binlog reader's account (named *_mon: the harness does not count
+# its SELECTs in Com_select)
+$p->do("CREATE OR REPLACE USER '$BLU'\@'%' IDENTIFIED BY '$BPW'");
+$p->do("GRANT REPLICATION SLAVE, REPLICATION MASTER ADMIN ON *.* "
+       . "TO '$BLU'\@'%'");
 
 my @OPEN;           # raw sessions of the running script
 my $OWNER = $$;
@@ -79,7 +98,7 @@ sub cleanup {
     my $r = $t->primary_dbh;
     $r->do('SET SESSION lock_wait_timeout = 10');
     $r->do("DROP DATABASE IF EXISTS $_") for $DA, $DB;
-    $r->do("DROP USER IF EXISTS '$_'\@'%'") for $OTHER, $MON;
+    $r->do("DROP USER IF EXISTS '$_'\@'%'") for $OTHER, $MON, $BLU;
 }
 END { eval { cleanup() } if $$ == $OWNER }
 
@@ -96,6 +115,9 @@ mysql {
         server %%PRIMARY%% role=primary;
         monitor_user $MON;
         monitor_password "$MPW";
+        binlog on;
+        binlog_user $BLU;
+        binlog_password "$BPW";
     }
     server {
         listen 127.0.0.1:%%PORT_0%%;
@@ -128,7 +150,10 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(10);
+$t->plan(11);
+ok(wait_for(sub { $t->grep_log(qr/binlog "cluster": live/) },
+            what => 'the binlog reader to be live'),
+   'the binlog reader is live');
 
 
 # --- the schema ----------------------------------------------------------
@@ -157,6 +182,8 @@ sub schema {
             . 't1_id INT NOT NULL, amount INT NOT NULL) ENGINE=InnoDB',
         "CREATE TABLE $DA.tl (t1_id INT PRIMARY KEY, total INT NOT NULL, "
             . 'cnt INT NOT NULL) ENGINE=InnoDB',
+        "CREATE TABLE $DA.mk (id INT PRIMARY KEY, n INT NOT NULL) "
+            . 'ENGINE=InnoDB',
         "CREATE TRIGGER $DA.tt_ai AFTER INSERT ON $DA.tt FOR EACH ROW "
             . "INSERT INTO $DA.tl (t1_id, total, cnt) VALUES (NEW.t1_id, "
             . 'NEW.amount, 1) ON DUPLICATE KEY UPDATE total = total + '
@@ -176,6 +203,7 @@ sub schema {
             . '(4, 3, 300), (5, 4, 400), (6, 4, 401), (7, 6, 600), '
             . '(8, 7, 700)',
         "INSERT INTO $DA.t3 VALUES (1, 'secret'), (2, 'hidden')",
+        "INSERT INTO $DA.mk VALUES (1, 0)",
         "INSERT INTO $DA.tt (t1_id, amount) VALUES (1, 5), (2, 7), (1, 3), "
             . '(4, 2)',
         "INSERT INTO $DB.t1 VALUES (1, 'b-one', 11), (2, 'b\xc3\xa9', 22), "
@@ -226,13 +254,18 @@ sub wpick {
     return $_[-1][1];
 }
 
-# The sessions as they log in: four of app in its database (one of them
+# The sessions as they log in: five of app in its database (one of them
 # with latin1), one of the other user in its own.
 my @LOGIN = (
     (map { { user => 'app', db => $DA, cs => 45 } } 1 .. 4),
     { user => 'app', db => $DA, cs => 8 },
     { user => $OTHER, db => $DB, cs => 45 },
 );
+# The seventh, session $D, is app's on the primary itself: the proxy never
+# sees its writes, only the binlog tells the cache of them.  Session $D + 1
+# (not in the script) reads the marker through the proxy.
+my $D = @LOGIN;
+my $DIRECT = { user => 'app', db => $DA, cs => 45 };
 
 # Reads: [weight, sub returning (SQL, tables)].  Tables without a dot are
 # the session's database's; A. and B. name the two databases; a view is
@@ -381,15 +414,18 @@ my %TEMP = (t1 => $TEMP_T1, t2 => $TEMP_T2);
 my $LONG = 'SELECT id, v FROM t1 WHERE id NOT IN ('
     . join(', ', 100000 .. 103000) . ') ORDER BY id';
 
-# The script: [{ s => session, op => sql|bin|reset|change|init_db,
-# sql => ..., read => 1 if it may be answered from the cache, ... }].
+# The script: [{ s => session, op => sql|bin|reset|change|init_db|mark|
+# sync, sql => ..., read => 1 if it may be answered from the cache, n =>
+# the marker's value (mark, sync), ... }].
 sub generate {
     my ($seed, $steps) = @_;
     rng_seed($seed);
     my @g = map { { user => $_->{user}, db => $_->{db}, cs => $_->{cs},
                     ansi => 0, trx => '', temp => {}, pool => [],
-                    sets => [] } } @LOGIN;
+                    sets => [] } } @LOGIN, $DIRECT;
+    $g[$D]{fmt} = 'ROW';
     my ($rw, $dirty) = (undef, {});     # the read-write transaction
+    my $marks = 0;                      # the direct writes so far
     my (@script, @pool, @touched);
     my $K = @LOGIN;
 
@@ -398,6 +434,7 @@ sub generate {
         return join ' ', "$g->{user}\@$g->{db}", "cs=$g->{cs}",
             ($g->{trx} ? "trx=$g->{trx}" : ()),
             ($g->{ansi} ? 'ansi_quotes' : ()),
+            ($g->{fmt} ? "direct binlog_format=$g->{fmt}" : ()),
             (%{ $g->{temp} } ? 'temp=' . join(',', sort keys %{ $g->{temp} })
                              : ());
     };
@@ -535,6 +572,24 @@ sub generate {
             $dirty->{$_} = 1 for $resolve->($i, @m);
         }
     };
+    # A write on the primary itself, in ROW, STATEMENT or MIXED format,
+    # committed with the marker's increment: the marker read is a hit
+    # before it, and the driver waits until it sees the increment (the
+    # binlog reader applied the write) before the next statement.
+    my $direct = sub {
+        my (%o) = @_;
+        if (chance(0.3)) {
+            my $f = wpick([2, 'ROW'], [2, 'STATEMENT'], [1, 'MIXED']);
+            $emit->($D, sql => "SET SESSION binlog_format = '$f'");
+            $g[$D]{fmt} = $f;
+        }
+        $emit->($D, op => 'mark', n => $marks);
+        $emit->($D, sql => 'BEGIN');
+        $write->($D, %o);
+        $emit->($D, sql => 'UPDATE mk SET n = n + 1');
+        $emit->($D, sql => 'COMMIT');
+        $emit->($D, op => 'sync', n => ++$marks);
+    };
 
     my %move = (
         read => sub {
@@ -561,6 +616,16 @@ sub generate {
             my ($q, $d) = $read->($i);
             my $w = $writer->($g[$i]{db}) // return;
             $write->($w, tables => [$resolve->($i, @$d)]);
+            $emit->($i, sql => $q, read => 1);
+            $emit->($alike->($i), sql => $q, read => 1);
+        },
+        # the same with a write that bypasses the proxy (never while a
+        # session of the proxy is in a read-write transaction)
+        direct => sub {
+            return if defined $rw;
+            my $i = rnd($K);
+            my ($q, $d) = $read->($i);
+            $direct->(tables => [$resolve->($i, @$d)]);
             $emit->($i, sql => $q, read => 1);
             $emit->($alike->($i), sql => $q, read => 1);
         },
@@ -732,9 +797,10 @@ sub generate {
     );
     my @moves = ([80, 'read'], [20, 'write'], [24, 'reread'], [14, 'set'],
                  [6, 'flip'], [6, 'dirty'], [12, 'trx'], [6, 'temp'],
-                 [6, 'use'], [8, 'reset'], [8, 'change'], [1, 'long']);
+                 [6, 'use'], [8, 'reset'], [8, 'change'], [1, 'long'],
+                 [9, 'direct']);
 
-    $emit->($_, sql => $TIMEOUTS) for 0 .. $K - 1;
+    $emit->($_, sql => $TIMEOUTS) for 0 .. $D;
     while (@script < $steps) {
         $move{ wpick(@moves) }->();
         # the read-write transaction holds every other writer: short
@@ -790,6 +856,10 @@ sub short {
 
 sub describe {
     my ($st) = @_;
+    return "(the marker read: n = $st->{n}, from the cache if any)"
+        if $st->{op} eq 'mark';
+    return "(the binlog reader applied it: the marker read sees n = "
+        . "$st->{n})" if $st->{op} eq 'sync';
     return 'COM_RESET_CONNECTION' if $st->{op} eq 'reset';
     return "COM_CHANGE_USER $st->{user} db $st->{db} charset $st->{cs}"
         if $st->{op} eq 'change';
@@ -850,6 +920,38 @@ sub do_step {
 
 sub com_select { Sluice::Test::server_status($p, 'Com_select') }
 
+# The marker read, on a session of its own: (n, whether the cache answered
+# it: the server's Com_select did not move; only if $count).
+sub marker_read {
+    my ($rs, $count) = @_;
+    my $c = $count ? com_select() : 0;
+    my $r = query($rs->{sock}, 'SELECT n FROM mk WHERE id = 1');
+    die 'the marker read: ' . answer($r) . "\n"
+        unless $r && $r->{rows} && @{ $r->{rows} } == 1;
+    return ($r->{rows}[0][0], $count && com_select() == $c);
+}
+
+# A step of the marker, whose answers are not compared.  mark: the marker
+# read sees n and, with the cache, the cache answered it, so only the
+# invalidation of the direct write that follows lets it see n + 1.  sync:
+# it sees n, committed with the direct write: the binlog reader applied
+# their group, the write's tables are invalidated too.  Within 10 s, or
+# the test dies.  Returns how many of its reads the cache answered.
+sub marker_step {
+    my ($rs, $st, $cache, $where) = @_;
+    my $hits = 0;
+    my $ok = wait_for(sub {
+        my ($n, $hit) = marker_read($rs, $cache);
+        $hits++ if $hit;
+        return $n == $st->{n} && ($hit || !$cache || $st->{op} eq 'sync');
+    }, timeout => 10);
+    return $hits if $ok;
+    die "$where: the marker read did not see n = $st->{n} "
+        . ($st->{op} eq 'sync'
+           ? 'within 10 s: the binlog reader did not apply the direct write'
+           : ($cache ? 'from the cache ' : '') . 'within 10 s') . "\n";
+}
+
 # Nobody is left on the databases (a transaction cut short by the close
 # would hold the DROP of the next schema).
 sub close_all {
@@ -860,26 +962,48 @@ sub close_all {
         . "OR user = '$OTHER'") }, what => 'the sessions to end');
 }
 
+# The script's sessions through $port but the direct one, on the
+# primary; the marker's through $port.
+sub open_sessions {
+    my ($port) = @_;
+    for my $i (0 .. $D) {
+        my $l = $i == $D ? $DIRECT : $LOGIN[$i];
+        $OPEN[$i] = raw_session($i == $D ? $t->primary_port : $port,
+            user => $l->{user}, password => $PW{ $l->{user} },
+            db => $l->{db}, charset => $l->{cs});
+    }
+    $OPEN[$D + 1] = raw_session($port, db => $DA, charset => 45)
+        or die "no session for the marker read on port $port\n";
+}
+
 # Run the script through $port.  With record => [], every answer goes
 # there; with expect => [...], each is compared.  Returns { statements,
-# reads, differences, served } (served: reads that found something and
-# during which the server's Com_select did not move: the cache answered).
+# reads, differences, served, waits, marker_hits } (served: reads that
+# found something and during which the server's Com_select did not move:
+# the cache answered; waits: for the binlog reader, after a direct write;
+# marker_hits: marker reads the cache answered).
 sub run_script {
     my (%o) = @_;
     my $script = $o{script};
     my (@log, %res, $selects);
-    $res{$_} = 0 for qw(statements reads differences served);
-    for my $i (0 .. $#LOGIN) {
-        my $l = $LOGIN[$i];
-        $OPEN[$i] = raw_session($o{port}, user => $l->{user},
-            password => $PW{ $l->{user} }, db => $l->{db},
-            charset => $l->{cs});
-    }
+    $res{$_} = 0 for qw(statements reads differences served waits
+                        marker_hits);
+    open_sessions($o{port});
     for my $n (0 .. $#$script) {
         my $st = $script->[$n];
         my $i = $st->{s};
         my $rs = $OPEN[$i];
         my ($r, $moved);
+        if ($st->{op} eq 'mark' || $st->{op} eq 'sync') {
+            $res{marker_hits} += marker_step($OPEN[$D + 1], $st,
+                !!$o{expect}, "$o{label}: seed $SEED, step $n");
+            $res{waits}++ if $st->{op} eq 'sync';
+            undef $selects;             # its reads moved Com_select
+            push @log, { i => $i, a => '', cached => 0,
+                         line => "#$n " . describe($st) };
+            push @{ $o{record} }, '' if $o{record};
+            next;
+        }
         if (!$rs) {
             $r = { lost => "session $i is gone" };
         } else {
@@ -965,7 +1089,9 @@ sub show {
 my $t0 = time;
 my $script = generate($SEED, $STEPS);
 my %kinds;
-$kinds{ $_->{op} eq 'sql' ? ($_->{read} ? 'read' : 'other') : $_->{op} }++
+$kinds{ $_->{op} =~ /^(?:mark|sync)\z/ ? 'marker'
+        : $_->{s} == $D ? 'direct'
+        : $_->{op} eq 'sql' ? ($_->{read} ? 'read' : 'other') : $_->{op} }++
     for @$script;
 note(sprintf 'seed %d: %d statements (%s)', $SEED, scalar @$script,
      join ', ', map { "$kinds{$_} $_" } sort keys %kinds);
@@ -989,11 +1115,13 @@ for my $mode (['auth local', 1, 0, 'qc'], ['auth passthrough', 3, 2, 'qcp'])
     my $h0 = hits($zone);
     my $r = run_script(port => $t->port($cached), script => $script,
                        expect => \@want, label => "$label, cache");
-    my $hits = hits($zone) - $h0;
+    my $hits = hits($zone) - $h0 - $r->{marker_hits};
     is($r->{differences}, 0, "$label: every answer through the cache is "
-       . "the answer without it (seed $SEED, $r->{statements} statements)");
+       . "the answer without it (seed $SEED, $r->{statements} statements, "
+       . "$r->{waits} direct writes)");
     note("$label: $r->{reads} reads, $hits cache hits, $r->{served} reads "
-         . 'the server did not see');
+         . "the server did not see (and $r->{marker_hits} hits of the "
+         . 'marker read)');
     ok($hits >= 20 && $hits >= $r->{reads} / 50, "$label: the cache "
        . "answered a fair share of the reads ($hits hits of $r->{reads})");
 }

@@ -12,7 +12,6 @@
 
 use strict;
 use warnings;
-no warnings 'portable';      # 64-bit addresses
 
 use FindBin;
 use lib "$FindBin::Bin/lib";
@@ -59,40 +58,7 @@ $t->primary_dbh->do("CREATE OR REPLACE USER 'pt_acct'\@'%' IDENTIFIED BY "
 END { eval { $t->primary_dbh->do("DROP USER IF EXISTS 'pt_acct'\@'%'") } }
 $t->write_file('users.d/c3.conf', "user c3 { password Pl41nt3xt-Canary-42; }\n");
 
-# How many times `needle` occurs in the readable memory of `pid`.  The
-# huge mappings (over 128 MiB) are the sanitizer's shadow memory, which
-# holds no data; an unreadable page is skipped.
-sub mem_count {
-    my ($pid, $needle) = @_;
-    open(my $maps, '<', "/proc/$pid/maps") or return -1;
-    open(my $mem, '<:raw', "/proc/$pid/mem") or return -1;
-    my $n = 0;
-    while (my $line = <$maps>) {
-        my ($lo, $hi, $perms, $name) =
-            $line =~ /^([0-9a-f]+)-([0-9a-f]+)\s+(\S+)(?:\s+\S+){3}\s*(.*)$/
-            or next;
-        ($lo, $hi) = (hex $lo, hex $hi);
-        next if $perms !~ /^r/ || $hi - $lo > 128 << 20
-                || $name =~ /^\[(?:vvar|vvar_vclock|vsyscall)\]$/;
-        my $tail = '';
-        for (my $at = $lo; $at < $hi; $at += 1 << 20) {
-            my $len = $hi - $at < 1 << 20 ? $hi - $at : 1 << 20;
-            my $buf;
-            if (!sysseek($mem, $at, 0)
-                || !defined sysread($mem, $buf, $len))
-            {
-                $tail = '';
-                next;
-            }
-            # across chunk boundaries: keep the last bytes of the last one
-            my $s = $tail . $buf;
-            $n++ while $s =~ /\Q$needle\E/g;
-            $tail = substr($s, -(length($needle) - 1));
-            $n -= () = $tail =~ /\Q$needle\E/g;     # never counted twice
-        }
-    }
-    return $n;
-}
+sub mem_count { Sluice::Test::mem_count(@_) }
 
 sub no_plaintext {
     my ($what) = @_;

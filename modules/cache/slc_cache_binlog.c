@@ -247,6 +247,7 @@ slc_cache_binlog_check(slc_cycle_t *cycle, slc_upstream_t *up,
         bc->account.password_len = mon->password_len;
     }
     bc->account.connect_timeout = mon->connect_timeout;
+    bc->account.read_timeout = SLC_BINLOG_READ_TIMEOUT;
     if (bc->server_id == SLC_CONF_UNSET) {
         bc->server_id = slc_cache_binlog_default_id(up->name.data);
     }

@@ -39,6 +39,9 @@
 #define SLC_BINLOG_HEARTBEAT_MS 250     /* asked of the primary when idle */
 #define SLC_BINLOG_BEAT_MS      1000    /* a live reader is heard from
                                            within this: else lost */
+#define SLC_BINLOG_READ_TIMEOUT 30000   /* ms: the primary may scan a
+                                           large binlog file for the
+                                           position before it sends */
 #define SLC_BINLOG_GROUP_TABLES 256     /* tables a group names; more: all */
 #define SLC_BINLOG_XA_MAX       32      /* prepared XA remembered */
 

@@ -231,7 +231,9 @@ slc_cache_binlog_write(slc_cache_binlog_group_t *g, slc_catalog_t *catalog,
         slc_cache_binlog_tables_all(&g->t, SLC_BINLOG_ALL_STATEMENT);
         return;
     }
-    memcpy(dbz, db, dblen);
+    if (dblen > 0) {                    /* (no default database: NULL) */
+        memcpy(dbz, db, dblen);
+    }
     dbz[dblen] = '\0';
     slc_cache_inv_text(catalog, q, n, si, dbz, &set);
     if (set.all) {
@@ -241,7 +243,12 @@ slc_cache_binlog_write(slc_cache_binlog_group_t *g, slc_catalog_t *catalog,
         slc_cache_binlog_tables_add(&g->t, set.hash[i]);
     }
     if (slc_cache_inv_ddl_may(q, n, si)) {
+        /* a view or a trigger made, changed or dropped: entries stored
+           under the view's name (a statement names the new definition's
+           tables, not the view) and what a trigger writes may be stale,
+           and the catalog cannot say until its next load: everything */
         g->t.ddl = 1;
+        slc_cache_binlog_tables_all(&g->t, SLC_BINLOG_ALL_STATEMENT);
     }
 }
 
@@ -260,6 +267,10 @@ slc_cache_binlog_group_query(slc_cache_binlog_group_t *g,
             && !slc_cache_binlog_starts(q, n, "ROLLBACK TO")))
     {
         return SLC_BINLOG_GROUP_APPLY;
+    }
+    while (n > 0 && slc_sql_is_blank((uint8_t) *q)) {
+        q++;
+        n--;
     }
     if (slc_cache_binlog_starts(q, n, "XA")) {
         if (g->flags & SLC_BINLOG_FL_COMPLETED_XA) {

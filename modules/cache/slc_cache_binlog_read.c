@@ -9,7 +9,9 @@
  * capability 4) with heartbeats every SLC_BINLOG_HEARTBEAT_MS, and reads
  * with blocking calls (Connector/C's mariadb_rpl_fetch): its timer reads
  * until a heartbeat or for at most SLC_BINLOG_STEP_MS, then yields so the
- * loop sees signals.  It is live (hits served) once it holds everything
+ * loop sees signals.  A read waits up to SLC_BINLOG_READ_TIMEOUT: before
+ * its first event the primary may scan a large binlog file for the
+ * position (workers do not wait for it: they serve no hit meanwhile).  It is live (hits served) once it holds everything
  * the primary had when it connected: a heartbeat (the primary has nothing
  * more to send), or its position covering the primary's.
  *
@@ -494,7 +496,9 @@ slc_cache_binlog_read(slc_binlog_reader_t *rd)
             return SLC_ERROR;
         }
         now = slc_time_ms();
-        if (now > rd->b->beat + SLC_BINLOG_BEAT_MS) {
+        if (rd->b->state == SLC_BINLOG_LIVE
+            && now > rd->b->beat + SLC_BINLOG_BEAT_MS)
+        {
             /* not heard from for so long that workers stopped serving
                hits: what came meanwhile is a backlog, so it is not live
                until it holds what the primary has now; reconnecting

@@ -451,6 +451,8 @@ slc_monitor_login(MYSQL **mysql, const slc_upstream_server_t *us,
     char        host[NI_MAXHOST], pw[SLC_MONITOR_PASSWORD_MAX + 1];
     const char *sock;
     unsigned    port, t = slc_monitor_secs(c->connect_timeout);
+    unsigned    rt = c->read_timeout > 0 ? slc_monitor_secs(c->read_timeout)
+                                         : t;
     MYSQL      *m, *ok;
 
     m = *mysql = mysql_init(NULL);
@@ -458,7 +460,7 @@ slc_monitor_login(MYSQL **mysql, const slc_upstream_server_t *us,
         return SLC_ERROR;
     }
     mysql_options(m, MYSQL_OPT_CONNECT_TIMEOUT, &t);
-    mysql_options(m, MYSQL_OPT_READ_TIMEOUT, &t);
+    mysql_options(m, MYSQL_OPT_READ_TIMEOUT, &rt);
     mysql_options(m, MYSQL_OPT_WRITE_TIMEOUT, &t);
     slc_monitor_addr(us, host, sizeof(host), &port, &sock);
     for (size_t i = 0; i < c->password_len; i++) {

@@ -65,6 +65,8 @@ typedef struct {
     size_t              password_len;
     long long           interval;       /* ms */
     long long           connect_timeout;    /* ms */
+    long long           read_timeout;   /* ms; 0: connect_timeout (the
+                                           binlog reader's is longer) */
     long long           max_replication_lag; /* ms, 0: no limit */
     const char         *file;
     unsigned            line;

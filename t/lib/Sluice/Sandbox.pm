@@ -293,6 +293,7 @@ sub new {
     my $self = bless { pids => {}, ports => {}, sockets => {},
                        reserve_dir => $o{reserve_dir},
                        mariadbd_args => [ @{ $o{mariadbd_args} // [] } ],
+                       replica_binlog => $o{replica_binlog},
                      }, $class;
     $self->{dir} = File::Spec->rel2abs($o{dir});
     $self->{dir} =~ s{/+\z}{};
@@ -576,8 +577,15 @@ sub _mariadbd_args {
                  '--binlog-format=ROW', '--sync-binlog=0',
                  '--gtid-strict-mode=1';
     } else {
-        push @a, '--server-id=2', '--skip-log-bin',
-                 '--log-slave-updates=0', '--read-only=1',
+        # replica_binlog: it writes what it applies to a binlog of its
+        # own, with the primary's GTIDs, so that it can be promoted and
+        # read from the same position
+        push @a, '--server-id=2',
+                 $self->{replica_binlog}
+                 ? ("--log-bin=$d/data/mysql-bin", '--log-slave-updates=1',
+                    '--binlog-format=ROW', '--gtid-strict-mode=1')
+                 : ('--skip-log-bin', '--log-slave-updates=0'),
+                 '--read-only=1',
                  '--skip-slave-start', "--relay-log=$d/data/relay-bin",
                  '--slave-net-timeout=10';
     }
@@ -809,6 +817,14 @@ sub kill_server {
     delete $self->{dbh}{$role};
     kill 'KILL', $pid;
     return wait_exit($pid, STOP_TIMEOUT);
+}
+
+# A clean stop of one server (TERM, then KILL if it hangs).
+sub stop_server {
+    my ($self, $role) = @_;
+    delete $self->{dbh}{$role};
+    $self->_stop_role($role);
+    return !$self->_running_pid($role);
 }
 
 sub start_server {

@@ -139,13 +139,15 @@ sub _reserve_dir {
 
 # A sandbox of the test's own, stopped and removed at its end; not started.
 # mariadbd_args => [...]: options for both servers, after the common ones
-# (so --skip-name-resolve=OFF turns one of those off).
+# (so --skip-name-resolve=OFF turns one of those off); replica_binlog => 1:
+# the replica keeps a binlog of what it applies (it can be promoted).
 sub _private_sandbox {
     my (%o) = @_;
     my $dir = tempdir('sandbox-XXXXXX', DIR => _tmp_root());
     my $sb = Sluice::Sandbox->new(dir => "$dir/sb",
                                   reserve_dir => _reserve_dir(),
-                                  mariadbd_args => $o{mariadbd_args});
+                                  mariadbd_args => $o{mariadbd_args},
+                                  replica_binlog => $o{replica_binlog});
     push @PRIVATE, { sandbox => $sb, dir => $dir };
     $GUARDIAN->add_sandbox($sb->dir, keep => 1);
     return $sb;
@@ -528,6 +530,20 @@ sub cache_stats {
     return { map { /(\w+)=(\d+)/g } grep { defined } $a, $b, $c };
 }
 
+# $t->binlog_stats(UPSTREAM): what `sluice -s stats` logs of the
+# upstream's binlog reader: { state => 'live', pid => N, server_id => N,
+# position => 'D-S-N', all_position => N, ... }
+sub binlog_stats {
+    my ($self, $up) = @_;
+    my $off = length $self->error_log;
+    $self->signal('USR2');
+    my $line;
+    wait_for(sub { ($line) = substr($self->error_log, $off)
+                       =~ /(cache binlog "\Q$up\E": .*)/ },
+             what => "the stats of binlog $up");
+    return { map { /(\w+)=(\S+)/g } $line // '' };
+}
+
 # HUP, then wait until a new worker runs (or, if there were no workers,
 # until the log says `reconfiguring`).  Returns true on success.
 sub reload {
@@ -892,6 +908,43 @@ sub mysql_cli {
                            timeout => $o{timeout});
 }
 
+
+# Sluice::Test::mem_count($pid, $needle): how many times `needle` occurs
+# in the readable memory of `pid` (/proc/PID/mem: needs root).  The
+# huge mappings (over 128 MiB) are the sanitizer's shadow memory, which
+# holds no data; an unreadable page is skipped.
+sub mem_count {
+    no warnings 'portable';     # 64-bit addresses
+    my ($pid, $needle) = @_;
+    open(my $maps, '<', "/proc/$pid/maps") or return -1;
+    open(my $mem, '<:raw', "/proc/$pid/mem") or return -1;
+    my $n = 0;
+    while (my $line = <$maps>) {
+        my ($lo, $hi, $perms, $name) =
+            $line =~ /^([0-9a-f]+)-([0-9a-f]+)\s+(\S+)(?:\s+\S+){3}\s*(.*)$/
+            or next;
+        ($lo, $hi) = (hex $lo, hex $hi);
+        next if $perms !~ /^r/ || $hi - $lo > 128 << 20
+                || $name =~ /^\[(?:vvar|vvar_vclock|vsyscall)\]$/;
+        my $tail = '';
+        for (my $at = $lo; $at < $hi; $at += 1 << 20) {
+            my $len = $hi - $at < 1 << 20 ? $hi - $at : 1 << 20;
+            my $buf;
+            if (!sysseek($mem, $at, 0)
+                || !defined sysread($mem, $buf, $len))
+            {
+                $tail = '';
+                next;
+            }
+            # across chunk boundaries: keep the last bytes of the last one
+            my $s = $tail . $buf;
+            $n++ while $s =~ /\Q$needle\E/g;
+            $tail = substr($s, -(length($needle) - 1));
+            $n -= () = $tail =~ /\Q$needle\E/g;     # never counted twice
+        }
+    }
+    return $n;
+}
 
 # --- waiting -------------------------------------------------------------
 
