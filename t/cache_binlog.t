@@ -94,7 +94,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(86);
+$t->plan(92);
 $t->allow_log(qr/binlog "\w+": /);
 
 ok(wait_for(sub { $t->grep_log(qr/binlog "db": live/)
@@ -328,6 +328,44 @@ ok(wait_for(sub { my $g = read1($d, $q); $stale++ if ($g->[0] // 0) != 100;
                   $g->[1] == 0 },
             what => 'a hit after the stall'), 'hits are back');
 is($stale, 0, 'and none served what the write made stale');
+
+# --- a reload: the new readers resume where the old ones stopped -----------
+
+# The old readers (all three read the same primary into the same zone)
+# are stopped before a direct write, so only the new ones can see it:
+# from the positions the zone kept, not from the primary's current one.
+# Nothing reads between the write and the new readers being live, so the
+# entry would be served stale if the write were skipped.
+ok(cached($q, 100), 'a cached read');
+my %old = map { binlog_stats($_)->{pid} => $_ } qw(db serving split);
+kill 'STOP', keys %old;
+sub pstate {
+    my $st = Sluice::Sandbox::slurp("/proc/$_[0]/stat") // '';
+    return (split ' ', $st =~ s/^.*\)\s+//sr)[0] // '';
+}
+ok(wait_for(sub { !grep { pstate($_) ne 'T' } keys %old },
+            what => 'the old readers stopped'), 'the old readers are stopped');
+$p->do('UPDATE test.bl_a SET v = 101');
+$off = length $t->error_log;
+ok($t->reload, 'a reload');
+# the old ones go on only once the new ones have taken their upstreams'
+# entries (they connect after that), so that no old one applies the
+# write first
+sub new_readers {
+    my ($what) = @_;
+    my ($log, %up) = (substr($t->error_log, $off));
+    while ($log =~ /\[notice\] (\d+): binlog "(\w+)": \Q$what\E/g) {
+        $up{$2} = 1 unless $old{$1};
+    }
+    return scalar keys %up;
+}
+ok(wait_for(sub { new_readers('reading') == 3 }, what => 'the new readers'),
+   'new readers connect');
+kill 'CONT', keys %old;
+ok(wait_for(sub { new_readers('live') == 3 }, what => 'the new readers live'),
+   'and are live');
+is(read1($d, $q)->[0], 101, 'they read the write the old ones had not: '
+   . 'resumed from the kept position');
 
 # --- a replica behind a direct write ---------------------------------------
 

@@ -61,6 +61,8 @@ typedef struct {
     uint64_t                  lost_at;  /* not live since (ms) */
     char                      host[64]; /* reported to the primary */
     char                      last_error[512];  /* logged */
+    int32_t                   pid;      /* ours: the entry's while it is
+                                           the newest reader's */
 } slc_binlog_reader_t;
 
 static slc_binlog_reader_t  slc_binlog_rd;
@@ -68,13 +70,25 @@ static slc_binlog_reader_t  slc_binlog_rd;
 
 /* --- the entry ------------------------------------------------------------ */
 
+/*
+ * Whether this process still owns the entry: a reload starts a new reader
+ * for the upstream, which takes the entry (its pid) while the old one is
+ * still finishing its step; from then on the old one changes nothing in
+ * it (its state, position, counters) and stops reading.
+ */
+static int
+slc_cache_binlog_owner(const slc_binlog_reader_t *rd)
+{
+    return __atomic_load_n(&rd->b->pid, __ATOMIC_ACQUIRE) == rd->pid;
+}
+
 static void
 slc_cache_binlog_set_state(slc_binlog_reader_t *rd, uint32_t state)
 {
     uint32_t old = rd->b->state;
     uint64_t now = slc_time_ms();
 
-    if (old == state) {
+    if (old == state || !slc_cache_binlog_owner(rd)) {
         return;
     }
     if (state == SLC_BINLOG_LIVE && rd->lost_at != 0) {
@@ -100,7 +114,12 @@ slc_cache_binlog_set_state(slc_binlog_reader_t *rd, uint32_t state)
 static void
 slc_cache_binlog_publish(slc_binlog_reader_t *rd, const char *err)
 {
-    uint32_t s = slc_seqlock_write_begin(&rd->b->seq);
+    uint32_t s;
+
+    if (!slc_cache_binlog_owner(rd)) {
+        return;
+    }
+    s = slc_seqlock_write_begin(&rd->b->seq);
 
     if (slc_gtid_set_format(&rd->pos, rd->b->pos, sizeof(rd->b->pos)) < 0) {
         rd->b->pos[0] = '\0';
@@ -449,7 +468,13 @@ slc_cache_binlog_failed(slc_binlog_reader_t *rd, const char *why,
     int stream)
 {
     unsigned err = rd->mysql != NULL ? mysql_errno(rd->mysql) : 0;
+    char     esc[512];          /* the server's text, for the log */
 
+    if (!slc_cache_binlog_owner(rd)) {
+        slc_cache_binlog_close(rd);     /* (the new reader took our id) */
+        return;
+    }
+    slc_log_escape(esc, sizeof(esc), why, strlen(why), 0);
     if (err == 1236 && strstr(why, "same server_uuid/server_id") != NULL) {
         /* another replica took our server id: not our position's fault */
     } else if (err == 1236) {
@@ -459,7 +484,7 @@ slc_cache_binlog_failed(slc_binlog_reader_t *rd, const char *why,
             slc_log(SLC_LOG_WARN, "binlog \"%s\": group %u-%u-%llu cannot "
                 "be read (%s): skipped, everything invalidated",
                 rd->up->name.data, rd->g.gtid.domain, rd->g.gtid.server,
-                (unsigned long long) rd->g.gtid.seq, why);
+                (unsigned long long) rd->g.gtid.seq, esc);
             slc_cache_binlog_group_unreadable(&rd->g);
             slc_cache_binlog_apply(rd, 1);
         } else {
@@ -468,7 +493,7 @@ slc_cache_binlog_failed(slc_binlog_reader_t *rd, const char *why,
     }
     slc_cache_binlog_count(&rd->b->st.errors, 1);
     if (strcmp(why, rd->last_error) != 0) {
-        slc_log(SLC_LOG_ERR, "binlog \"%s\": %s", rd->up->name.data, why);
+        slc_log(SLC_LOG_ERR, "binlog \"%s\": %s", rd->up->name.data, esc);
         strlcpy(rd->last_error, why, sizeof(rd->last_error));
     }
     slc_cache_binlog_publish(rd, why);
@@ -494,6 +519,9 @@ slc_cache_binlog_read(slc_binlog_reader_t *rd)
         rd->ev = mariadb_rpl_fetch(rd->rpl, rd->ev);
         if (rd->ev == NULL) {
             return SLC_ERROR;
+        }
+        if (!slc_cache_binlog_owner(rd)) {
+            return SLC_OK;              /* the step stops there */
         }
         now = slc_time_ms();
         if (rd->b->state == SLC_BINLOG_LIVE
@@ -535,6 +563,14 @@ slc_cache_binlog_step(slc_timer_t *t)
     char                 why[512];
     int                  rc;
 
+    if (!slc_cache_binlog_owner(rd)) {
+        /* a newer reader (a reload's) has it: this one waits for its
+           QUIT without reading */
+        slc_log(SLC_LOG_NOTICE, "binlog \"%s\": process %d reads it now",
+            rd->up->name.data, (int) rd->b->pid);
+        slc_cache_binlog_close(rd);
+        return;
+    }
     if (rd->us != NULL && slc_cache_binlog_primary(rd) != rd->us) {
         slc_log(SLC_LOG_NOTICE, "binlog \"%s\": the primary is no longer "
             "%s", rd->up->name.data, rd->us->name);
@@ -601,11 +637,13 @@ slc_cache_binlog_process(slc_cycle_t *cycle, slc_role_t *role, unsigned n)
     snprintf(rd->host, sizeof(rd->host), "sluice:%s:%d", host,
         (int) getppid());
     slc_cache_binlog_group_init(&rd->g);
-    /* resume where the last reader of this upstream stopped */
+    /* the entry is ours (an old reader stops writing it), then resume
+       where the last reader of this upstream stopped */
+    rd->pid = (int32_t) getpid();
+    __atomic_store_n(&rd->b->pid, rd->pid, __ATOMIC_RELEASE);
     if (slc_gtid_set_parse(rd->b->pos, &rd->pos) != SLC_OK) {
         rd->pos.n = 0;
     }
-    rd->b->pid = (int32_t) getpid();
     rd->b->server_id = (uint32_t) rd->bc->server_id;
     if (rd->b->state != SLC_BINLOG_STARTING) {
         slc_cache_binlog_set_state(rd, SLC_BINLOG_LOST);
