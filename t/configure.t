@@ -68,7 +68,7 @@ sub in_tree {
     return ($rc, map { slurp("$base.$_") // '' } qw(out err));
 }
 
-$t->plan(19);
+$t->plan(21);
 
 # --- options -------------------------------------------------------------
 
@@ -87,6 +87,12 @@ is($rc, 1, 'an unknown module fails');
 like($err, qr/^configure: error: unknown module "nosuchmodule"/m,
      'and says which');
 ok(!-e "$tree/Makefile", 'a failed configure writes no Makefile');
+
+($rc, $out, $err) = in_tree('./configure', '--without-cache',
+                            '--with-cache-redis');
+is($rc, 1, 'a module without the module it stands on fails');
+like($err, qr/^configure: error: module "cache_redis" needs module "cache"/m,
+     'and says which (--with-cache-redis is --with-cache_redis)');
 
 # --- a build without readconn --------------------------------------------
 

@@ -387,8 +387,6 @@ slc_cache_rule_slot(slc_cache_counters_t *cnt, const char *name)
     return free;
 }
 
-static int slc_cache_filtered(const slc_mysql_srv_t *srv);
-
 /* The counters of the rules of the zone's servers (a reload keeps them:
    by name).  Master, before fork. */
 static void
@@ -460,7 +458,7 @@ slc_cache_zones_declare(slc_cycle_t *cycle, slc_cache_conf_t *main,
     return SLC_OK;
 }
 
-static int
+int
 slc_cache_filtered(const slc_mysql_srv_t *srv)
 {
     for (unsigned i = 0; i < srv->nfilters; i++) {

@@ -92,6 +92,9 @@ typedef struct {
 
 extern slc_module_t  slc_cache_module;
 
+/* Whether server `srv` lists the cache filter. */
+int slc_cache_filtered(const slc_mysql_srv_t *srv);
+
 /* The filter's counters of a cache. */
 slc_cache_counters_t *slc_cache_counters(slc_cache_t *c);
 

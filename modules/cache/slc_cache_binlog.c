@@ -168,12 +168,8 @@ slc_cache_binlog_cached(slc_cycle_t *cycle, const slc_upstream_t *up)
     slc_mysql_conf_t *mc = slc_mysql_conf(cycle);
 
     for (slc_mysql_srv_t *srv = mc->servers; srv != NULL; srv = srv->next) {
-        for (unsigned i = 0; i < srv->nfilters; i++) {
-            if (srv->filters[i] == &slc_cache_filter
-                && srv->upstream == up)
-            {
-                return 1;
-            }
+        if (srv->upstream == up && slc_cache_filtered(srv)) {
+            return 1;
         }
     }
     return 0;

@@ -175,6 +175,11 @@ SLC_MYSQL_HANDLER(slc_mysql_upstream_ref);
 SLC_MYSQL_HANDLER(slc_mysql_upstream_block);
 SLC_MYSQL_HANDLER(slc_mysql_upstream_server);
 
+/* Resolve "HOST:PORT", "[IPV6]:PORT" or "unix:PATH" at config time (an
+   upstream's servers; the cache's Redis servers). */
+const char *slc_upstream_conf_sockaddr(slc_conf_t *cf, const char *s,
+    struct sockaddr_storage *addr, socklen_t *addrlen);
+
 /* A parsed server {} (its conf settled) has what it needs: listen, a
    router that takes its auth, a known upstream; else SLC_ERROR with
    file:line in err. */

@@ -48,26 +48,24 @@ slc_mysql_upstream_block(slc_conf_t *cf, const slc_command_t *cmd,
     return NULL;
 }
 
-/* Resolve "host:port", "[v6]:port" or "unix:/path" at config time. */
-static const char *
-slc_upstream_conf_addr(slc_conf_t *cf, const char *s,
-    slc_upstream_server_t *us)
+const char *
+slc_upstream_conf_sockaddr(slc_conf_t *cf, const char *s,
+    struct sockaddr_storage *addr, socklen_t *addrlen)
 {
     struct addrinfo  hints = { .ai_socktype = SOCK_STREAM }, *res;
     char             host[128];
     const char      *port;
     int              rc;
 
-    strlcpy(us->name, s, sizeof(us->name));
     if (strncmp(s, "unix:", 5) == 0) {
-        struct sockaddr_un *sun = (struct sockaddr_un *) &us->addr;
+        struct sockaddr_un *sun = (struct sockaddr_un *) addr;
         if (strlcpy(sun->sun_path, s + 5, sizeof(sun->sun_path))
             >= sizeof(sun->sun_path))
         {
             return "unix socket path is too long";
         }
         sun->sun_family = AF_UNIX;
-        us->addrlen = sizeof(*sun);
+        *addrlen = sizeof(*sun);
         return NULL;
     }
     port = strrchr(s, ':');
@@ -86,10 +84,18 @@ slc_upstream_conf_addr(slc_conf_t *cf, const char *s,
         return slc_conf_error(cf, "cannot resolve server \"%s\" (%s)", s,
             gai_strerror(rc));
     }
-    memcpy(&us->addr, res->ai_addr, res->ai_addrlen);
-    us->addrlen = res->ai_addrlen;
+    memcpy(addr, res->ai_addr, res->ai_addrlen);
+    *addrlen = res->ai_addrlen;
     freeaddrinfo(res);
     return NULL;
+}
+
+static const char *
+slc_upstream_conf_addr(slc_conf_t *cf, const char *s,
+    slc_upstream_server_t *us)
+{
+    strlcpy(us->name, s, sizeof(us->name));
+    return slc_upstream_conf_sockaddr(cf, s, &us->addr, &us->addrlen);
 }
 
 static const char *

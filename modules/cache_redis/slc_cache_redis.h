@@ -1,0 +1,161 @@
+#ifndef SLC_CACHE_REDIS_H
+#define SLC_CACHE_REDIS_H
+
+/*
+ * The query cache's Redis tier (issue 22; docs/architecture.md, "The
+ * query cache", *The Redis tier*), built in steps.  This step: the
+ * `redis NAME { ... }` block and `cache_redis NAME;` (slc_cache_redis.c:
+ * parsed and checked by `sluice -t`; the cache does not use them yet),
+ * and the pure parts the tier stands on, each tested alone
+ * (t/unit/test_cache_redis.c):
+ *
+ * - slc_cache_redis_slot.c: the Redis Cluster slot of a key (CRC16/XMODEM
+ *   of the key, or of its hash tag, mod 16384);
+ * - slc_cache_redis_value.c: an entry as a Redis value (the exact key,
+ *   the generations of the tables it read, the filter's meta, the result)
+ *   and its strict decoding (anything foreign, truncated or of another
+ *   version is refused, never served);
+ * - slc_cache_redis_breaker.c: the circuit breaker a worker keeps per
+ *   Redis node.
+ */
+
+#include "slc_core.h"
+#include "slc_conf_file.h"
+#include "slc_module.h"
+#include "slc_mysql_monitor.h"
+
+#include <sys/socket.h>
+
+/* --- slc_cache_redis.c: the configuration --------------------------------- */
+
+#define SLC_REDIS_SERVERS_MAX  16
+#define SLC_REDIS_PREFIX_MAX   64
+
+typedef struct {
+    char                     name[160];     /* as written */
+    struct sockaddr_storage  addr;
+    socklen_t                addrlen;
+} slc_cache_redis_server_t;
+
+/* A `redis NAME { }` block: the module's conf at the SLC_CONF_REDIS
+   level. */
+typedef struct slc_cache_redis_service_s {
+    char                      name[64];
+    slc_cache_redis_server_t  server[SLC_REDIS_SERVERS_MAX];
+    unsigned                  nservers;
+    /* `user` and `password` (masked as monitor_password), for AUTH */
+    slc_monitor_conf_t        auth;
+    long long                 db;           /* SELECT; 0 by default */
+    long long                 timeout;      /* ms, 20 by default */
+    const char               *prefix;       /* of every key, "sluice:" */
+    int                       cluster;      /* `cluster on` */
+    const char               *file;
+    unsigned                  line;
+    struct slc_cache_redis_service_s *next;
+} slc_cache_redis_service_t;
+
+/* The module's conf at the mysql and server levels. */
+typedef struct {
+    slc_cache_redis_service_t *services;    /* mysql level: the blocks */
+    const char                *use;         /* `cache_redis NAME;` */
+    int                        inherited;   /* use is mysql {}'s */
+    const char                *file;        /* where `cache_redis` is */
+    unsigned                   line;
+    slc_cache_redis_service_t *service;     /* bound by init_conf; NULL:
+                                               no Redis tier */
+} slc_cache_redis_conf_t;
+
+extern slc_module_t  slc_cache_redis_module;
+
+/* --- slc_cache_redis_slot.c --------------------------------------------- */
+
+#define SLC_REDIS_SLOTS  16384
+
+/* CRC16 as Redis Cluster uses it (XMODEM: poly 0x1021, init 0). */
+uint16_t slc_cache_redis_crc16(const void *p, size_t len);
+/*
+ * The slot of key k[0..len): of its hash tag when it has one (the bytes
+ * between the first '{' and the first '}' after it, if there are any),
+ * else of the whole key.
+ */
+unsigned slc_cache_redis_slot(const void *k, size_t len);
+
+
+/* --- slc_cache_redis_value.c -------------------------------------------- */
+
+#define SLC_REDIS_VALUE_MAGIC    "SLCQ"
+#define SLC_REDIS_VALUE_VERSION  1
+#define SLC_REDIS_VALUE_TABLES   16     /* as SLC_CACHE_TABLES */
+#define SLC_REDIS_VALUE_META     16     /* as SLC_CACHE_META */
+
+/*
+ * What an entry holds besides its result.  `gen` are the generations the
+ * tables had when the read went out (Redis' own counters: a hit whose
+ * tables' generations moved since is stale).
+ */
+typedef struct {
+    const uint8_t *key;                 /* the exact key, compared whole */
+    size_t         klen;
+    unsigned       ntables;
+    uint32_t       table[SLC_REDIS_VALUE_TABLES];  /* table hashes */
+    uint64_t       gen[SLC_REDIS_VALUE_TABLES];
+    uint8_t        meta[SLC_REDIS_VALUE_META];
+    const uint8_t *result;
+    size_t         rlen;
+} slc_cache_redis_value_t;
+
+/* The bytes slc_cache_redis_encode writes for v. */
+size_t slc_cache_redis_encoded_size(const slc_cache_redis_value_t *v);
+/* Encode v into out (at least slc_cache_redis_encoded_size bytes). */
+void   slc_cache_redis_encode(const slc_cache_redis_value_t *v,
+    uint8_t *out);
+/*
+ * Decode p[0..len) into *v (its pointers into p).  SLC_ERROR for
+ * anything but a whole value of this version: another magic or version,
+ * a length past the end, trailing bytes, more tables than fit.
+ */
+int    slc_cache_redis_decode(const uint8_t *p, size_t len,
+    slc_cache_redis_value_t *v);
+
+
+/* --- slc_cache_redis_breaker.c ------------------------------------------ */
+
+typedef enum {
+    SLC_REDIS_CLOSED = 0,       /* requests go */
+    SLC_REDIS_OPEN,             /* skipped until `until` */
+    SLC_REDIS_HALF_OPEN         /* one probe is out */
+} slc_cache_redis_bstate_e;
+
+typedef struct {
+    slc_cache_redis_bstate_e state;
+    unsigned                 failures;     /* in a row, while closed */
+    unsigned                 threshold;    /* failures that open it */
+    uint64_t                 backoff;      /* ms, the next open's */
+    uint64_t                 backoff_min;
+    uint64_t                 backoff_max;
+    uint64_t                 until;        /* open until (ms) */
+    uint64_t                 opened;       /* transitions counted */
+    uint64_t                 closed;
+} slc_cache_redis_breaker_t;
+
+void slc_cache_redis_breaker_init(slc_cache_redis_breaker_t *b,
+    unsigned threshold, uint64_t backoff_min, uint64_t backoff_max);
+/*
+ * Whether a request may go at `now`: always while closed; while open,
+ * not before `until`, then once (it becomes the probe: half open); while
+ * half open, no (the probe decides).
+ */
+int  slc_cache_redis_breaker_allow(slc_cache_redis_breaker_t *b,
+    uint64_t now);
+/* A request answered: closes it (a probe's success), resets the count
+   and the back-off.  Returns 1 when this closed it. */
+int  slc_cache_redis_breaker_success(slc_cache_redis_breaker_t *b);
+/*
+ * A request failed or timed out: `threshold` in a row open it for the
+ * back-off; a failed probe opens it again for twice as long, up to the
+ * cap.  Returns 1 when this opened it.
+ */
+int  slc_cache_redis_breaker_failure(slc_cache_redis_breaker_t *b,
+    uint64_t now);
+
+#endif /* SLC_CACHE_REDIS_H */
