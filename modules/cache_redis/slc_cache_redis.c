@@ -17,6 +17,7 @@
 
 #include "slc_core.h"
 #include "slc_conf_file.h"
+#include "slc_log.h"
 #include "slc_module.h"
 #include "slc_mysql_conf.h"
 #include "slc_cache.h"
@@ -27,6 +28,10 @@ static const char *slc_cache_redis_merge_conf(slc_conf_t *cf,
     unsigned level, void *parent, void *child);
 static int  slc_cache_redis_init_conf(slc_cycle_t *cycle, char *err,
     size_t errlen);
+static void slc_cache_redis_init_process(slc_cycle_t *cycle,
+    const slc_role_t *role);
+static void slc_cache_redis_exit_process(slc_cycle_t *cycle,
+    const slc_role_t *role);
 static const char *slc_cache_redis_block(slc_conf_t *cf,
     const slc_command_t *cmd, void *conf);
 static const char *slc_cache_redis_server(slc_conf_t *cf,
@@ -74,6 +79,8 @@ slc_module_t slc_cache_redis_module = {
     .create_conf = slc_cache_redis_create_conf,
     .merge_conf = slc_cache_redis_merge_conf,
     .init_conf = slc_cache_redis_init_conf,
+    .init_process = slc_cache_redis_init_process,
+    .exit_process = slc_cache_redis_exit_process,
 };
 
 
@@ -304,4 +311,47 @@ slc_cache_redis_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
         }
     }
     return SLC_OK;
+}
+
+
+/* --- a worker ----------------------------------------------------------------- */
+
+/* A worker connects to each service a server of its cycle uses, once. */
+static void
+slc_cache_redis_init_process(slc_cycle_t *cycle, const slc_role_t *role)
+{
+    slc_mysql_conf_t                *mc = slc_mysql_conf(cycle);
+    const slc_cache_redis_service_t *used[64];
+    unsigned                         n = 0, k;
+
+    if (role != NULL || mc == NULL || mc->mod_conf == NULL) {
+        return;
+    }
+    for (slc_mysql_srv_t *srv = mc->servers; srv != NULL; srv = srv->next) {
+        slc_cache_redis_conf_t *rc = slc_module_conf(srv->mod_conf,
+                                                     &slc_cache_redis_module);
+
+        if (rc == NULL || rc->service == NULL) {
+            continue;
+        }
+        for (k = 0; k < n && used[k] != rc->service; k++) {
+            /* seen? */
+        }
+        if (k == n && n < slc_nelems(used)) {
+            used[n++] = rc->service;
+        }
+    }
+    if (n > 0 && slc_cache_redis_conns_open(used, n) != SLC_OK) {
+        slc_log(SLC_LOG_ALERT, "redis: out of memory: no Redis tier in "
+            "this worker");
+    }
+}
+
+static void
+slc_cache_redis_exit_process(slc_cycle_t *cycle, const slc_role_t *role)
+{
+    (void) cycle;
+    if (role == NULL) {
+        slc_cache_redis_conns_close();
+    }
 }

@@ -5,9 +5,10 @@
  * The query cache's Redis tier (issue 22; docs/architecture.md, "The
  * query cache", *The Redis tier*), built in steps.  This step: the
  * `redis NAME { ... }` block and `cache_redis NAME;` (slc_cache_redis.c:
- * parsed and checked by `sluice -t`; the cache does not use them yet),
- * and the pure parts the tier stands on, each tested alone
- * (t/unit/test_cache_redis.c):
+ * parsed and checked by `sluice -t`), each worker's connection to the
+ * services its servers use (slc_cache_redis_conn.c: set up and kept up;
+ * the cache does not send it anything yet), and the pure parts the tier
+ * stands on, each tested alone (t/unit/test_cache_redis.c):
  *
  * - slc_cache_redis_slot.c: the Redis Cluster slot of a key (CRC16/XMODEM
  *   of the key, or of its hash tag, mod 16384);
@@ -21,6 +22,7 @@
 
 #include "slc_core.h"
 #include "slc_conf_file.h"
+#include "slc_event.h"
 #include "slc_module.h"
 #include "slc_mysql_monitor.h"
 
@@ -66,6 +68,33 @@ typedef struct {
 } slc_cache_redis_conf_t;
 
 extern slc_module_t  slc_cache_redis_module;
+
+/* --- slc_cache_redis_conn.c: a worker's connection to a service ----------- */
+
+struct redisAsyncContext;
+
+typedef struct slc_cache_redis_conn_s {
+    const slc_cache_redis_service_t *rs;
+    struct redisAsyncContext        *ac;       /* NULL: not connected */
+    slc_conn_t                       conn;     /* its socket on the loop */
+    slc_posted_t                     write_ev; /* hiredis wants to write */
+    slc_timer_t                      retry;
+    unsigned                         want_read:1;
+    unsigned                         want_write:1;
+    unsigned                         ready:1;  /* set up: AUTH etc. done */
+    unsigned                         pending;  /* setup replies awaited */
+    unsigned                         retry_ms;
+    uint64_t                         failures;
+    char                             last_error[320];  /* logged */
+    struct slc_cache_redis_conn_s   *next;
+} slc_cache_redis_conn_t;
+
+/* In a worker: one connection per service in rs[0..n) (to its first
+   server), set up in the background; SLC_ERROR without memory. */
+int  slc_cache_redis_conns_open(const slc_cache_redis_service_t *const *rs,
+    unsigned n);
+/* At the worker's exit. */
+void slc_cache_redis_conns_close(void);
 
 /* --- slc_cache_redis_slot.c --------------------------------------------- */
 

@@ -1,0 +1,373 @@
+/*
+ * A worker's connection to a Redis service (slc_cache_redis.h): hiredis'
+ * async API on the worker's own loop, never a blocking call.
+ *
+ * The adapter.  The loop is edge-triggered (slc_event.h): the socket is
+ * registered once for both directions, and an edge comes only when
+ * readiness changes.  hiredis asks for reading and writing through its
+ * addRead/delRead/addWrite/delWrite hooks and reads at most 16 KiB per
+ * redisAsyncHandleRead: so a read edge reads until the socket holds
+ * nothing more (FIONREAD), and a request for writing is tried at once
+ * (posted: hiredis is never re-entered from its own hook), the edge
+ * taking over when the socket was full.  hiredis may free its context in
+ * any call (an error, a disconnect): its cleanup hook clears ours first,
+ * and every path checks that the context is still there.
+ *
+ * The connection.  On connect: HELLO-free RESP2 setup, pipelined: AUTH
+ * (with `user` when given), SELECT (unless 0), CLIENT SETNAME
+ * "sluice:SERVICE:PID".  A failure (refused, AUTH denied, dropped) is
+ * logged when it differs from the last one, with Redis' own reason, and
+ * the worker tries again after a back-off that grows from 100 ms to 30 s;
+ * the cache goes on in shared memory meanwhile.  The password is unmasked
+ * on the stack for the AUTH command and wiped (hiredis copies it into its
+ * output buffer, which it frees once written).
+ */
+
+#include "slc_core.h"
+#include "slc_event.h"
+#include "slc_log.h"
+#include "slc_worker.h"
+#include "slc_cache_redis.h"
+
+#include <hiredis.h>
+#include <async.h>
+#include <netdb.h>
+#include <sys/ioctl.h>
+#include <sys/un.h>
+
+#define SLC_REDIS_RETRY_MIN  100
+#define SLC_REDIS_RETRY_MAX  30000
+
+
+/* --- the adapter ------------------------------------------------------------ */
+
+static void slc_cache_redis_io_write(void *arg);
+
+static void
+slc_cache_redis_on_read(slc_conn_t *c)
+{
+    slc_cache_redis_conn_t *rc = c->data;
+    int                     n;
+
+    c->readable = 1;
+    while (rc->ac != NULL && rc->want_read) {
+        redisAsyncHandleRead(rc->ac);
+        if (rc->ac == NULL || ioctl(c->fd, FIONREAD, &n) != 0 || n <= 0) {
+            break;
+        }
+    }
+}
+
+static void
+slc_cache_redis_on_write(slc_conn_t *c)
+{
+    slc_cache_redis_conn_t *rc = c->data;
+
+    c->writable = 1;
+    if (rc->ac != NULL && rc->want_write) {
+        redisAsyncHandleWrite(rc->ac);
+    }
+}
+
+static void
+slc_cache_redis_io_write(void *arg)
+{
+    slc_cache_redis_conn_t *rc = arg;
+
+    if (rc->ac != NULL && rc->want_write) {
+        redisAsyncHandleWrite(rc->ac);
+    }
+}
+
+static void
+slc_cache_redis_add_read(void *arg)
+{
+    slc_cache_redis_conn_t *rc = arg;
+
+    rc->want_read = 1;
+}
+
+static void
+slc_cache_redis_del_read(void *arg)
+{
+    slc_cache_redis_conn_t *rc = arg;
+
+    rc->want_read = 0;
+}
+
+static void
+slc_cache_redis_add_write(void *arg)
+{
+    slc_cache_redis_conn_t *rc = arg;
+
+    rc->want_write = 1;
+    slc_post(slc_loop, &rc->write_ev, slc_cache_redis_io_write, rc);
+}
+
+static void
+slc_cache_redis_del_write(void *arg)
+{
+    slc_cache_redis_conn_t *rc = arg;
+
+    rc->want_write = 0;
+}
+
+/* hiredis is freeing its context: it closes the socket itself. */
+static void
+slc_cache_redis_cleanup(void *arg)
+{
+    slc_cache_redis_conn_t *rc = arg;
+
+    slc_post_cancel(slc_loop, &rc->write_ev);
+    if (rc->conn.fd >= 0) {
+        slc_conn_unregister(slc_loop, &rc->conn);
+        rc->conn.fd = -1;
+    }
+    rc->ac = NULL;
+    rc->want_read = rc->want_write = 0;
+}
+
+static int
+slc_cache_redis_attach(slc_cache_redis_conn_t *rc, redisAsyncContext *ac)
+{
+    rc->ac = ac;
+    ac->ev.data = rc;
+    ac->ev.addRead = slc_cache_redis_add_read;
+    ac->ev.delRead = slc_cache_redis_del_read;
+    ac->ev.addWrite = slc_cache_redis_add_write;
+    ac->ev.delWrite = slc_cache_redis_del_write;
+    ac->ev.cleanup = slc_cache_redis_cleanup;
+    rc->conn = (slc_conn_t) {
+        .fd = ac->c.fd, .on_read = slc_cache_redis_on_read,
+        .on_write = slc_cache_redis_on_write, .data = rc,
+    };
+    return slc_conn_register(slc_loop, &rc->conn);
+}
+
+
+/* --- the connection ---------------------------------------------------------- */
+
+static slc_cache_redis_conn_t  *slc_cache_redis_conns;
+
+static void slc_cache_redis_connect(slc_cache_redis_conn_t *rc);
+
+static void
+slc_cache_redis_retry_timer(slc_timer_t *t)
+{
+    slc_cache_redis_connect(t->data);
+}
+
+/* Something failed: log it if it is news, drop the connection, and try
+   again after the back-off. */
+static void
+slc_cache_redis_fail(slc_cache_redis_conn_t *rc, const char *what,
+    const char *why, size_t len)
+{
+    char esc[256], line[320];
+
+    slc_log_escape(esc, sizeof(esc), why, len, 0);
+    snprintf(line, sizeof(line), "%s: %s", what, esc);
+    if (strcmp(line, rc->last_error) != 0) {
+        slc_log(SLC_LOG_ERR, "redis \"%s\": %s (the cache goes on in "
+            "shared memory)", rc->rs->name, line);
+        strlcpy(rc->last_error, line, sizeof(rc->last_error));
+    }
+    rc->ready = 0;
+    rc->failures++;
+    if (rc->ac != NULL) {
+        redisAsyncContext *ac = rc->ac;
+
+        ac->data = NULL;            /* its callbacks find no connection */
+        redisAsyncFree(ac);         /* (its cleanup hook clears rc->ac) */
+    }
+    rc->retry_ms = rc->retry_ms == 0 ? SLC_REDIS_RETRY_MIN
+                   : slc_min(rc->retry_ms * 2, SLC_REDIS_RETRY_MAX);
+    if (!rc->retry.armed) {
+        slc_timer_add(slc_loop, &rc->retry, rc->retry_ms);
+    }
+}
+
+/* A reply to the setup (AUTH, SELECT, CLIENT SETNAME). */
+static void
+slc_cache_redis_setup_reply(redisAsyncContext *ac, void *r, void *what)
+{
+    slc_cache_redis_conn_t *rc = ac->data;
+    redisReply             *reply = r;
+
+    if (rc == NULL || reply == NULL) {
+        return;                     /* freed, or dropped: handled there */
+    }
+    if (reply->type == REDIS_REPLY_ERROR) {
+        slc_cache_redis_fail(rc, what, reply->str, reply->len);
+        return;
+    }
+    if (--rc->pending == 0) {
+        rc->ready = 1;
+        rc->retry_ms = 0;
+        slc_log(rc->last_error[0] ? SLC_LOG_NOTICE : SLC_LOG_INFO,
+            "redis \"%s\": connected to %s", rc->rs->name,
+            rc->rs->server[0].name);
+        rc->last_error[0] = '\0';
+    }
+}
+
+static void
+slc_cache_redis_command(slc_cache_redis_conn_t *rc, const char *what,
+    int argc, const char **argv, const size_t *len)
+{
+    if (redisAsyncCommandArgv(rc->ac, slc_cache_redis_setup_reply,
+                              (void *) what, argc, argv, len) == REDIS_OK)
+    {
+        rc->pending++;
+    }
+}
+
+/* AUTH (the password unmasked on the stack for the call), SELECT,
+   CLIENT SETNAME: queued before the connection is up, pipelined. */
+static void
+slc_cache_redis_setup(slc_cache_redis_conn_t *rc)
+{
+    const slc_cache_redis_service_t *rs = rc->rs;
+    char        pw[257], db[24], name[128];
+    const char *argv[3];
+    size_t      len[3];
+    int         n = 0;
+
+    rc->pending = 0;
+    if (rs->auth.password != NULL) {
+        for (size_t i = 0; i < rs->auth.password_len; i++) {
+            pw[i] = (char) (rs->auth.password[i] ^ rs->auth.pad[i]);
+        }
+        argv[n] = "AUTH", len[n++] = 4;
+        if (rs->auth.user != NULL) {
+            argv[n] = rs->auth.user, len[n] = strlen(rs->auth.user), n++;
+        }
+        argv[n] = pw, len[n++] = rs->auth.password_len;
+        slc_cache_redis_command(rc, "AUTH", n, argv, len);
+        explicit_bzero(pw, sizeof(pw));
+    }
+    if (rs->db != 0) {
+        snprintf(db, sizeof(db), "%lld", rs->db);
+        argv[0] = "SELECT", len[0] = 6;
+        argv[1] = db, len[1] = strlen(db);
+        slc_cache_redis_command(rc, "SELECT", 2, argv, len);
+    }
+    snprintf(name, sizeof(name), "sluice:%s:%d", rs->name, (int) getpid());
+    argv[0] = "CLIENT", len[0] = 6;
+    argv[1] = "SETNAME", len[1] = 7;
+    argv[2] = name, len[2] = strlen(name);
+    slc_cache_redis_command(rc, "CLIENT SETNAME", 3, argv, len);
+}
+
+static void
+slc_cache_redis_on_connect(const redisAsyncContext *ac, int status)
+{
+    slc_cache_redis_conn_t *rc = ac->data;
+
+    if (rc != NULL && status != REDIS_OK) {
+        /* hiredis frees the context after this */
+        rc->ac = NULL;
+        slc_cache_redis_fail(rc, "connect", ac->errstr, strlen(ac->errstr));
+    }
+}
+
+static void
+slc_cache_redis_on_disconnect(const redisAsyncContext *ac, int status)
+{
+    slc_cache_redis_conn_t *rc = ac->data;
+
+    if (rc != NULL) {
+        rc->ac = NULL;              /* being freed by hiredis */
+        slc_cache_redis_fail(rc, "connection lost",
+            status == REDIS_OK ? "closed" : ac->errstr,
+            status == REDIS_OK ? 6 : strlen(ac->errstr));
+    }
+}
+
+/* A numeric host and port (or the socket's path) for hiredis. */
+static redisAsyncContext *
+slc_cache_redis_dial(const slc_cache_redis_server_t *s)
+{
+    char host[NI_MAXHOST], port[16];
+
+    if (s->addr.ss_family == AF_UNIX) {
+        return redisAsyncConnectUnix(
+            ((const struct sockaddr_un *) &s->addr)->sun_path);
+    }
+    if (getnameinfo((const struct sockaddr *) &s->addr, s->addrlen, host,
+                    sizeof(host), port, sizeof(port),
+                    NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+    {
+        return NULL;
+    }
+    return redisAsyncConnect(host, atoi(port));
+}
+
+static void
+slc_cache_redis_connect(slc_cache_redis_conn_t *rc)
+{
+    redisAsyncContext *ac = slc_cache_redis_dial(&rc->rs->server[0]);
+
+    if (ac == NULL) {
+        slc_cache_redis_fail(rc, "connect", "out of memory", 13);
+        return;
+    }
+    if (ac->err) {
+        slc_cache_redis_fail(rc, "connect", ac->errstr, strlen(ac->errstr));
+        redisAsyncFree(ac);
+        return;
+    }
+    ac->data = rc;
+    if (slc_cache_redis_attach(rc, ac) != SLC_OK) {
+        rc->ac = NULL;
+        ac->data = NULL;
+        redisAsyncFree(ac);
+        slc_cache_redis_fail(rc, "connect", "cannot register", 16);
+        return;
+    }
+    redisAsyncSetConnectCallback(ac, slc_cache_redis_on_connect);
+    redisAsyncSetDisconnectCallback(ac, slc_cache_redis_on_disconnect);
+    slc_cache_redis_setup(rc);
+}
+
+
+/* --- a worker's connections ----------------------------------------------- */
+
+int
+slc_cache_redis_conns_open(const slc_cache_redis_service_t *const *rs,
+    unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        slc_cache_redis_conn_t *rc = calloc(1, sizeof(*rc));
+
+        if (rc == NULL) {
+            return SLC_ERROR;
+        }
+        rc->rs = rs[i];
+        rc->conn.fd = -1;
+        rc->retry.handler = slc_cache_redis_retry_timer;
+        rc->retry.data = rc;
+        rc->next = slc_cache_redis_conns;
+        slc_cache_redis_conns = rc;
+        slc_cache_redis_connect(rc);
+    }
+    return SLC_OK;
+}
+
+void
+slc_cache_redis_conns_close(void)
+{
+    slc_cache_redis_conn_t *rc;
+
+    while ((rc = slc_cache_redis_conns) != NULL) {
+        slc_cache_redis_conns = rc->next;
+        if (rc->retry.armed) {
+            slc_timer_del(slc_loop, &rc->retry);
+        }
+        if (rc->ac != NULL) {
+            rc->ac->data = NULL;
+            redisAsyncFree(rc->ac);
+        }
+        free(rc);
+    }
+}
