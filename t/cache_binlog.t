@@ -94,7 +94,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(92);
+$t->plan(97);
 $t->allow_log(qr/binlog "\w+": /);
 
 ok(wait_for(sub { $t->grep_log(qr/binlog "db": live/)
@@ -361,11 +361,31 @@ sub new_readers {
 }
 ok(wait_for(sub { new_readers('reading') == 3 }, what => 'the new readers'),
    'new readers connect');
+ok(wait_for(sub { new_readers('taken over') == 3 },
+            what => 'the new readers live'),
+   'and, once live, take over from the old ones');
 kill 'CONT', keys %old;
-ok(wait_for(sub { new_readers('live') == 3 }, what => 'the new readers live'),
-   'and are live');
 is(read1($d, $q)->[0], 101, 'they read the write the old ones had not: '
    . 'resumed from the kept position');
+
+# --- a reload does not pause hits --------------------------------------------
+
+# The old readers go on until the new ones are live and take over (their
+# server ids differ, so the primary keeps both): no read meanwhile is
+# bypassed.
+ok(cached($q, 101), 'a cached read');
+$off = length $t->error_log;
+%old = map { binlog_stats($_)->{pid} => $_ } qw(db serving split);
+ok($t->reload, 'a reload');
+my $misses = 0;
+ok(wait_for(sub { $misses += read1($d, $q)->[1];
+                  new_readers('taken over') == 3 },
+            what => 'the new readers to take over'),
+   'the new readers take over');
+$misses += read1($d, $q)->[1];
+is($misses, 0, 'every read meanwhile was a hit');
+ok(wait_for(sub { !grep { kill 0, $_ } keys %old },
+            what => 'the old readers gone'), 'the old readers are gone');
 
 # --- a replica behind a direct write ---------------------------------------
 

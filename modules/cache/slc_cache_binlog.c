@@ -101,9 +101,9 @@ slc_cache_binlog_conf(const slc_upstream_t *up)
 }
 
 uint32_t
-slc_cache_binlog_default_id(const char *upstream)
+slc_cache_binlog_default_id(const char *upstream, unsigned generation)
 {
-    char      host[256] = "", mid[64] = "", pid[16];
+    char      host[256] = "", mid[64] = "", pid[32];
     uint32_t  h = 2166136261u;
     FILE     *f;
 
@@ -115,7 +115,7 @@ slc_cache_binlog_default_id(const char *upstream)
         }
         fclose(f);
     }
-    snprintf(pid, sizeof(pid), "%d", (int) getpid());
+    snprintf(pid, sizeof(pid), "%d/%u", (int) getpid(), generation);
     for (const char *s[4] = { host, mid, pid, upstream }, **p = s; p < s + 4;
          p++)
     {
@@ -245,7 +245,8 @@ slc_cache_binlog_check(slc_cycle_t *cycle, slc_upstream_t *up,
     bc->account.connect_timeout = mon->connect_timeout;
     bc->account.read_timeout = SLC_BINLOG_READ_TIMEOUT;
     if (bc->server_id == SLC_CONF_UNSET) {
-        bc->server_id = slc_cache_binlog_default_id(up->name.data);
+        bc->server_id = slc_cache_binlog_default_id(up->name.data,
+            cycle->generation);
     }
     return SLC_OK;
 }
@@ -258,7 +259,8 @@ slc_cache_binlog_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
     unsigned          n = 0;
     slc_role_t        role = {
         .name = "binlog", .module = &slc_cache_module,
-        .init = slc_cache_binlog_process,
+        .init = slc_cache_binlog_process, .quit = slc_cache_binlog_quit,
+        .busy = slc_cache_binlog_busy,
     };
 
     for (slc_upstream_t *up = mc->upstreams; up != NULL; up = up->next) {

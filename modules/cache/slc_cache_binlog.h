@@ -77,7 +77,9 @@ typedef struct slc_cache_binlog_s {
     uint32_t                 seq;              /* seqlock of the texts */
     uint64_t                 beat;             /* CLOCK_MONOTONIC ms of
                                                   the last event, atomic */
-    int32_t                  pid;              /* the reader */
+    int32_t                  pid;              /* the reader (owner) */
+    int32_t                  heir;             /* a reload's new reader,
+                                                  taking over once live */
     uint32_t                 server_id;        /* it identifies as */
     slc_cache_binlog_stats_t st;               /* atomics */
     char                     pos[SLC_GTID_TEXT];   /* applied */
@@ -133,16 +135,20 @@ int   slc_cache_binlog_init_conf(slc_cycle_t *cycle, char *err,
 void  slc_cache_binlog_report(slc_cycle_t *cycle);
 const char *slc_cache_binlog_state_name(uint32_t state);
 /* The id derived for `up` when binlog_server_id is not given (by the
-   master, so a reload keeps it): from the host's name and machine id, the
-   master's pid and the upstream's name, in 0x40000000 - 0x7fffffff (far
-   from the small ids servers are given; two sluice instances on a host
-   differ). */
-uint32_t slc_cache_binlog_default_id(const char *upstream);
+   master): from the host's name and machine id, the master's pid, the
+   configuration's generation and the upstream's name, in 0x40000000 -
+   0x7fffffff (far from the small ids servers are given; two sluice
+   instances on a host differ, and so do a reload's old and new readers,
+   which read side by side until the new one is live). */
+uint32_t slc_cache_binlog_default_id(const char *upstream,
+    unsigned generation);
 
-/* slc_cache_binlog_read.c: the role's init, and the module's
+/* slc_cache_binlog_read.c: the role's hooks, and the module's
    exit_process (a binlog process closes its connection). */
 int   slc_cache_binlog_process(slc_cycle_t *cycle, slc_role_t *role,
     unsigned n);
+void  slc_cache_binlog_quit(slc_role_t *role);
+int   slc_cache_binlog_busy(slc_role_t *role);
 void  slc_cache_binlog_exit(slc_cycle_t *cycle, const slc_role_t *role);
 
 

@@ -37,6 +37,7 @@
 #include <mysql.h>
 #include <mariadb_rpl.h>
 #include <errmsg.h>
+#include <signal.h>
 
 #define SLC_BINLOG_STEP_MS      100     /* reading before the loop runs */
 #define SLC_BINLOG_RETRY_MIN    100     /* after a failure, doubling */
@@ -63,6 +64,11 @@ typedef struct {
     char                      last_error[512];  /* logged */
     int32_t                   pid;      /* ours: the entry's while it is
                                            the newest reader's */
+    uint32_t                  state;    /* SLC_BINLOG_*: ours, the
+                                           entry's too while we own it */
+    uint64_t                  quit_at;  /* QUIT came (ms), 0: not */
+    uint64_t                  heard;    /* the primary's last sign (ms) */
+    uint32_t                  server_id;    /* ours, to the primary */
 } slc_binlog_reader_t;
 
 static slc_binlog_reader_t  slc_binlog_rd;
@@ -71,10 +77,13 @@ static slc_binlog_reader_t  slc_binlog_rd;
 /* --- the entry ------------------------------------------------------------ */
 
 /*
- * Whether this process still owns the entry: a reload starts a new reader
- * for the upstream, which takes the entry (its pid) while the old one is
- * still finishing its step; from then on the old one changes nothing in
- * it (its state, position, counters) and stops reading.
+ * Who writes the entry.  Its owner (pid) alone writes its state, position
+ * and counters.  A reload's new reader starts as the heir while the old
+ * one still reads (their derived server ids differ, so the primary keeps
+ * both): it reads from the position the entry had, and takes the entry
+ * over once it is live itself, so hits never pause for the reload; the
+ * old one then changes nothing more and stops (its busy hook kept it
+ * until then).  A reader that is neither stops reading.
  */
 static int
 slc_cache_binlog_owner(const slc_binlog_reader_t *rd)
@@ -82,24 +91,57 @@ slc_cache_binlog_owner(const slc_binlog_reader_t *rd)
     return __atomic_load_n(&rd->b->pid, __ATOMIC_ACQUIRE) == rd->pid;
 }
 
+static int
+slc_cache_binlog_mine(const slc_binlog_reader_t *rd)
+{
+    return slc_cache_binlog_owner(rd)
+           || __atomic_load_n(&rd->b->heir, __ATOMIC_ACQUIRE) == rd->pid;
+}
+
+static void slc_cache_binlog_publish(slc_binlog_reader_t *rd,
+    const char *err);
+
+/* The heir is live: the entry is its now. */
+static void
+slc_cache_binlog_take_over(slc_binlog_reader_t *rd)
+{
+    int32_t old = __atomic_load_n(&rd->b->pid, __ATOMIC_ACQUIRE);
+
+    __atomic_store_n(&rd->b->pid, rd->pid, __ATOMIC_RELEASE);
+    __atomic_store_n(&rd->b->heir, 0, __ATOMIC_RELEASE);
+    rd->b->server_id = rd->server_id;
+    slc_cache_binlog_publish(rd, NULL);
+    slc_log(SLC_LOG_NOTICE, "binlog \"%s\": taken over from process %d",
+        rd->up->name.data, (int) old);
+}
+
 static void
 slc_cache_binlog_set_state(slc_binlog_reader_t *rd, uint32_t state)
 {
-    uint32_t old = rd->b->state;
+    uint32_t old = rd->state;
     uint64_t now = slc_time_ms();
 
-    if (old == state || !slc_cache_binlog_owner(rd)) {
+    if (old == state) {
         return;
     }
-    if (state == SLC_BINLOG_LIVE && rd->lost_at != 0) {
-        __atomic_fetch_add(&rd->b->st.lost_ms, now - rd->lost_at,
-            __ATOMIC_RELAXED);
-        rd->lost_at = 0;
-    } else if (old == SLC_BINLOG_LIVE) {
-        rd->lost_at = now;
+    rd->state = state;
+    rd->heard = now;
+    if (state == SLC_BINLOG_LIVE && !slc_cache_binlog_owner(rd)
+        && slc_cache_binlog_mine(rd))
+    {
+        slc_cache_binlog_take_over(rd);
     }
-    __atomic_store_n(&rd->b->beat, now, __ATOMIC_RELEASE);
-    __atomic_store_n(&rd->b->state, state, __ATOMIC_RELEASE);
+    if (slc_cache_binlog_owner(rd)) {
+        if (state == SLC_BINLOG_LIVE && rd->lost_at != 0) {
+            __atomic_fetch_add(&rd->b->st.lost_ms, now - rd->lost_at,
+                __ATOMIC_RELAXED);
+            rd->lost_at = 0;
+        } else if (old == SLC_BINLOG_LIVE) {
+            rd->lost_at = now;
+        }
+        __atomic_store_n(&rd->b->beat, now, __ATOMIC_RELEASE);
+        __atomic_store_n(&rd->b->state, state, __ATOMIC_RELEASE);
+    }
     if (state == SLC_BINLOG_LIVE) {
         rd->last_error[0] = '\0';
     }
@@ -133,11 +175,13 @@ slc_cache_binlog_publish(slc_binlog_reader_t *rd, const char *err)
     slc_seqlock_write_end(&rd->b->seq, s);
 }
 
-static void
-slc_cache_binlog_count(uint64_t *field, uint64_t n)
-{
-    __atomic_fetch_add(field, n, __ATOMIC_RELAXED);
-}
+/* The entry's counters are its owner's (an heir's would count twice). */
+#define slc_cache_binlog_count(rd, field, n)                                \
+    do {                                                                    \
+        if (slc_cache_binlog_owner(rd)) {                                   \
+            __atomic_fetch_add(&(rd)->b->st.field, (n), __ATOMIC_RELAXED);  \
+        }                                                                   \
+    } while (0)
 
 
 /* --- applying a group ----------------------------------------------------- */
@@ -146,7 +190,7 @@ static void
 slc_cache_binlog_invalidate_all(slc_binlog_reader_t *rd, int why)
 {
     slc_cache_zones_invalidate(rd->cycle, NULL, 0, 1, slc_time_ms());
-    slc_cache_binlog_count(&rd->b->st.all[why], 1);
+    slc_cache_binlog_count(rd, all[why], 1);
 }
 
 /* The group committed (or ended): its tables' generations move in every
@@ -161,7 +205,7 @@ slc_cache_binlog_apply(slc_binlog_reader_t *rd, int apply)
     } else if (apply && t->n > 0) {
         slc_cache_zones_invalidate(rd->cycle, t->hash, t->n, 0,
             slc_time_ms());
-        slc_cache_binlog_count(&rd->b->st.tables, t->n);
+        slc_cache_binlog_count(rd, tables, t->n);
     }
     if (apply && t->ddl && rd->catalog != NULL) {
         slc_catalog_ddl_seen(rd->catalog);
@@ -169,10 +213,10 @@ slc_cache_binlog_apply(slc_binlog_reader_t *rd, int apply)
     if (rd->g.open) {
         slc_gtid_set_add(&rd->pos, &rd->g.gtid);
     }
-    slc_cache_binlog_count(&rd->b->st.groups, 1);
+    slc_cache_binlog_count(rd, groups, 1);
     slc_cache_binlog_group_reset(&rd->g);
     slc_cache_binlog_publish(rd, NULL);
-    if (rd->b->state == SLC_BINLOG_CATCHING_UP
+    if (rd->state == SLC_BINLOG_CATCHING_UP
         && slc_gtid_set_covers(&rd->pos, &rd->target))
     {
         slc_cache_binlog_set_state(rd, SLC_BINLOG_LIVE);
@@ -335,10 +379,10 @@ slc_cache_binlog_id_free(slc_binlog_reader_t *rd, char *why, size_t len)
 
     if (slc_cache_binlog_value(rd->mysql, "SELECT @@global.server_id", v,
                                sizeof(v)) == SLC_OK
-        && strtoul(v, NULL, 10) == rd->b->server_id)
+        && strtoul(v, NULL, 10) == rd->server_id)
     {
         snprintf(why, len, "binlog_server_id %u is the primary's own",
-            rd->b->server_id);
+            rd->server_id);
         return SLC_ERROR;
     }
     if (mysql_query(rd->mysql, "SHOW SLAVE HOSTS") != 0
@@ -347,11 +391,11 @@ slc_cache_binlog_id_free(slc_binlog_reader_t *rd, char *why, size_t len)
         return SLC_OK;
     }
     while (ok == SLC_OK && (row = mysql_fetch_row(res)) != NULL) {
-        if (row[0] != NULL && strtoul(row[0], NULL, 10) == rd->b->server_id
+        if (row[0] != NULL && strtoul(row[0], NULL, 10) == rd->server_id
             && (row[1] == NULL || strcmp(row[1], rd->host) != 0))
         {
             snprintf(why, len, "binlog_server_id %u is used by replica "
-                "\"%.64s\" of the primary", rd->b->server_id,
+                "\"%.64s\" of the primary", rd->server_id,
                 row[1] != NULL ? row[1] : "");
             ok = SLC_ERROR;
         }
@@ -391,7 +435,7 @@ slc_cache_binlog_open(slc_binlog_reader_t *rd)
         return SLC_ERROR;
     }
     mariadb_rpl_optionsv(rd->rpl, MARIADB_RPL_SERVER_ID,
-        (unsigned int) rd->b->server_id);
+        (unsigned int) rd->server_id);
     mariadb_rpl_optionsv(rd->rpl, MARIADB_RPL_FILENAME, "", (size_t) 0);
     mariadb_rpl_optionsv(rd->rpl, MARIADB_RPL_START, (unsigned long) 4);
     mariadb_rpl_optionsv(rd->rpl, MARIADB_RPL_VERIFY_CHECKSUM, 1);
@@ -440,10 +484,10 @@ slc_cache_binlog_connect(slc_binlog_reader_t *rd, char *why, size_t len)
         snprintf(why, len, "%s: %s", us->name, mysql_error(rd->mysql));
         return SLC_ERROR;
     }
-    slc_cache_binlog_count(&rd->b->st.connects, 1);
+    slc_cache_binlog_count(rd, connects, 1);
     slc_cache_binlog_publish(rd, NULL);
     slc_log(SLC_LOG_NOTICE, "binlog \"%s\": reading %s from %s as server id "
-        "%u", rd->up->name.data, us->name, rd->b->pos, rd->b->server_id);
+        "%u", rd->up->name.data, us->name, rd->b->pos, rd->server_id);
     slc_cache_binlog_set_state(rd, SLC_BINLOG_CATCHING_UP);
     return SLC_OK;
 }
@@ -470,8 +514,8 @@ slc_cache_binlog_failed(slc_binlog_reader_t *rd, const char *why,
     unsigned err = rd->mysql != NULL ? mysql_errno(rd->mysql) : 0;
     char     esc[512];          /* the server's text, for the log */
 
-    if (!slc_cache_binlog_owner(rd)) {
-        slc_cache_binlog_close(rd);     /* (the new reader took our id) */
+    if (!slc_cache_binlog_mine(rd)) {
+        slc_cache_binlog_close(rd);     /* (the new reader took over) */
         return;
     }
     slc_log_escape(esc, sizeof(esc), why, strlen(why), 0);
@@ -491,14 +535,14 @@ slc_cache_binlog_failed(slc_binlog_reader_t *rd, const char *why,
             rd->reset = 1;
         }
     }
-    slc_cache_binlog_count(&rd->b->st.errors, 1);
+    slc_cache_binlog_count(rd, errors, 1);
     if (strcmp(why, rd->last_error) != 0) {
         slc_log(SLC_LOG_ERR, "binlog \"%s\": %s", rd->up->name.data, esc);
         strlcpy(rd->last_error, why, sizeof(rd->last_error));
     }
     slc_cache_binlog_publish(rd, why);
     slc_cache_binlog_close(rd);
-    if (rd->b->state != SLC_BINLOG_STARTING) {
+    if (rd->state != SLC_BINLOG_STARTING) {
         slc_cache_binlog_set_state(rd, SLC_BINLOG_LOST);
     }
 }
@@ -520,12 +564,12 @@ slc_cache_binlog_read(slc_binlog_reader_t *rd)
         if (rd->ev == NULL) {
             return SLC_ERROR;
         }
-        if (!slc_cache_binlog_owner(rd)) {
+        if (!slc_cache_binlog_mine(rd)) {
             return SLC_OK;              /* the step stops there */
         }
         now = slc_time_ms();
-        if (rd->b->state == SLC_BINLOG_LIVE
-            && now > rd->b->beat + SLC_BINLOG_BEAT_MS)
+        if (rd->state == SLC_BINLOG_LIVE
+            && now > rd->heard + SLC_BINLOG_BEAT_MS)
         {
             /* not heard from for so long that workers stopped serving
                hits: what came meanwhile is a backlog, so it is not live
@@ -533,14 +577,17 @@ slc_cache_binlog_read(slc_binlog_reader_t *rd)
                asks for that */
             return SLC_DONE;
         }
-        __atomic_store_n(&rd->b->beat, now, __ATOMIC_RELEASE);
-        slc_cache_binlog_count(&rd->b->st.events, 1);
+        rd->heard = now;
+        if (slc_cache_binlog_owner(rd)) {
+            __atomic_store_n(&rd->b->beat, now, __ATOMIC_RELEASE);
+        }
+        slc_cache_binlog_count(rd, events, 1);
         r = slc_cache_binlog_event(rd, rd->ev);
         if (r != SLC_BINLOG_GROUP_MORE) {
             slc_cache_binlog_apply(rd, r == SLC_BINLOG_GROUP_APPLY);
         }
         if (rd->ev->event_type == HEARTBEAT_LOG_EVENT
-            || (rd->b->state == SLC_BINLOG_CATCHING_UP
+            || (rd->state == SLC_BINLOG_CATCHING_UP
                 && !rd->g.open
                 && slc_gtid_set_covers(&rd->pos, &rd->target)))
         {
@@ -563,9 +610,9 @@ slc_cache_binlog_step(slc_timer_t *t)
     char                 why[512];
     int                  rc;
 
-    if (!slc_cache_binlog_owner(rd)) {
-        /* a newer reader (a reload's) has it: this one waits for its
-           QUIT without reading */
+    if (!slc_cache_binlog_mine(rd)) {
+        /* a newer reader (a reload's) has taken it over: this one waits
+           for its QUIT without reading */
         slc_log(SLC_LOG_NOTICE, "binlog \"%s\": process %d reads it now",
             rd->up->name.data, (int) rd->b->pid);
         slc_cache_binlog_close(rd);
@@ -607,6 +654,64 @@ slc_cache_binlog_step(slc_timer_t *t)
 
 /* --- the process ---------------------------------------------------------- */
 
+/*
+ * The entry: the heir's while its owner (the reader of the cycle before a
+ * reload) still runs, else ours at once (a first start, a reader that
+ * died).  Either way it reads from the position the entry holds: where
+ * the last reader of this upstream stopped, or reads now.
+ */
+static void
+slc_cache_binlog_take(slc_binlog_reader_t *rd)
+{
+    int32_t prev = __atomic_load_n(&rd->b->pid, __ATOMIC_ACQUIRE);
+
+    rd->pid = (int32_t) getpid();
+    rd->server_id = (uint32_t) rd->bc->server_id;
+    if (prev > 0 && prev != rd->pid && kill(prev, 0) == 0) {
+        __atomic_store_n(&rd->b->heir, rd->pid, __ATOMIC_RELEASE);
+        rd->state = SLC_BINLOG_STARTING;
+    } else {
+        __atomic_store_n(&rd->b->pid, rd->pid, __ATOMIC_RELEASE);
+        __atomic_store_n(&rd->b->heir, 0, __ATOMIC_RELEASE);
+        rd->b->server_id = rd->server_id;
+        rd->state = rd->b->state;
+        if (rd->state != SLC_BINLOG_STARTING) {
+            slc_cache_binlog_set_state(rd, SLC_BINLOG_LOST);
+        }
+    }
+    if (slc_gtid_set_parse(rd->b->pos, &rd->pos) != SLC_OK) {
+        rd->pos.n = 0;
+    }
+}
+
+/* QUIT (a reload, a shutdown): noted for busy. */
+void
+slc_cache_binlog_quit(slc_role_t *role)
+{
+    (void) role;
+    slc_binlog_rd.quit_at = slc_time_ms();
+}
+
+/*
+ * After QUIT a reader goes on only while a reload's new reader is
+ * catching up to take over from it (so hits do not pause), at most
+ * SLC_BINLOG_READ_TIMEOUT; without an heir (a shutdown) it exits at once.
+ */
+int
+slc_cache_binlog_busy(slc_role_t *role)
+{
+    slc_binlog_reader_t *rd = &slc_binlog_rd;
+    int32_t              heir;
+
+    (void) role;
+    if (rd->b == NULL || !slc_cache_binlog_owner(rd)) {
+        return 0;
+    }
+    heir = __atomic_load_n(&rd->b->heir, __ATOMIC_ACQUIRE);
+    return heir > 0 && kill(heir, 0) == 0
+           && slc_time_ms() < rd->quit_at + SLC_BINLOG_READ_TIMEOUT;
+}
+
 int
 slc_cache_binlog_process(slc_cycle_t *cycle, slc_role_t *role, unsigned n)
 {
@@ -637,17 +742,7 @@ slc_cache_binlog_process(slc_cycle_t *cycle, slc_role_t *role, unsigned n)
     snprintf(rd->host, sizeof(rd->host), "sluice:%s:%d", host,
         (int) getppid());
     slc_cache_binlog_group_init(&rd->g);
-    /* the entry is ours (an old reader stops writing it), then resume
-       where the last reader of this upstream stopped */
-    rd->pid = (int32_t) getpid();
-    __atomic_store_n(&rd->b->pid, rd->pid, __ATOMIC_RELEASE);
-    if (slc_gtid_set_parse(rd->b->pos, &rd->pos) != SLC_OK) {
-        rd->pos.n = 0;
-    }
-    rd->b->server_id = (uint32_t) rd->bc->server_id;
-    if (rd->b->state != SLC_BINLOG_STARTING) {
-        slc_cache_binlog_set_state(rd, SLC_BINLOG_LOST);
-    }
+    slc_cache_binlog_take(rd);
     rd->lost_at = slc_time_ms();
     rd->timer.handler = slc_cache_binlog_step;
     rd->timer.data = rd;
