@@ -26,10 +26,7 @@ $t->has('cache', 'readwritesplit');
 
 my $p = $t->primary_dbh;
 my $bl_pass = 'B1nlog-Reader-7';
-$p->do("CREATE OR REPLACE USER 'binlog_mon'\@'%' IDENTIFIED BY ?", undef,
-       $bl_pass);
-$p->do("GRANT REPLICATION SLAVE, REPLICATION MASTER ADMIN ON *.* "
-       . "TO 'binlog_mon'\@'%'");
+Sluice::Test::binlog_account($p, 'binlog_mon', $bl_pass);
 $p->do('DROP TABLE IF EXISTS test.bl_k3, test.bl_fc, test.bl_fp');
 $p->do("CREATE OR REPLACE TABLE test.bl_$_ (id INT PRIMARY KEY, v INT)")
     for qw(a b c d e f g h i j k l m n o);

@@ -27,9 +27,7 @@ $sb->start;
 my ($pport, $rport) = ($sb->port('primary'), $sb->port('replica'));
 my $p = $sb->admin_dbh('primary');
 my $bl_pass = 'B1nlog-Failover-2';
-$p->do("CREATE USER 'binlog_mon'\@'%' IDENTIFIED BY '$bl_pass'");
-$p->do("GRANT REPLICATION SLAVE, REPLICATION MASTER ADMIN ON *.* "
-       . "TO 'binlog_mon'\@'%'");
+Sluice::Test::binlog_account($p, 'binlog_mon', $bl_pass);
 $p->do('CREATE TABLE test.fo (id INT PRIMARY KEY, v INT)');
 $p->do('INSERT INTO test.fo VALUES (1, 1)');
 
@@ -110,7 +108,7 @@ unlike(substr($t->error_log, $off), qr/everything invalidated/,
 $p->do('UPDATE test.fo SET v = 2');
 ok(sees('primary', 2), 'a direct write after the restart invalidates');
 
-# --- a purged position ----------------------------------------------------------
+# --- a purged position -------------------------------------------------------
 
 ok(cached('primary', 2), 'a cached read');
 my $st = binlog_stats();
@@ -142,7 +140,7 @@ ok(wait_for(sub { substr($t->error_log, $off)
 ok(sees('primary', 3), 'the write it could not read is not served stale');
 cmp_ok(binlog_stats()->{all_position}, '>=', 1, 'counted: all_position');
 
-# --- a switchover to the replica --------------------------------------------------
+# --- a switchover to the replica ---------------------------------------------
 
 my $r = dbh_of('replica');
 my $pos = $p->selectrow_array('SELECT @@global.gtid_binlog_pos');

@@ -84,11 +84,8 @@ $t->server_user($OTHER, $OPW);
 $p->do("CREATE OR REPLACE USER '$MON'\@'%' IDENTIFIED BY '$MPW'");
 $p->do("GRANT REPLICATION CLIENT, PROCESS, SLAVE MONITOR, SHOW VIEW, "
        . "TRIGGER ON *.* TO '$MON'\@'%'");
-# the binlog reader's account (named *_mon: the harness does not count
-# its SELECTs in Com_select)
-$p->do("CREATE OR REPLACE USER '$BLU'\@'%' IDENTIFIED BY '$BPW'");
-$p->do("GRANT REPLICATION SLAVE, REPLICATION MASTER ADMIN ON *.* "
-       . "TO '$BLU'\@'%'");
+# the binlog reader's account
+Sluice::Test::binlog_account($p, $BLU, $BPW);
 
 my @OPEN;           # raw sessions of the running script
 my $OWNER = $$;

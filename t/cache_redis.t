@@ -53,7 +53,8 @@ $t->allow_log(qr/redis "(?:denied|refused|shared)": /);
 # Redis' clients: { name => [ { id, db, name } ... ] }
 sub clients {
     my %by;
-    for my $line (split /\n/, qx{redis-cli -h 127.0.0.1 -p $rport client list}) {
+    my $list = qx{redis-cli -h 127.0.0.1 -p $rport client list};
+    for my $line (split /\n/, $list) {
         my %c = $line =~ /(\w+)=(\S*)/g;
         push @{ $by{ $c{name} // '' } }, \%c;
     }

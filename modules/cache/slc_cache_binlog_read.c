@@ -11,8 +11,9 @@
  * until a heartbeat or for at most SLC_BINLOG_STEP_MS, then yields so the
  * loop sees signals.  A read waits up to SLC_BINLOG_READ_TIMEOUT: before
  * its first event the primary may scan a large binlog file for the
- * position (workers do not wait for it: they serve no hit meanwhile).  It is live (hits served) once it holds everything
- * the primary had when it connected: a heartbeat (the primary has nothing
+ * position (workers do not wait for it: they serve no hit meanwhile).
+ * It is live (hits served) once it holds everything the primary had when
+ * it connected: a heartbeat (the primary has nothing
  * more to send), or its position covering the primary's.
  *
  * It never writes: it sets session variables of its own connection and
@@ -329,6 +330,26 @@ slc_cache_binlog_close(slc_binlog_reader_t *rd)
     slc_cache_binlog_group_reset(&rd->g);
 }
 
+/* The last error: the replication API's when it has one (mariadb_rpl_open
+   keeps its own), else the connection's. */
+static const char *
+slc_cache_binlog_errstr(const slc_binlog_reader_t *rd)
+{
+    if (rd->rpl != NULL && rd->rpl->error_no != 0) {
+        return rd->rpl->error_msg;
+    }
+    return rd->mysql != NULL ? mysql_error(rd->mysql) : "out of memory";
+}
+
+static unsigned
+slc_cache_binlog_errno(const slc_binlog_reader_t *rd)
+{
+    if (rd->rpl != NULL && rd->rpl->error_no != 0) {
+        return rd->rpl->error_no;
+    }
+    return rd->mysql != NULL ? mysql_errno(rd->mysql) : 0;
+}
+
 /* The primary the monitor sees now; NULL when none. */
 static slc_upstream_server_t *
 slc_cache_binlog_primary(const slc_binlog_reader_t *rd)
@@ -461,8 +482,8 @@ slc_cache_binlog_connect(slc_binlog_reader_t *rd, char *why, size_t len)
                "SELECT @@global.gtid_binlog_pos", now, sizeof(now)) != SLC_OK
         || slc_gtid_set_parse(now, &rd->target) != SLC_OK)
     {
-        snprintf(why, len, "%s: %s", us->name,
-            rd->mysql != NULL ? mysql_error(rd->mysql) : "out of memory");
+        snprintf(why, len, "%s: %.300s", us->name,
+            slc_cache_binlog_errstr(rd));
         return SLC_ERROR;
     }
     if (slc_cache_binlog_id_free(rd, why, len) != SLC_OK) {
@@ -478,10 +499,18 @@ slc_cache_binlog_connect(slc_binlog_reader_t *rd, char *why, size_t len)
         rd->pos = rd->target;
         rd->reset = 0;
     }
-    if (slc_cache_binlog_ask(rd) != SLC_OK
-        || slc_cache_binlog_open(rd) != SLC_OK)
-    {
-        snprintf(why, len, "%s: %s", us->name, mysql_error(rd->mysql));
+    if (slc_cache_binlog_ask(rd) != SLC_OK) {
+        snprintf(why, len, "%s: %.300s", us->name,
+            slc_cache_binlog_errstr(rd));
+        return SLC_ERROR;
+    }
+    if (slc_cache_binlog_open(rd) != SLC_OK) {
+        /* Connector/C keeps no text for a refused COM_REGISTER_SLAVE */
+        snprintf(why, len, "%s: cannot register as a replica (error %u: "
+            "%.200s)%s", us->name, slc_cache_binlog_errno(rd),
+            slc_cache_binlog_errstr(rd),
+            slc_cache_binlog_errno(rd) == 1045
+            ? ": the account needs REPLICATION SLAVE" : "");
         return SLC_ERROR;
     }
     slc_cache_binlog_count(rd, connects, 1);
@@ -504,14 +533,15 @@ slc_cache_binlog_net_error(unsigned err)
  * Connecting failed (`stream` 0) or the stream ended with an error.  A
  * position the primary cannot serve (1236: purged, diverged, a gap)
  * starts again from its current one; in the stream, an event Connector/C
- * cannot decode skips its group (everything invalidated); anything else
+ * cannot decode (its own error) skips its group (everything invalidated);
+ * anything else (a dropped connection, a privilege the account lacks)
  * resumes where it was.  The error is logged when it is new.
  */
 static void
 slc_cache_binlog_failed(slc_binlog_reader_t *rd, const char *why,
     int stream)
 {
-    unsigned err = rd->mysql != NULL ? mysql_errno(rd->mysql) : 0;
+    unsigned err = slc_cache_binlog_errno(rd);
     char     esc[512];          /* the server's text, for the log */
 
     if (!slc_cache_binlog_mine(rd)) {
@@ -523,7 +553,11 @@ slc_cache_binlog_failed(slc_binlog_reader_t *rd, const char *why,
         /* another replica took our server id: not our position's fault */
     } else if (err == 1236) {
         rd->reset = 1;
-    } else if (stream && !slc_cache_binlog_net_error(err)) {
+    } else if (stream && err >= CR_MIN_ERROR
+               && !slc_cache_binlog_net_error(err))
+    {
+        /* Connector/C's own (a server's error, such as a privilege it
+           lacks, resumes where it was) */
         if (rd->g.open) {
             slc_log(SLC_LOG_WARN, "binlog \"%s\": group %u-%u-%llu cannot "
                 "be read (%s): skipped, everything invalidated",
@@ -629,8 +663,8 @@ slc_cache_binlog_step(slc_timer_t *t)
     {
         slc_cache_binlog_failed(rd, why, 0);
     } else if ((rc = slc_cache_binlog_read(rd)) == SLC_ERROR) {
-        snprintf(why, sizeof(why), "%s: %s", rd->us->name,
-            mysql_error(rd->mysql));
+        snprintf(why, sizeof(why), "%s: %.300s", rd->us->name,
+            slc_cache_binlog_errstr(rd));
         slc_cache_binlog_failed(rd, why, 1);
     } else if (rc == SLC_DONE) {
         slc_log(SLC_LOG_WARN, "binlog \"%s\": not heard from for over "
@@ -693,9 +727,10 @@ slc_cache_binlog_quit(slc_role_t *role)
 }
 
 /*
- * After QUIT a reader goes on only while a reload's new reader is
- * catching up to take over from it (so hits do not pause), at most
- * SLC_BINLOG_READ_TIMEOUT; without an heir (a shutdown) it exits at once.
+ * After QUIT a reader goes on only while it is live and a reload's new
+ * reader is catching up to take over from it (so hits do not pause), at
+ * most SLC_BINLOG_READ_TIMEOUT; without an heir (a shutdown), or when it
+ * serves nothing itself (it cannot connect either), it exits at once.
  */
 int
 slc_cache_binlog_busy(slc_role_t *role)
@@ -704,7 +739,9 @@ slc_cache_binlog_busy(slc_role_t *role)
     int32_t              heir;
 
     (void) role;
-    if (rd->b == NULL || !slc_cache_binlog_owner(rd)) {
+    if (rd->b == NULL || rd->state != SLC_BINLOG_LIVE
+        || !slc_cache_binlog_owner(rd))
+    {
         return 0;
     }
     heir = __atomic_load_n(&rd->b->heir, __ATOMIC_ACQUIRE);

@@ -84,7 +84,7 @@ slc_module_t slc_cache_redis_module = {
 };
 
 
-/* --- the levels ------------------------------------------------------------- */
+/* --- the levels ----------------------------------------------------------- */
 
 static void *
 slc_cache_redis_service_create(slc_conf_t *cf)
@@ -174,7 +174,7 @@ slc_cache_redis_merge_conf(slc_conf_t *cf, unsigned level, void *parent,
 }
 
 
-/* --- the directives ----------------------------------------------------------- */
+/* --- the directives ------------------------------------------------------- */
 
 static slc_cache_redis_service_t *
 slc_cache_redis_find(const slc_cache_redis_conf_t *main, const char *name)
@@ -271,7 +271,7 @@ slc_cache_redis_use(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
 }
 
 
-/* --- after the whole file ------------------------------------------------------ */
+/* --- after the whole file ------------------------------------------------- */
 
 /* Each name a `cache_redis` gives is a service; a server that names one
    itself has the cache in front (mysql {}'s goes to those that do). */
@@ -314,7 +314,7 @@ slc_cache_redis_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
 }
 
 
-/* --- a worker ----------------------------------------------------------------- */
+/* --- a worker ------------------------------------------------------------- */
 
 /* A worker connects to each service a server of its cycle uses, once. */
 static void

@@ -69,33 +69,6 @@ typedef struct {
 
 extern slc_module_t  slc_cache_redis_module;
 
-/* --- slc_cache_redis_conn.c: a worker's connection to a service ----------- */
-
-struct redisAsyncContext;
-
-typedef struct slc_cache_redis_conn_s {
-    const slc_cache_redis_service_t *rs;
-    struct redisAsyncContext        *ac;       /* NULL: not connected */
-    slc_conn_t                       conn;     /* its socket on the loop */
-    slc_posted_t                     write_ev; /* hiredis wants to write */
-    slc_timer_t                      retry;
-    unsigned                         want_read:1;
-    unsigned                         want_write:1;
-    unsigned                         ready:1;  /* set up: AUTH etc. done */
-    unsigned                         pending;  /* setup replies awaited */
-    unsigned                         retry_ms;
-    uint64_t                         failures;
-    char                             last_error[320];  /* logged */
-    struct slc_cache_redis_conn_s   *next;
-} slc_cache_redis_conn_t;
-
-/* In a worker: one connection per service in rs[0..n) (to its first
-   server), set up in the background; SLC_ERROR without memory. */
-int  slc_cache_redis_conns_open(const slc_cache_redis_service_t *const *rs,
-    unsigned n);
-/* At the worker's exit. */
-void slc_cache_redis_conns_close(void);
-
 /* --- slc_cache_redis_slot.c --------------------------------------------- */
 
 #define SLC_REDIS_SLOTS  16384
@@ -186,5 +159,31 @@ int  slc_cache_redis_breaker_success(slc_cache_redis_breaker_t *b);
  */
 int  slc_cache_redis_breaker_failure(slc_cache_redis_breaker_t *b,
     uint64_t now);
+
+/* --- slc_cache_redis_conn.c: a worker's connection to a service ----------- */
+
+struct redisAsyncContext;
+
+typedef struct slc_cache_redis_conn_s {
+    const slc_cache_redis_service_t *rs;
+    struct redisAsyncContext        *ac;       /* NULL: not connected */
+    slc_conn_t                       conn;     /* its socket on the loop */
+    slc_posted_t                     write_ev; /* hiredis wants to write */
+    slc_timer_t                      retry;
+    unsigned                         want_read:1;
+    unsigned                         want_write:1;
+    unsigned                         ready:1;  /* set up: AUTH etc. done */
+    unsigned                         pending;  /* setup replies awaited */
+    slc_cache_redis_breaker_t        breaker;  /* when to try again */
+    char                             last_error[320];  /* logged */
+    struct slc_cache_redis_conn_s   *next;
+} slc_cache_redis_conn_t;
+
+/* In a worker: one connection per service in rs[0..n) (to its first
+   server), set up in the background; SLC_ERROR without memory. */
+int  slc_cache_redis_conns_open(const slc_cache_redis_service_t *const *rs,
+    unsigned n);
+/* At the worker's exit. */
+void slc_cache_redis_conns_close(void);
 
 #endif /* SLC_CACHE_REDIS_H */

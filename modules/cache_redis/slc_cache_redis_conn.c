@@ -17,7 +17,8 @@
  * (with `user` when given), SELECT (unless 0), CLIENT SETNAME
  * "sluice:SERVICE:PID".  A failure (refused, AUTH denied, dropped) is
  * logged when it differs from the last one, with Redis' own reason, and
- * the worker tries again after a back-off that grows from 100 ms to 30 s;
+ * the worker tries again after its breaker's back-off, from 100 ms
+ * doubling to 30 s;
  * the cache goes on in shared memory meanwhile.  The password is unmasked
  * on the stack for the AUTH command and wiped (hiredis copies it into its
  * output buffer, which it frees once written).
@@ -39,7 +40,7 @@
 #define SLC_REDIS_RETRY_MAX  30000
 
 
-/* --- the adapter ------------------------------------------------------------ */
+/* --- the adapter ---------------------------------------------------------- */
 
 static void slc_cache_redis_io_write(void *arg);
 
@@ -145,7 +146,7 @@ slc_cache_redis_attach(slc_cache_redis_conn_t *rc, redisAsyncContext *ac)
 }
 
 
-/* --- the connection ---------------------------------------------------------- */
+/* --- the connection ------------------------------------------------------- */
 
 static slc_cache_redis_conn_t  *slc_cache_redis_conns;
 
@@ -154,7 +155,10 @@ static void slc_cache_redis_connect(slc_cache_redis_conn_t *rc);
 static void
 slc_cache_redis_retry_timer(slc_timer_t *t)
 {
-    slc_cache_redis_connect(t->data);
+    slc_cache_redis_conn_t *rc = t->data;
+
+    slc_cache_redis_breaker_allow(&rc->breaker, slc_loop->now);
+    slc_cache_redis_connect(rc);
 }
 
 /* Something failed: log it if it is news, drop the connection, and try
@@ -173,17 +177,19 @@ slc_cache_redis_fail(slc_cache_redis_conn_t *rc, const char *what,
         strlcpy(rc->last_error, line, sizeof(rc->last_error));
     }
     rc->ready = 0;
-    rc->failures++;
     if (rc->ac != NULL) {
         redisAsyncContext *ac = rc->ac;
 
         ac->data = NULL;            /* its callbacks find no connection */
         redisAsyncFree(ac);         /* (its cleanup hook clears rc->ac) */
     }
-    rc->retry_ms = rc->retry_ms == 0 ? SLC_REDIS_RETRY_MIN
-                   : slc_min(rc->retry_ms * 2, SLC_REDIS_RETRY_MAX);
+    /* the breaker's back-off: one failure opens it, each failed retry
+       (its probe) doubles the wait */
+    slc_cache_redis_breaker_failure(&rc->breaker, slc_loop->now);
     if (!rc->retry.armed) {
-        slc_timer_add(slc_loop, &rc->retry, rc->retry_ms);
+        slc_timer_add(slc_loop, &rc->retry,
+            rc->breaker.until > slc_loop->now
+            ? rc->breaker.until - slc_loop->now : 1);
     }
 }
 
@@ -203,7 +209,7 @@ slc_cache_redis_setup_reply(redisAsyncContext *ac, void *r, void *what)
     }
     if (--rc->pending == 0) {
         rc->ready = 1;
-        rc->retry_ms = 0;
+        slc_cache_redis_breaker_success(&rc->breaker);
         slc_log(rc->last_error[0] ? SLC_LOG_NOTICE : SLC_LOG_INFO,
             "redis \"%s\": connected to %s", rc->rs->name,
             rc->rs->server[0].name);
@@ -345,6 +351,8 @@ slc_cache_redis_conns_open(const slc_cache_redis_service_t *const *rs,
         }
         rc->rs = rs[i];
         rc->conn.fd = -1;
+        slc_cache_redis_breaker_init(&rc->breaker, 1, SLC_REDIS_RETRY_MIN,
+            SLC_REDIS_RETRY_MAX);
         rc->retry.handler = slc_cache_redis_retry_timer;
         rc->retry.data = rc;
         rc->next = slc_cache_redis_conns;

@@ -161,7 +161,8 @@ START_TEST(test_foreign)
     size_t                  len;
     uint8_t                *buf;
     static const size_t     at[] = { 0, 3, 4, 6, 7, 11, 15 };
-    static const uint8_t    text[] = "{\"not\":\"ours\",\"but\":\"long enough\"}";
+    static const uint8_t    text[] =
+        "{\"not\":\"ours\",\"but\":\"long enough\"}";
 
     slc_test_value(&v, 2);
     buf = slc_test_encode(&v, &len);

@@ -530,6 +530,19 @@ sub cache_stats {
     return { map { /(\w+)=(\d+)/g } grep { defined } $a, $b, $c };
 }
 
+# Sluice::Test::binlog_account($dbh, NAME, PASSWORD): an account, made
+# afresh on the server of $dbh (a primary), that reads the binlog
+# (REPLICATION SLAVE) and sees the replicas' server ids (REPLICATION
+# MASTER ADMIN): a `binlog_user`.  Name it *_mon and its SELECTs stay out
+# of Com_select (server_status).
+sub binlog_account {
+    my ($dbh, $name, $pw) = @_;
+    $dbh->do("CREATE OR REPLACE USER '$name'\@'%' IDENTIFIED BY ?", undef,
+             $pw);
+    $dbh->do("GRANT REPLICATION SLAVE, REPLICATION MASTER ADMIN ON *.* "
+             . "TO '$name'\@'%'");
+}
+
 # $t->binlog_stats(UPSTREAM): what `sluice -s stats` logs of the
 # upstream's binlog reader: { state => 'live', pid => N, server_id => N,
 # position => 'D-S-N', all_position => N, ... }
