@@ -469,6 +469,24 @@ slc_cache_filtered(const slc_mysql_srv_t *srv)
     return 0;
 }
 
+const slc_cache_remote_t *
+slc_cache_remote_of(const slc_cycle_t *cycle)
+{
+    slc_mysql_conf_t *mc = slc_mysql_conf(cycle);
+
+    for (slc_mysql_srv_t *srv = mc != NULL ? mc->servers : NULL;
+         srv != NULL; srv = srv->next)
+    {
+        slc_cache_conf_t *cc = slc_cache_filtered(srv)
+            ? slc_module_conf(srv->mod_conf, &slc_cache_module) : NULL;
+
+        if (cc != NULL && cc->remote != NULL) {
+            return cc->remote;
+        }
+    }
+    return NULL;
+}
+
 /* Each server that lists the filter names a declared zone. */
 static int
 slc_cache_bind(slc_mysql_srv_t *srv, slc_cache_conf_t *main, char *err,
@@ -589,6 +607,27 @@ slc_cache_reap_pid(slc_cycle_t *cycle, pid_t pid)
     }
 }
 
+/* The remote tier's counters, once it was used. */
+static void
+slc_cache_report_remote(const char *zone,
+    const slc_cache_remote_counters_t *r)
+{
+    if (r->lookups + r->bumps + r->stores == 0) {
+        return;
+    }
+    slc_log(SLC_LOG_NOTICE, "cache zone \"%s\": redis: lookups=%llu "
+        "hits=%llu misses=%llu stale=%llu decode_errors=%llu timeouts=%llu "
+        "skipped=%llu stores=%llu dropped=%llu errors=%llu bumps=%llu "
+        "breaker_opened=%llu breaker_closed=%llu", zone,
+        (unsigned long long) r->lookups, (unsigned long long) r->hits,
+        (unsigned long long) r->misses, (unsigned long long) r->stale,
+        (unsigned long long) r->decode_errors,
+        (unsigned long long) r->timeouts, (unsigned long long) r->skipped,
+        (unsigned long long) r->stores, (unsigned long long) r->dropped,
+        (unsigned long long) r->errors, (unsigned long long) r->bumps,
+        (unsigned long long) r->opened, (unsigned long long) r->closed);
+}
+
 static void
 slc_cache_report_zone(const slc_cache_zone_t *z)
 {
@@ -637,6 +676,7 @@ slc_cache_report_zone(const slc_cache_zone_t *z)
         (unsigned long long) st.refused[SLC_CACHE_BUSY],
         (unsigned long long) st.refused[SLC_CACHE_PINS],
         (unsigned long long) st.refused[SLC_CACHE_GONE]);
+    slc_cache_report_remote(z->name, &cnt->remote);
     for (int i = 0; i < SLC_CACHE_RULES_MAX; i++) {
         if (cnt->rules[i].name[0] != '\0') {
             slc_log(SLC_LOG_NOTICE, "cache zone \"%s\": rule \"%s\": "

@@ -45,6 +45,86 @@ typedef struct {
     uint64_t    stores;
 } slc_cache_rule_stats_t;
 
+/*
+ * A remote tier below the zone (the cache_redis module, issue 22): asked
+ * on a zone miss, before the backend, and given what the backend answers.
+ * The cache knows it through these hooks only.  Its counters live in the
+ * zone's, so that they are shown where the zone's are.
+ */
+typedef struct {
+    uint64_t    lookups;        /* asked */
+    uint64_t    hits;           /* answered from it */
+    uint64_t    misses;         /* no entry */
+    uint64_t    stale;          /* an entry older than its tables */
+    uint64_t    decode_errors;  /* a value that is not ours: never served */
+    uint64_t    timeouts;       /* no answer within `timeout` */
+    uint64_t    skipped;        /* not asked: down, or its breaker open */
+    uint64_t    stores;         /* sent */
+    uint64_t    dropped;        /* stores and bumps not sent: queue full,
+                                   down */
+    uint64_t    errors;         /* a command Redis refused, a lost reply */
+    uint64_t    bumps;          /* table generations moved by our writes */
+    uint64_t    opened;         /* breaker transitions */
+    uint64_t    closed;
+} slc_cache_remote_counters_t;
+
+/* A lookup's question: the exact key and the hashes of the tables an
+   entry of it reads (slc_cache_table_hash). */
+typedef struct {
+    const uint8_t  *key;
+    size_t          klen;
+    const uint32_t *table;
+    unsigned        ntables;
+} slc_cache_remote_ask_t;
+
+/* A remote hit, valid in the callback only. */
+typedef struct {
+    const uint8_t  *result;
+    size_t          rlen;
+    const uint8_t  *meta;           /* SLC_CACHE_META bytes */
+    uint64_t        ttl;            /* ms it has left */
+} slc_cache_remote_hit_t;
+
+/* A lookup's end: hit NULL for anything but a fresh, whole entry of the
+   key (a miss, a stale or foreign value, a timeout, Redis gone). */
+typedef void (*slc_cache_remote_done_pt)(void *arg,
+    const slc_cache_remote_hit_t *hit);
+
+typedef struct {
+    /*
+     * Look ask's key up in `tier`: a request, whose `done` is called
+     * once, later (never from inside this call), unless it is released
+     * first; NULL when the tier is not asked (not connected, its breaker
+     * open, no memory), counted as skipped.
+     */
+    void *(*lookup)(void *tier, const slc_cache_remote_ask_t *ask,
+        slc_cache_remote_counters_t *cnt, slc_cache_remote_done_pt done,
+        void *arg);
+    /* After a miss: the backend's result for the request's key (the
+       pending store st's bytes, meta), to be kept `ttl` ms more, with the
+       generations its lookup saw.  Fire and forget. */
+    void  (*store)(void *req, const slc_cache_store_t *st,
+        const uint8_t *meta, uint64_t ttl);
+    /* Done with a request, before or after its `done`. */
+    void  (*release)(void *req);
+    /* A write seen accepted: its tables' generations move (every table's
+       when `all`), in every Redis service of the process. */
+    void  (*invalidate)(const uint32_t *hash, unsigned n, int all,
+        slc_cache_remote_counters_t *cnt);
+    /*
+     * The same from a process role (the binlog reader), waiting at most
+     * each service's timeout, in every service the cycle's servers use;
+     * `id` (a GTID's text, or NULL) makes it happen once per id whoever
+     * else bumps it (ten hosts reading one binlog).  SLC_OK once every
+     * service has it; SLC_ERROR (logged) when one could not be reached.
+     */
+    int   (*bump_sync)(const slc_cycle_t *cycle, const char *id,
+        const uint32_t *hash, unsigned n, int all);
+} slc_cache_remote_t;
+
+/* The remote tier a server of `cycle` uses (the first), NULL: none. */
+const slc_cache_remote_t *slc_cache_remote_of(const slc_cycle_t *cycle);
+
 /* The filter's counters in a zone (slc_cache_user), beside the store's. */
 typedef struct {
     uint64_t                uncacheable[SLC_CACHE_NVERDICTS];
@@ -56,6 +136,7 @@ typedef struct {
     uint64_t                binlog_bypass;  /* lookups skipped: the
                                                binlog reader not live */
     slc_cache_rule_stats_t  rules[SLC_CACHE_RULES_MAX];
+    slc_cache_remote_counters_t remote;     /* the Redis tier's */
 } slc_cache_counters_t;
 
 /* Why a response passed on to the client was not kept. */
@@ -88,6 +169,12 @@ typedef struct {
     /* its upstream's binlog reader when hits wait for it to be live
        (`binlog_lost bypass`), else NULL (slc_cache_binlog.h) */
     const struct slc_cache_binlog_s *binlog_gate;
+    /* its upstream's binlog reader, whatever binlog_lost says (the Redis
+       tier asks it which tables Redis is behind on), else NULL */
+    const struct slc_cache_binlog_s *binlog;
+    /* its remote tier (set by that module's init_conf), NULL: none */
+    const slc_cache_remote_t *remote;
+    void                     *remote_tier;
 } slc_cache_conf_t;
 
 extern slc_module_t  slc_cache_module;

@@ -215,7 +215,8 @@ slc_cache_binlog_attach(slc_shm_zone_t *z, slc_cycle_t *cycle, char *err,
 
         bc = srv->upstream != NULL ? slc_cache_binlog_conf(srv->upstream)
                                    : NULL;
-        cc->binlog_gate = bc != NULL && bc->on
+        cc->binlog = bc != NULL && bc->on ? bc->entry : NULL;
+        cc->binlog_gate = cc->binlog != NULL
                           && bc->lost == SLC_BINLOG_LOST_BYPASS
                           ? bc->entry : NULL;
     }
@@ -307,6 +308,32 @@ slc_cache_binlog_state_name(uint32_t state)
     };
 
     return state < slc_nelems(names) ? names[state] : "?";
+}
+
+int
+slc_cache_binlog_behind(const slc_cache_binlog_t *b, const uint32_t *hash,
+    unsigned n)
+{
+    const slc_cache_binlog_behind_t *bh = &b->behind;
+    uint32_t                         s0, k, tries = 0;
+    int                              hit;
+
+    if (__atomic_load_n(&bh->n, __ATOMIC_ACQUIRE) == 0
+        && !__atomic_load_n(&bh->all, __ATOMIC_ACQUIRE))
+    {
+        return 0;                       /* the usual case */
+    }
+    do {
+        s0 = slc_seqlock_read_begin(&bh->seq);
+        hit = bh->all != 0;
+        k = slc_min(bh->n, (uint32_t) SLC_BINLOG_BEHIND_MAX);
+        for (uint32_t i = 0; i < k && !hit; i++) {
+            for (unsigned j = 0; j < n && !hit; j++) {
+                hit = bh->hash[i] == hash[j];
+            }
+        }
+    } while (!slc_seqlock_read_end(&bh->seq, s0) && ++tries < 16);
+    return hit || tries == 16;      /* a writer that died mid-way: behind */
 }
 
 void

@@ -103,6 +103,7 @@ slc_cache_close(slc_session_t *s, void *ctx)
         slc_cache_serve_end(&cc->serve);
     }
     slc_cache_inv_unanswered(cc);
+    slc_cache_read_remote_end(cc);
     slc_timer_del(slc_loop, &cc->timer);
     free(cc->key);
     free(cc->wait_cmd);
@@ -487,6 +488,7 @@ slc_cache_not_stored(slc_cache_ctx_t *cc, unsigned why)
     if (cc->st.entry != NULL) {
         slc_cache_store_abort(&cc->st);
     }
+    slc_cache_read_remote_end(cc);
     slc_cache_bump(cc->cnt->not_stored[why]);
     cc->op = SLC_CACHE_OP_NONE;
 }
@@ -614,6 +616,26 @@ slc_cache_in_step(const slc_cache_ctx_t *cc, const slc_backend_t *b)
 }
 
 /*
+ * The remote tier missed: it gets the answer too, with the generations
+ * its lookup saw, before the zone's commit (which may yet refuse it for
+ * a write seen since: so will the remote tier's generations, which move
+ * only after a commit, and so only after the lookup that saw them).
+ */
+static void
+slc_cache_commit_remote(slc_cache_ctx_t *cc)
+{
+    uint64_t age = slc_loop->now - cc->sent_after;
+    uint8_t  meta[SLC_CACHE_META] = { 0 };
+
+    if (cc->rreq != NULL && (uint64_t) cc->ttl > age) {
+        memcpy(meta, &cc->meta, sizeof(cc->meta));
+        cc->conf->remote->store(cc->rreq, &cc->st, meta,
+            (uint64_t) cc->ttl - age);
+    }
+    slc_cache_read_remote_end(cc);
+}
+
+/*
  * The response is complete (r, and `status` the flags of its last
  * packet): keep it if it is one whole result set, without error, warnings
  * (unless cache_warnings) or session state, with where the status flags
@@ -653,6 +675,7 @@ slc_cache_commit(slc_cache_ctx_t *cc, const slc_mysql_reply_t *r,
     cc->meta.rows = (uint32_t) (cc->npkt - 2 - cc->ndefs
         - !(cc->s->caps & SLC_CLIENT_DEPRECATE_EOF));
     slc_cache_store_meta(&cc->st, &cc->meta, sizeof(cc->meta));
+    slc_cache_commit_remote(cc);
     if (slc_cache_store_commit(&cc->st) == SLC_CACHE_OK) {
         if (cc->rule >= 0
             && cc->conf->rule_slot[cc->rule] < SLC_CACHE_RULES_MAX)

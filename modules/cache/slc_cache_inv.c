@@ -55,6 +55,12 @@ slc_cache_inv_apply(slc_cache_ctx_t *cc, slc_cache_inv_set_t *set)
     if (set->all || set->n > 0) {
         slc_cache_zones_invalidate(cc->s->cycle, set->hash, set->n,
             set->all, slc_loop->now);
+        if (cc->conf->remote != NULL) {
+            /* Redis' generations too, and the zones again once Redis has
+               them (slc_cache_redis_tier.c) */
+            cc->conf->remote->invalidate(set->hash, set->n, set->all,
+                &cc->cnt->remote);
+        }
         memset(set, 0, sizeof(*set));
     }
 }

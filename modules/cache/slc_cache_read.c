@@ -174,11 +174,18 @@ slc_cache_read_depends(slc_cache_ctx_t *cc, const slc_cache_keys_t *keys,
     return v;
 }
 
-/* Start keeping the response to the command that passes on. */
-static void
+static int slc_cache_read_remote(slc_cache_ctx_t *cc, const uint8_t *key,
+    size_t klen, const slc_str_t *dep, unsigned ndep);
+
+/*
+ * Start keeping the response to the command that passes on.  With `ask`,
+ * the remote tier is asked first (SLC_FILTER_PAUSE: the session waits
+ * for it); else, or when it is not asked, SLC_FILTER_PASS.
+ */
+static int
 slc_cache_read_keep(slc_cache_ctx_t *cc, const uint8_t *key, size_t klen,
     uint64_t hash, const slc_cache_keys_t *keys, long long ttl,
-    const slc_cache_exec_t *x)
+    const slc_cache_exec_t *x, int ask)
 {
     slc_cache_refusal_e r;
     long long           soft = cc->conf->soft_ttl;
@@ -193,15 +200,16 @@ slc_cache_read_keep(slc_cache_ctx_t *cc, const uint8_t *key, size_t klen,
     }
     if (v != SLC_CACHE_CACHEABLE) {
         slc_cache_bump(cc->cnt->uncacheable[v]);
-        return;
+        return SLC_FILTER_PASS;
     }
     r = slc_cache_store_begin(cc->cache, &cc->st, key, klen, hash,
         dep, ndep, (uint64_t) ttl,
         soft > 0 && soft < ttl ? (uint64_t) soft : 0, slc_loop->now);
     if (r != SLC_CACHE_OK) {
-        return;                         /* the store counted it */
+        return SLC_FILTER_PASS;         /* the store counted it */
     }
     cc->op = SLC_CACHE_OP_STORE;
+    cc->ttl = ttl;
     cc->sent_after = slc_loop->now;
     cc->npkt = 0;
     cc->ncols = 0;
@@ -210,6 +218,9 @@ slc_cache_read_keep(slc_cache_ctx_t *cc, const uint8_t *key, size_t klen,
     cc->stored = 0;
     cc->bad = 0;
     memset(&cc->meta, 0, sizeof(cc->meta));
+    return ask && cc->conf->remote != NULL
+           ? slc_cache_read_remote(cc, key, klen, dep, ndep)
+           : SLC_FILTER_PASS;
 }
 
 
@@ -372,6 +383,113 @@ slc_cache_read_wait_timer(slc_timer_t *t)
 }
 
 
+/* --- the remote tier ---------------------------------------------------- */
+
+void
+slc_cache_read_remote_end(slc_cache_ctx_t *cc)
+{
+    if (cc->rreq != NULL) {
+        cc->conf->remote->release(cc->rreq);
+        cc->rreq = NULL;
+    }
+    cc->rwait = 0;
+}
+
+/*
+ * A remote hit: copied into the zone (the store begun before the lookup
+ * went out, so that a write seen meanwhile refuses it), and answered.
+ * Its expiry is the remote entry's.
+ */
+static int
+slc_cache_read_remote_hit(slc_cache_ctx_t *cc,
+    const slc_cache_remote_hit_t *hit)
+{
+    uint64_t age = slc_loop->now - cc->sent_after;
+    int      ok;
+
+    ok = slc_cache_store_append(&cc->st, hit->result, hit->rlen)
+         == SLC_CACHE_OK;
+    if (ok) {
+        slc_cache_store_meta(&cc->st, hit->meta, SLC_CACHE_META);
+        slc_cache_store_ttl(&cc->st, age + hit->ttl, 0);
+        ok = slc_cache_store_commit(&cc->st) == SLC_CACHE_OK;
+    }
+    cc->op = SLC_CACHE_OP_NONE;         /* (the store ended either way) */
+    slc_cache_read_remote_end(cc);
+    if (!ok) {
+        /* a write seen since the lookup went out (RACED), or no room:
+           the server answers, unkept */
+        return SLC_FILTER_PASS;
+    }
+    if (slc_cache_hit_make(&cc->serve.hit, hit->result, hit->rlen,
+                           hit->meta) != SLC_OK)
+    {
+        return SLC_FILTER_PASS;
+    }
+    slc_cache_bump(cc->cnt->remote.hits);
+    return slc_cache_read_answer(cc);
+}
+
+static void
+slc_cache_read_remote_done(void *arg, const slc_cache_remote_hit_t *hit)
+{
+    slc_cache_ctx_t *cc = arg;
+    int              verdict = SLC_FILTER_PASS;
+
+    cc->rwait = 0;
+    cc->cur = NULL;
+    if (hit != NULL && cc->op == SLC_CACHE_OP_STORE) {
+        verdict = slc_cache_read_remote_hit(cc, hit);
+    }
+    free(cc->wait_cmd);
+    cc->wait_cmd = NULL;
+    slc_filter_resume(cc->s, verdict);
+}
+
+/*
+ * A zone miss being kept: the remote tier is asked first, with the
+ * tables the entry reads, and the session waits (at most the tier's
+ * timeout).  The command's payload is kept for a replay after a hit.
+ */
+static int
+slc_cache_read_remote(slc_cache_ctx_t *cc, const uint8_t *key, size_t klen,
+    const slc_str_t *dep, unsigned ndep)
+{
+    uint32_t               table[SLC_CACHE_TABLES];
+    slc_cache_remote_ask_t ask = {
+        .key = key, .klen = klen, .table = table, .ntables = ndep,
+    };
+
+    for (unsigned i = 0; i < ndep; i++) {
+        table[i] = slc_cache_table_hash(dep[i].data, dep[i].len);
+    }
+    if (cc->conf->binlog != NULL
+        && slc_cache_binlog_behind(cc->conf->binlog, table, ndep))
+    {
+        /* a write the binlog saw has not reached Redis: its old entries
+           would look fresh there */
+        slc_cache_bump(cc->cnt->remote.lookups);
+        slc_cache_bump(cc->cnt->remote.skipped);
+        return SLC_FILTER_PASS;
+    }
+    cc->wait_cmd = malloc(cc->cur->len);
+    if (cc->wait_cmd == NULL) {
+        return SLC_FILTER_PASS;
+    }
+    memcpy(cc->wait_cmd, cc->cur->payload, cc->cur->len);
+    cc->wait_len = cc->cur->len;
+    cc->rreq = cc->conf->remote->lookup(cc->conf->remote_tier, &ask,
+        &cc->cnt->remote, slc_cache_read_remote_done, cc);
+    if (cc->rreq == NULL) {
+        free(cc->wait_cmd);
+        cc->wait_cmd = NULL;
+        return SLC_FILTER_PASS;
+    }
+    cc->rwait = 1;
+    return SLC_FILTER_PAUSE;
+}
+
+
 /* --- the statement ------------------------------------------------------ */
 
 /* The rule of the statement, -1 for none; its ttl or no_cache. */
@@ -417,8 +535,7 @@ slc_cache_read_select(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     hash = slc_cache_key_hash(key, klen);
     if ((x != NULL && x->no_serve) || cc->diag || slc_cache_read_gated(cc)) {
         /* (diag: the server answers, and so clears its warnings) */
-        slc_cache_read_keep(cc, key, klen, hash, keys, ttl, x);
-        return SLC_FILTER_PASS;
+        return slc_cache_read_keep(cc, key, klen, hash, keys, ttl, x, 0);
     }
     switch (slc_cache_lookup(cc->cache, key, klen, hash, slc_loop->now,
                              &cc->serve.hit))
@@ -427,9 +544,10 @@ slc_cache_read_select(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
         return slc_cache_read_answer(cc);
     case SLC_CACHE_PENDING:
         return slc_cache_read_wait(cc, key, klen, hash);
-    default:                            /* MISS, HIT_REFRESH */
-        slc_cache_read_keep(cc, key, klen, hash, keys, ttl, x);
-        return SLC_FILTER_PASS;
+    case SLC_CACHE_HIT_REFRESH:         /* the server refreshes it */
+        return slc_cache_read_keep(cc, key, klen, hash, keys, ttl, x, 0);
+    default:                            /* MISS: the remote tier, if any */
+        return slc_cache_read_keep(cc, key, klen, hash, keys, ttl, x, 1);
     }
 }
 

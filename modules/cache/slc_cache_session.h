@@ -190,6 +190,13 @@ typedef struct {
 
     slc_cache_serve_t       serve;
 
+    /* the remote tier (slc_cache_remote_t): its request, from the lookup
+       the session waits for (rwait) to the store of the backend's answer
+       after a miss */
+    void                   *rreq;
+    unsigned                rwait:1;
+    long long               ttl;        /* of the store in flight */
+
     /* the statement of the last hit, which the server did not run: run
        before a statement that asks what the last one did (FOUND_ROWS(),
        ROW_COUNT(), SHOW WARNINGS...), so that the server answers for it */
@@ -293,6 +300,10 @@ void slc_cache_inv_unanswered(slc_cache_ctx_t *cc);
  */
 int  slc_cache_read(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     const slc_sql_info_t *si, const slc_cache_exec_t *x);
+
+/* The remote tier's request is done with (the response ended, the
+   session closed). */
+void slc_cache_read_remote_end(slc_cache_ctx_t *cc);
 
 /* A statement of these flags needs the last hit's statement run at the
    server first: 1 when that is queued (the command hook returns PASS and

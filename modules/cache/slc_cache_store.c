@@ -655,6 +655,25 @@ slc_cache_hit_keep(slc_cache_hit_t *hit)
     return SLC_OK;
 }
 
+int
+slc_cache_hit_make(slc_cache_hit_t *hit, const void *data, size_t len,
+    const uint8_t *meta)
+{
+    slc_cache_chunk_t *own;
+
+    *hit = (slc_cache_hit_t) { .size = len };
+    if (len > UINT32_MAX || (own = malloc(sizeof(*own) + len)) == NULL) {
+        return SLC_ERROR;
+    }
+    *own = (slc_cache_chunk_t) { .len = (uint32_t) len,
+                                 .cap = (uint32_t) len };
+    memcpy(own->data, data, len);
+    memcpy(hit->meta, meta, SLC_CACHE_META);
+    hit->copy = own;
+    hit->owned = 1;
+    return SLC_OK;
+}
+
 void
 slc_cache_cursor_init(slc_cache_cursor_t *cur, const slc_cache_hit_t *hit)
 {
@@ -1031,6 +1050,30 @@ slc_cache_store_meta(slc_cache_store_t *st, const void *meta, size_t len)
 {
     if (st->entry != NULL) {
         memcpy(st->entry->meta, meta, slc_min(len, (size_t) SLC_CACHE_META));
+    }
+}
+
+void
+slc_cache_store_cursor(const slc_cache_store_t *st, slc_cache_cursor_t *cur)
+{
+    cur->chunk = st->entry != NULL ? st->entry->first : NULL;
+    cur->off = 0;
+}
+
+size_t
+slc_cache_store_size(const slc_cache_store_t *st)
+{
+    return st->entry != NULL ? st->entry->size : 0;
+}
+
+void
+slc_cache_store_ttl(slc_cache_store_t *st, uint64_t ttl_ms, uint64_t soft_ms)
+{
+    slc_cache_entry_t *e = st->entry;
+
+    if (e != NULL) {
+        e->expires = e->started + ttl_ms;
+        e->soft = soft_ms != 0 && soft_ms < ttl_ms ? e->started + soft_ms : 0;
     }
 }
 

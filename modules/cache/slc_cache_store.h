@@ -190,6 +190,12 @@ void slc_cache_release(slc_cache_hit_t *hit);
    A pinned hit needs nothing. */
 int slc_cache_hit_keep(slc_cache_hit_t *hit);
 
+/* A hit of no cache's: an owned copy of result bytes from elsewhere (a
+   remote tier) and their meta (SLC_CACHE_META bytes), served as any
+   other; SLC_ERROR without memory (the hit is empty). */
+int slc_cache_hit_make(slc_cache_hit_t *hit, const void *data, size_t len,
+    const uint8_t *meta);
+
 void   slc_cache_cursor_init(slc_cache_cursor_t *cur,
     const slc_cache_hit_t *hit);
 /* The next span of at most `max` bytes at *p; 0 at the end. */
@@ -217,6 +223,14 @@ slc_cache_refusal_e slc_cache_store_append(slc_cache_store_t *st,
    private entry takes them without the lock. */
 void slc_cache_store_meta(slc_cache_store_t *st, const void *meta,
     size_t len);
+/* The bytes appended so far, read in order (the store is private to its
+   caller until the commit: no lock), and how many there are. */
+void   slc_cache_store_cursor(const slc_cache_store_t *st,
+    slc_cache_cursor_t *cur);
+size_t slc_cache_store_size(const slc_cache_store_t *st);
+/* The entry expires ttl_ms after its begin instead (soft_ms: 0, none). */
+void   slc_cache_store_ttl(slc_cache_store_t *st, uint64_t ttl_ms,
+    uint64_t soft_ms);
 /* Make the entry visible (replacing the key's older one), or refuse. */
 slc_cache_refusal_e slc_cache_store_commit(slc_cache_store_t *st);
 /* Drop a store; the key is no longer PENDING.  An ended store is ignored. */

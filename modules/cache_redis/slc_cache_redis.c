@@ -280,6 +280,7 @@ slc_cache_redis_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
 {
     slc_mysql_conf_t       *mc = slc_mysql_conf(cycle);
     slc_cache_redis_conf_t *main, *rc;
+    slc_cache_conf_t       *cc;
 
     if (mc == NULL || mc->mod_conf == NULL) {
         return SLC_OK;
@@ -309,6 +310,9 @@ slc_cache_redis_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
                 rc->use);
             return SLC_ERROR;
         }
+        cc = slc_module_conf(srv->mod_conf, &slc_cache_module);
+        cc->remote = &slc_cache_redis_remote;
+        cc->remote_tier = rc->service;
     }
     return SLC_OK;
 }
@@ -316,16 +320,15 @@ slc_cache_redis_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
 
 /* --- a worker ------------------------------------------------------------- */
 
-/* A worker connects to each service a server of its cycle uses, once. */
-static void
-slc_cache_redis_init_process(slc_cycle_t *cycle, const slc_role_t *role)
+unsigned
+slc_cache_redis_services(const slc_cycle_t *cycle,
+    const slc_cache_redis_service_t **used, unsigned max)
 {
-    slc_mysql_conf_t                *mc = slc_mysql_conf(cycle);
-    const slc_cache_redis_service_t *used[64];
-    unsigned                         n = 0, k;
+    slc_mysql_conf_t *mc = slc_mysql_conf(cycle);
+    unsigned          n = 0, k;
 
-    if (role != NULL || mc == NULL || mc->mod_conf == NULL) {
-        return;
+    if (mc == NULL || mc->mod_conf == NULL) {
+        return 0;
     }
     for (slc_mysql_srv_t *srv = mc->servers; srv != NULL; srv = srv->next) {
         slc_cache_redis_conf_t *rc = slc_module_conf(srv->mod_conf,
@@ -337,10 +340,24 @@ slc_cache_redis_init_process(slc_cycle_t *cycle, const slc_role_t *role)
         for (k = 0; k < n && used[k] != rc->service; k++) {
             /* seen? */
         }
-        if (k == n && n < slc_nelems(used)) {
+        if (k == n && n < max) {
             used[n++] = rc->service;
         }
     }
+    return n;
+}
+
+/* A worker connects to each service a server of its cycle uses, once. */
+static void
+slc_cache_redis_init_process(slc_cycle_t *cycle, const slc_role_t *role)
+{
+    const slc_cache_redis_service_t *used[64];
+    unsigned                         n;
+
+    if (role != NULL) {
+        return;
+    }
+    n = slc_cache_redis_services(cycle, used, slc_nelems(used));
     if (n > 0 && slc_cache_redis_conns_open(used, n) != SLC_OK) {
         slc_log(SLC_LOG_ALERT, "redis: out of memory: no Redis tier in "
             "this worker");
@@ -353,5 +370,7 @@ slc_cache_redis_exit_process(slc_cycle_t *cycle, const slc_role_t *role)
     (void) cycle;
     if (role == NULL) {
         slc_cache_redis_conns_close();
+    } else {
+        slc_cache_redis_sync_close();
     }
 }

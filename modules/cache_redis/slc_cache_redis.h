@@ -25,6 +25,7 @@
 #include "slc_event.h"
 #include "slc_module.h"
 #include "slc_mysql_monitor.h"
+#include "slc_cache.h"
 
 #include <sys/socket.h>
 
@@ -101,6 +102,7 @@ typedef struct {
     unsigned       ntables;
     uint32_t       table[SLC_REDIS_VALUE_TABLES];  /* table hashes */
     uint64_t       gen[SLC_REDIS_VALUE_TABLES];
+    uint64_t       allgen;              /* the every-table generation */
     uint8_t        meta[SLC_REDIS_VALUE_META];
     const uint8_t *result;
     size_t         rlen;
@@ -110,6 +112,10 @@ typedef struct {
 size_t slc_cache_redis_encoded_size(const slc_cache_redis_value_t *v);
 /* Encode v into out (at least slc_cache_redis_encoded_size bytes). */
 void   slc_cache_redis_encode(const slc_cache_redis_value_t *v,
+    uint8_t *out);
+/* The same but the result (v->rlen counted, v->result not read): the
+   bytes written, after which the result's go. */
+size_t slc_cache_redis_encode_head(const slc_cache_redis_value_t *v,
     uint8_t *out);
 /*
  * Decode p[0..len) into *v (its pointers into p).  SLC_ERROR for
@@ -163,6 +169,8 @@ int  slc_cache_redis_breaker_failure(slc_cache_redis_breaker_t *b,
 /* --- slc_cache_redis_conn.c: a worker's connection to a service ----------- */
 
 struct redisAsyncContext;
+struct slc_cache_redis_req_s;
+TAILQ_HEAD(slc_cache_redis_reqs_s, slc_cache_redis_req_s);
 
 typedef struct slc_cache_redis_conn_s {
     const slc_cache_redis_service_t *rs;
@@ -176,6 +184,14 @@ typedef struct slc_cache_redis_conn_s {
     unsigned                         pending;  /* setup replies awaited */
     slc_cache_redis_breaker_t        breaker;  /* when to try again */
     char                             last_error[320];  /* logged */
+    /* the tier's requests (slc_cache_redis_tier.c) */
+    slc_cache_redis_breaker_t        rbreaker; /* lookups' */
+    struct slc_cache_redis_reqs_s    lookups;  /* unanswered, oldest
+                                                  first */
+    slc_timer_t                      expire;   /* the oldest's deadline */
+    size_t                           queued;   /* bytes of stores and
+                                                  bumps sent, unanswered */
+    uint64_t                         decode_logged;  /* ms */
     struct slc_cache_redis_conn_s   *next;
 } slc_cache_redis_conn_t;
 
@@ -185,5 +201,48 @@ int  slc_cache_redis_conns_open(const slc_cache_redis_service_t *const *rs,
     unsigned n);
 /* At the worker's exit. */
 void slc_cache_redis_conns_close(void);
+/* AUTH's arguments for rs into argv/len (at most 3), its password
+   unmasked into pw (257 bytes: wipe it after use); 0 without one. */
+int  slc_cache_redis_auth_argv(const slc_cache_redis_service_t *rs,
+    char *pw, const char **argv, size_t *len);
+/* Server s as hiredis dials it: a numeric host and *port, or a socket's
+   path and *port -1; NULL if it cannot be told. */
+const char *slc_cache_redis_server_host(const slc_cache_redis_server_t *s,
+    char *host, size_t hlen, int *port);
+/* The worker's connection to service rs; NULL: none. */
+slc_cache_redis_conn_t *slc_cache_redis_conn_of(
+    const slc_cache_redis_service_t *rs);
+/* The worker's connections, in a list (next). */
+slc_cache_redis_conn_t *slc_cache_redis_conns_all(void);
+/* Whether a command may go now: connected, set up, and `hiredis` takes
+   it (the caller counts what it cannot send). */
+int  slc_cache_redis_conn_ready(const slc_cache_redis_conn_t *rc);
+
+/* The services the servers of `cycle` use, each once, into used[0..max):
+   how many. */
+unsigned slc_cache_redis_services(const slc_cycle_t *cycle,
+    const slc_cache_redis_service_t **used, unsigned max);
+
+/* --- slc_cache_redis_sync.c: bumps from a process role --------------------- */
+
+/* slc_cache_remote_t.bump_sync */
+int  slc_cache_redis_bump_sync(const slc_cycle_t *cycle, const char *id,
+    const uint32_t *hash, unsigned n, int all);
+/* Its connections, at the process' exit. */
+void slc_cache_redis_sync_close(void);
+/* The keys of the tier, under rs' prefix (slc_cache_redis_tier.c): a
+   table's generation (`all`: every table's) and a bump's once-only mark. */
+#define SLC_REDIS_KEY_MAX      (SLC_REDIS_PREFIX_MAX + 88)
+size_t slc_cache_redis_gen_key(const slc_cache_redis_service_t *rs,
+    uint32_t table, int all, char *out);
+size_t slc_cache_redis_gen_random(char *val, size_t cap);
+
+/* --- slc_cache_redis_tier.c: the cache's remote tier ---------------------- */
+
+/* The hooks the cache calls (slc_cache_remote_t); a service is a tier. */
+extern const slc_cache_remote_t  slc_cache_redis_remote;
+/* A connection's requests at its setup and at its end. */
+void slc_cache_redis_tier_init(slc_cache_redis_conn_t *rc);
+void slc_cache_redis_tier_close(slc_cache_redis_conn_t *rc);
 
 #endif /* SLC_CACHE_REDIS_H */

@@ -237,18 +237,10 @@ slc_cache_redis_setup(slc_cache_redis_conn_t *rc)
     char        pw[257], db[24], name[128];
     const char *argv[3];
     size_t      len[3];
-    int         n = 0;
+    int         n;
 
     rc->pending = 0;
-    if (rs->auth.password != NULL) {
-        for (size_t i = 0; i < rs->auth.password_len; i++) {
-            pw[i] = (char) (rs->auth.password[i] ^ rs->auth.pad[i]);
-        }
-        argv[n] = "AUTH", len[n++] = 4;
-        if (rs->auth.user != NULL) {
-            argv[n] = rs->auth.user, len[n] = strlen(rs->auth.user), n++;
-        }
-        argv[n] = pw, len[n++] = rs->auth.password_len;
+    if ((n = slc_cache_redis_auth_argv(rs, pw, argv, len)) > 0) {
         slc_cache_redis_command(rc, "AUTH", n, argv, len);
         explicit_bzero(pw, sizeof(pw));
     }
@@ -290,23 +282,60 @@ slc_cache_redis_on_disconnect(const redisAsyncContext *ac, int status)
     }
 }
 
-/* A numeric host and port (or the socket's path) for hiredis. */
-static redisAsyncContext *
-slc_cache_redis_dial(const slc_cache_redis_server_t *s)
+int
+slc_cache_redis_auth_argv(const slc_cache_redis_service_t *rs, char *pw,
+    const char **argv, size_t *len)
 {
-    char host[NI_MAXHOST], port[16];
+    int n = 0;
+
+    if (rs->auth.password == NULL) {
+        return 0;
+    }
+    for (size_t i = 0; i < rs->auth.password_len; i++) {
+        pw[i] = (char) (rs->auth.password[i] ^ rs->auth.pad[i]);
+    }
+    argv[n] = "AUTH", len[n++] = 4;
+    if (rs->auth.user != NULL) {
+        argv[n] = rs->auth.user, len[n] = strlen(rs->auth.user), n++;
+    }
+    argv[n] = pw, len[n++] = rs->auth.password_len;
+    return n;
+}
+
+const char *
+slc_cache_redis_server_host(const slc_cache_redis_server_t *s, char *host,
+    size_t hlen, int *port)
+{
+    char p[16];
 
     if (s->addr.ss_family == AF_UNIX) {
-        return redisAsyncConnectUnix(
-            ((const struct sockaddr_un *) &s->addr)->sun_path);
+        *port = -1;
+        return ((const struct sockaddr_un *) &s->addr)->sun_path;
     }
     if (getnameinfo((const struct sockaddr *) &s->addr, s->addrlen, host,
-                    sizeof(host), port, sizeof(port),
+                    (socklen_t) hlen, p, sizeof(p),
                     NI_NUMERICHOST | NI_NUMERICSERV) != 0)
     {
         return NULL;
     }
-    return redisAsyncConnect(host, atoi(port));
+    *port = atoi(p);
+    return host;
+}
+
+/* A numeric host and port (or the socket's path) for hiredis. */
+static redisAsyncContext *
+slc_cache_redis_dial(const slc_cache_redis_server_t *s)
+{
+    char        buf[NI_MAXHOST];
+    int         port;
+    const char *host = slc_cache_redis_server_host(s, buf, sizeof(buf),
+                                                   &port);
+
+    if (host == NULL) {
+        return NULL;
+    }
+    return port < 0 ? redisAsyncConnectUnix(host)
+                    : redisAsyncConnect(host, port);
 }
 
 static void
@@ -353,6 +382,7 @@ slc_cache_redis_conns_open(const slc_cache_redis_service_t *const *rs,
         rc->conn.fd = -1;
         slc_cache_redis_breaker_init(&rc->breaker, 1, SLC_REDIS_RETRY_MIN,
             SLC_REDIS_RETRY_MAX);
+        slc_cache_redis_tier_init(rc);
         rc->retry.handler = slc_cache_redis_retry_timer;
         rc->retry.data = rc;
         rc->next = slc_cache_redis_conns;
@@ -372,10 +402,36 @@ slc_cache_redis_conns_close(void)
         if (rc->retry.armed) {
             slc_timer_del(slc_loop, &rc->retry);
         }
+        slc_cache_redis_tier_close(rc);
         if (rc->ac != NULL) {
             rc->ac->data = NULL;
             redisAsyncFree(rc->ac);
         }
         free(rc);
     }
+}
+
+slc_cache_redis_conn_t *
+slc_cache_redis_conn_of(const slc_cache_redis_service_t *rs)
+{
+    slc_cache_redis_conn_t *rc;
+
+    for (rc = slc_cache_redis_conns; rc != NULL && rc->rs != rs;
+         rc = rc->next)
+    {
+        /* a worker has a few */
+    }
+    return rc;
+}
+
+slc_cache_redis_conn_t *
+slc_cache_redis_conns_all(void)
+{
+    return slc_cache_redis_conns;
+}
+
+int
+slc_cache_redis_conn_ready(const slc_cache_redis_conn_t *rc)
+{
+    return rc->ac != NULL && rc->ready;
 }

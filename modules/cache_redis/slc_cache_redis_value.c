@@ -2,7 +2,7 @@
  * An entry as a Redis value (slc_cache_redis.h).  Little-endian:
  *
  *   "SLCQ"  version:1  ntables:1  reserved:2 (0)
- *   klen:4  rlen:4  meta:16
+ *   klen:4  rlen:4  meta:16  allgen:8 (the every-table generation)
  *   ntables x (table hash:4, generation:8)
  *   key (klen bytes)  result (rlen bytes)
  *
@@ -14,7 +14,7 @@
 #include "slc_core.h"
 #include "slc_cache_redis.h"
 
-#define SLC_REDIS_VALUE_HEAD  32        /* up to the tables */
+#define SLC_REDIS_VALUE_HEAD  40        /* up to the tables */
 #define SLC_REDIS_VALUE_TABLE 12
 
 static void
@@ -54,8 +54,8 @@ slc_cache_redis_encoded_size(const slc_cache_redis_value_t *v)
            + v->klen + v->rlen;
 }
 
-void
-slc_cache_redis_encode(const slc_cache_redis_value_t *v, uint8_t *out)
+size_t
+slc_cache_redis_encode_head(const slc_cache_redis_value_t *v, uint8_t *out)
 {
     uint8_t *p = out;
 
@@ -66,6 +66,7 @@ slc_cache_redis_encode(const slc_cache_redis_value_t *v, uint8_t *out)
     slc_cache_redis_put32(p + 8, (uint32_t) v->klen);
     slc_cache_redis_put32(p + 12, (uint32_t) v->rlen);
     memcpy(p + 16, v->meta, SLC_REDIS_VALUE_META);
+    slc_cache_redis_put64(p + 32, v->allgen);
     p += SLC_REDIS_VALUE_HEAD;
     for (unsigned i = 0; i < v->ntables; i++) {
         slc_cache_redis_put32(p, v->table[i]);
@@ -75,8 +76,16 @@ slc_cache_redis_encode(const slc_cache_redis_value_t *v, uint8_t *out)
     if (v->klen > 0) {
         memcpy(p, v->key, v->klen);
     }
+    return (size_t) (p - out) + v->klen;
+}
+
+void
+slc_cache_redis_encode(const slc_cache_redis_value_t *v, uint8_t *out)
+{
+    size_t k = slc_cache_redis_encode_head(v, out);
+
     if (v->rlen > 0) {
-        memcpy(p + v->klen, v->result, v->rlen);
+        memcpy(out + k, v->result, v->rlen);
     }
 }
 
@@ -104,6 +113,7 @@ slc_cache_redis_decode(const uint8_t *p, size_t len,
         return SLC_ERROR;
     }
     memcpy(v->meta, p + 16, SLC_REDIS_VALUE_META);
+    v->allgen = slc_cache_redis_get64(p + 32);
     t = p + SLC_REDIS_VALUE_HEAD;
     for (unsigned i = 0; i < v->ntables; i++) {
         v->table[i] = slc_cache_redis_get32(t);

@@ -77,6 +77,7 @@ slc_test_value(slc_cache_redis_value_t *v, unsigned ntables)
     for (unsigned i = 0; i < SLC_REDIS_VALUE_META; i++) {
         v->meta[i] = (uint8_t) (0xa0 + i);
     }
+    v->allgen = 0x1122334455667788ULL;
 }
 
 static uint8_t *
@@ -100,7 +101,7 @@ START_TEST(test_round_trip)
 
         slc_test_value(&v, n);
         buf = slc_test_encode(&v, &len);
-        ck_assert_uint_eq(len, 32 + 12 * n + v.klen + v.rlen);
+        ck_assert_uint_eq(len, 40 + 12 * n + v.klen + v.rlen);
         ck_assert_int_eq(slc_cache_redis_decode(buf, len, &d), SLC_OK);
         ck_assert_uint_eq(d.ntables, n);
         ck_assert_uint_eq(d.klen, v.klen);
@@ -108,6 +109,7 @@ START_TEST(test_round_trip)
         ck_assert_uint_eq(d.rlen, v.rlen);
         ck_assert_mem_eq(d.result, v.result, v.rlen);
         ck_assert_mem_eq(d.meta, v.meta, SLC_REDIS_VALUE_META);
+        ck_assert(d.allgen == v.allgen);
         for (unsigned i = 0; i < n; i++) {
             ck_assert_uint_eq(d.table[i], v.table[i]);
             ck_assert(d.gen[i] == v.gen[i]);
@@ -121,7 +123,7 @@ END_TEST
 START_TEST(test_empty)
 {
     slc_cache_redis_value_t v, d;
-    uint8_t                 buf[32];
+    uint8_t                 buf[40];
 
     memset(&v, 0, sizeof(v));
     ck_assert_uint_eq(slc_cache_redis_encoded_size(&v), sizeof(buf));

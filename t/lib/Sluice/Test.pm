@@ -515,19 +515,23 @@ sub status_delta {
 }
 
 # $t->cache_stats(ZONE): the counters of a cache zone, as `sluice -s
-# stats` (SIGUSR2) logs them: { lookups => N, hits => N, replica => N, ... }
+# stats` (SIGUSR2) logs them: { lookups => N, hits => N, replica => N, ... },
+# and its Redis tier's, once used: { redis_hits => N, ... }
 sub cache_stats {
     my ($self, $zone) = @_;
     my $off = length $self->error_log;
     $self->signal('USR2');
-    my ($a, $b, $c);
+    my ($a, $b, $c, $r);
     wait_for(sub {
         my $log = substr($self->error_log, $off);
         ($a) = $log =~ /(cache zone "\Q$zone\E": lookups=.*)/;
         ($b) = $log =~ /(cache zone "\Q$zone\E": not stored: .*)/;
         ($c) = $log =~ /(cache zone "\Q$zone\E": not cacheable: .*)/;
+        ($r) = $log =~ /cache zone "\Q$zone\E": redis: (.*)/;
         $a && $b && $c }, what => "the stats of $zone");
-    return { map { /(\w+)=(\d+)/g } grep { defined } $a, $b, $c };
+    my %r = ($r // '') =~ /(\w+)=(\d+)/g;
+    return { (map { /(\w+)=(\d+)/g } grep { defined } $a, $b, $c),
+             map { ("redis_$_" => $r{$_}) } keys %r };
 }
 
 # Sluice::Test::binlog_account($dbh, NAME, PASSWORD): an account, made

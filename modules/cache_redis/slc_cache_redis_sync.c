@@ -1,0 +1,275 @@
+/*
+ * Generation bumps from a process role (slc_cache_redis.h): the binlog
+ * reader moves the generations of the tables each committed group wrote,
+ * in every Redis service of its cycle, before it invalidates the zones.
+ * hiredis' blocking API, every connect and reply bounded by the service's
+ * `timeout`: the reader is a process of its own, never a worker.
+ *
+ * One script per bump, so that ten hosts reading one binlog move a table
+ * once per commit: it sets a mark named after the GTID (NX, for
+ * SLC_REDIS_MARK_MS), and only the call that set it bumps.  A generation
+ * missing is created first with a random value (as the workers' bumps
+ * do), then INCR.  All its keys share the generations' hash tag.
+ *
+ * A service that fails (refused, timed out, AUTH denied) is logged when
+ * the reason changes, and not tried again before its breaker's back-off
+ * (100 ms doubling to 30 s): the reader then marks the tables as behind
+ * (slc_cache_binlog_behind_t) and says so again at the next heartbeat.
+ */
+
+#include "slc_core.h"
+#include "slc_log.h"
+#include "slc_event.h"
+#include "slc_cache_redis.h"
+
+#include <hiredis.h>
+#include <netdb.h>
+
+#define SLC_REDIS_SYNC_MAX   16
+#define SLC_REDIS_MARK_MS    "600000"     /* a GTID's mark lives 10 min */
+#define SLC_REDIS_BUMP_KEYS  (256 + 2)    /* the mark, the tables, all */
+
+static const char slc_cache_redis_bump_lua[] =
+    "if ARGV[1] ~= '' and not redis.call('SET', KEYS[1], '1', 'NX', "
+    "'PX', ARGV[2]) then return 0 end "
+    "for i = 2, #KEYS do "
+    "redis.call('SET', KEYS[i], ARGV[i + 1], 'NX') "
+    "redis.call('INCR', KEYS[i]) end "
+    "return 1";
+
+typedef struct {
+    const slc_cache_redis_service_t *rs;
+    redisContext                    *c;
+    slc_cache_redis_breaker_t        breaker;
+    char                             last_error[256];
+} slc_cache_redis_sync_t;
+
+static slc_cache_redis_sync_t  slc_redis_sync[SLC_REDIS_SYNC_MAX];
+static unsigned                slc_redis_nsync;
+
+
+/* --- a connection ---------------------------------------------------------- */
+
+static void
+slc_cache_redis_sync_fail(slc_cache_redis_sync_t *y, const char *why,
+    size_t len)
+{
+    char esc[256];
+
+    slc_log_escape(esc, sizeof(esc), why, len, 0);
+    if (strcmp(esc, y->last_error) != 0) {
+        slc_log(SLC_LOG_ERR, "redis \"%s\": bumping generations: %s (the "
+            "tables stay marked until it answers)", y->rs->name, esc);
+        strlcpy(y->last_error, esc, sizeof(y->last_error));
+    }
+    if (y->c != NULL) {
+        redisFree(y->c);
+        y->c = NULL;
+    }
+    slc_cache_redis_breaker_failure(&y->breaker, slc_time_ms());
+}
+
+/* A reply that is not an error, else the failure logged. */
+static redisReply *
+slc_cache_redis_sync_call(slc_cache_redis_sync_t *y, const char *what,
+    int argc, const char **argv, const size_t *len)
+{
+    redisReply *r = redisCommandArgv(y->c, argc, argv, len);
+    char        why[320];
+
+    if (r == NULL) {
+        snprintf(why, sizeof(why), "%s: %s", what, y->c->errstr);
+        slc_cache_redis_sync_fail(y, why, strlen(why));
+        return NULL;
+    }
+    if (r->type == REDIS_REPLY_ERROR) {
+        snprintf(why, sizeof(why), "%s: %.*s", what,
+            (int) slc_min(r->len, (size_t) 200), r->str);
+        freeReplyObject(r);
+        slc_cache_redis_sync_fail(y, why, strlen(why));
+        return NULL;
+    }
+    return r;
+}
+
+static int
+slc_cache_redis_sync_setup(slc_cache_redis_sync_t *y)
+{
+    const slc_cache_redis_service_t *rs = y->rs;
+    char                             pw[257], db[24];
+    const char                      *argv[3];
+    size_t                           len[3];
+    int                              n;
+    redisReply                      *r;
+
+    if ((n = slc_cache_redis_auth_argv(rs, pw, argv, len)) > 0) {
+        r = slc_cache_redis_sync_call(y, "AUTH", n, argv, len);
+        explicit_bzero(pw, sizeof(pw));
+        if (r == NULL) {
+            return SLC_ERROR;
+        }
+        freeReplyObject(r);
+    }
+    if (rs->db != 0) {
+        snprintf(db, sizeof(db), "%lld", rs->db);
+        argv[0] = "SELECT", len[0] = 6;
+        argv[1] = db, len[1] = strlen(db);
+        if ((r = slc_cache_redis_sync_call(y, "SELECT", 2, argv, len))
+            == NULL)
+        {
+            return SLC_ERROR;
+        }
+        freeReplyObject(r);
+    }
+    return SLC_OK;
+}
+
+static int
+slc_cache_redis_sync_connect(slc_cache_redis_sync_t *y)
+{
+    struct timeval tv = {
+        .tv_sec = y->rs->timeout / 1000,
+        .tv_usec = (y->rs->timeout % 1000) * 1000,
+    };
+    char           buf[NI_MAXHOST];
+    int            port;
+    const char    *host = slc_cache_redis_server_host(&y->rs->server[0],
+                              buf, sizeof(buf), &port);
+
+    if (host == NULL) {
+        slc_cache_redis_sync_fail(y, "connect: bad address", 20);
+        return SLC_ERROR;
+    }
+    y->c = port < 0 ? redisConnectUnixWithTimeout(host, tv)
+                    : redisConnectWithTimeout(host, port, tv);
+    if (y->c == NULL || y->c->err) {
+        const char *e = y->c != NULL ? y->c->errstr : "out of memory";
+        char        why[160];
+
+        snprintf(why, sizeof(why), "connect: %s", e);
+        slc_cache_redis_sync_fail(y, why, strlen(why));
+        return SLC_ERROR;
+    }
+    if (redisSetTimeout(y->c, tv) != REDIS_OK
+        || slc_cache_redis_sync_setup(y) != SLC_OK)
+    {
+        if (y->c != NULL) {
+            slc_cache_redis_sync_fail(y, "connect: setup", 14);
+        }
+        return SLC_ERROR;
+    }
+    return SLC_OK;
+}
+
+static slc_cache_redis_sync_t *
+slc_cache_redis_sync_of(const slc_cache_redis_service_t *rs)
+{
+    slc_cache_redis_sync_t *y;
+
+    for (unsigned i = 0; i < slc_redis_nsync; i++) {
+        if (slc_redis_sync[i].rs == rs) {
+            return &slc_redis_sync[i];
+        }
+    }
+    if (slc_redis_nsync == SLC_REDIS_SYNC_MAX) {
+        return NULL;
+    }
+    y = &slc_redis_sync[slc_redis_nsync++];
+    y->rs = rs;
+    slc_cache_redis_breaker_init(&y->breaker, 1, 100, 30000);
+    return y;
+}
+
+
+/* --- a bump ------------------------------------------------------------------ */
+
+/* EVAL's arguments: the script, the key count, the mark, the tables'
+   generation keys (every table's when `all`), then the id, the mark's
+   life and one random first value per generation. */
+static int
+slc_cache_redis_sync_bump(slc_cache_redis_sync_t *y, const char *id,
+    const uint32_t *hash, unsigned n, int all)
+{
+    static char        keys[SLC_REDIS_BUMP_KEYS][SLC_REDIS_KEY_MAX];
+    static char        vals[SLC_REDIS_BUMP_KEYS][24];
+    static const char *argv[2 * SLC_REDIS_BUMP_KEYS + 4];
+    static size_t      len[2 * SLC_REDIS_BUMP_KEYS + 4];
+    unsigned           k = all ? 1 : slc_min(n, SLC_REDIS_BUMP_KEYS - 2);
+    char               nkeys[16];
+    int                a = 0;
+    redisReply        *r;
+
+    argv[a] = "EVAL", len[a++] = 4;
+    argv[a] = slc_cache_redis_bump_lua;
+    len[a++] = sizeof(slc_cache_redis_bump_lua) - 1;
+    argv[a] = nkeys;
+    len[a++] = (size_t) snprintf(nkeys, sizeof(nkeys), "%u", k + 1);
+    argv[a] = keys[0];
+    len[a++] = (size_t) snprintf(keys[0], SLC_REDIS_KEY_MAX, "%s{g}d:%s",
+                                 y->rs->prefix, id != NULL ? id : "-");
+    for (unsigned i = 0; i < k; i++) {
+        argv[a] = keys[i + 1];
+        len[a++] = slc_cache_redis_gen_key(y->rs, all ? 0 : hash[i], all,
+                                           keys[i + 1]);
+    }
+    argv[a] = id != NULL ? id : "", len[a++] = id != NULL ? strlen(id) : 0;
+    argv[a] = SLC_REDIS_MARK_MS, len[a++] = sizeof(SLC_REDIS_MARK_MS) - 1;
+    for (unsigned i = 0; i < k; i++) {
+        argv[a] = vals[i];
+        len[a++] = slc_cache_redis_gen_random(vals[i], sizeof(vals[i]));
+    }
+    r = slc_cache_redis_sync_call(y, "EVAL", a, argv, len);
+    if (r == NULL) {
+        return SLC_ERROR;
+    }
+    freeReplyObject(r);
+    return SLC_OK;
+}
+
+int
+slc_cache_redis_bump_sync(const slc_cycle_t *cycle, const char *id,
+    const uint32_t *hash, unsigned n, int all)
+{
+    const slc_cache_redis_service_t *used[SLC_REDIS_SYNC_MAX];
+    unsigned                         nused;
+    int                              rc = SLC_OK;
+
+    if (n == 0 && !all) {
+        return SLC_OK;
+    }
+    if (n > SLC_REDIS_BUMP_KEYS - 2) {
+        all = 1;                        /* more than one call takes */
+    }
+    nused = slc_cache_redis_services(cycle, used, slc_nelems(used));
+    for (unsigned i = 0; i < nused; i++) {
+        slc_cache_redis_sync_t *y = slc_cache_redis_sync_of(used[i]);
+
+        if (y == NULL
+            || !slc_cache_redis_breaker_allow(&y->breaker, slc_time_ms())
+            || (y->c == NULL && slc_cache_redis_sync_connect(y) != SLC_OK)
+            || slc_cache_redis_sync_bump(y, id, hash, n, all) != SLC_OK)
+        {
+            rc = SLC_ERROR;
+            continue;
+        }
+        if (slc_cache_redis_breaker_success(&y->breaker)
+            || y->last_error[0] != '\0')
+        {
+            slc_log(SLC_LOG_NOTICE, "redis \"%s\": bumping generations "
+                "again", y->rs->name);
+            y->last_error[0] = '\0';
+        }
+    }
+    return rc;
+}
+
+void
+slc_cache_redis_sync_close(void)
+{
+    for (unsigned i = 0; i < slc_redis_nsync; i++) {
+        if (slc_redis_sync[i].c != NULL) {
+            redisFree(slc_redis_sync[i].c);
+        }
+    }
+    slc_redis_nsync = 0;
+}
