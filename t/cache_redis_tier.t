@@ -58,7 +58,7 @@ mysql {
 EOF
     $t->run;
 }
-$A->plan(28);   # (27, and the second host's own final check)
+$A->plan(28);
 $_->allow_log(qr/redis "shared": /) for $A, $B;
 
 for my $t ($A, $B) {

@@ -1,0 +1,95 @@
+package Sluice::Redis;
+
+# A redis-server of a test's own, for the tests that kill, freeze or
+# restart it (the harness's shared one is never harmed):
+#
+#   my $r = Sluice::Redis->start(dir => $t->testdir);
+#   $r->port; $r->cli('GET', 'k');
+#   $r->freeze; $r->thaw;           # SIGSTOP, SIGCONT
+#   $r->kill;                       # SIGKILL, reaped
+#   $r->restart;                    # on the same port, empty
+#
+# No persistence (save "", appendonly no): a restart is empty.  Gone
+# when the object is.
+
+use strict;
+use warnings;
+
+use Carp qw(croak);
+use POSIX qw(WNOHANG);
+use Sluice::Sandbox qw(free_port find_bin poll_until);
+
+sub start {
+    my ($class, %o) = @_;
+    my $self = bless {
+        dir  => $o{dir} // croak('dir'),
+        port => $o{port} // free_port(),
+        args => $o{args} // [],
+    }, $class;
+    $self->_spawn;
+    return $self;
+}
+
+sub port { $_[0]{port} }
+sub pid  { $_[0]{pid} }
+
+sub _spawn {
+    my ($self) = @_;
+    my $bin = find_bin('redis-server');
+    my $log = "$self->{dir}/redis-$self->{port}.log";
+    my $pid = fork // croak("fork: $!");
+    if ($pid == 0) {
+        open(STDOUT, '>>', $log);
+        open(STDERR, '>&', \*STDOUT);
+        { exec($bin, '--port', $self->{port}, '--bind', '127.0.0.1',
+               '--save', '', '--appendonly', 'no', '--dir', $self->{dir},
+               @{ $self->{args} }) }
+        POSIX::_exit(127);
+    }
+    $self->{pid} = $pid;
+    poll_until(10, sub { ($self->cli('PING') // '') =~ /PONG/ })
+        or croak("redis-server on port $self->{port} did not start "
+                 . "(see $log)");
+}
+
+# redis-cli ARGS...: its output (each argument passed as is).
+sub cli {
+    my ($self, @args) = @_;
+    my $cli = find_bin('redis-cli');
+    # (its complaints while the server is down are not the test's)
+    open(my $err, '>&', \*STDERR) or return undef;
+    open(STDERR, '>', '/dev/null');
+    my $ok = open(my $fh, '-|', $cli, '-h', '127.0.0.1', '-p', $self->{port},
+                  @args);
+    open(STDERR, '>&', $err);
+    return undef unless $ok;
+    local $/;
+    my $out = <$fh>;
+    close $fh;
+    return $out;
+}
+
+sub freeze { kill 'STOP', $_[0]{pid} }
+sub thaw   { kill 'CONT', $_[0]{pid} }
+
+sub kill {
+    my ($self) = @_;
+    return unless $self->{pid};
+    CORE::kill('KILL', $self->{pid});
+    waitpid($self->{pid}, 0);
+    delete $self->{pid};
+}
+
+sub restart {
+    my ($self) = @_;
+    $self->kill;
+    $self->_spawn;
+}
+
+sub DESTROY {
+    my ($self) = @_;
+    local ($?, $!, $@);
+    $self->kill if $self->{pid};
+}
+
+1;
