@@ -20,7 +20,7 @@ sh contrib/deps.sh
 [ -f Makefile ] || ./configure
 make -j"$(nproc)"
 
-eval "$(perl contrib/sandbox/sluice-sandbox start "$top/sandbox")"
+eval "$(perl contrib/sandbox/sluice-sandbox start "$top/sandbox" --redis)"
 mkdir -p sandbox/sluice/logs
 cat > sandbox/sluice/sluice.conf <<CONF
 daemon off;
@@ -30,6 +30,8 @@ events { worker_connections 10000; }
 mysql {
     user app { password "secret"; }
     cache_zone qc size=64m;
+    # the cache's shared tier: what any sluice host using this Redis read
+    redis shared { server 127.0.0.1:$SLUICE_REDIS_PORT; }
     upstream sandbox {
         server 127.0.0.1:$SLUICE_PRIMARY_PORT role=primary;
         server 127.0.0.1:$SLUICE_REPLICA_PORT role=replica;
@@ -48,6 +50,9 @@ mysql {
              upstream sandbox; }
     server { listen 127.0.0.1:4010; router readconn; readconn_role primary;
              upstream sandbox; filters cache; cache qc; cache_ttl 1h; }
+    server { listen 127.0.0.1:4011; router readconn; readconn_role primary;
+             upstream sandbox; filters cache; cache qc; cache_ttl 1h;
+             cache_redis shared; }
 }
 CONF
 cat <<MSG
@@ -57,6 +62,8 @@ Try, in another terminal:
   mariadb -h 127.0.0.1 -P 4007 -u app -psecret test -e 'select @@port'
   mariadb -h 127.0.0.1 -P 4008 -u app -psecret test -e 'select @@port'
   mariadb -h 127.0.0.1 -P 4010 -u app -psecret test -e 'select @@port'
+  mariadb -h 127.0.0.1 -P 4011 -u app -psecret test -e 'select @@port'
+  redis-cli -p $SLUICE_REDIS_PORT --scan --pattern 'sluice:*'
   objs/sluice -p "$top/sandbox/sluice/" -c "$top/sandbox/sluice/sluice.conf" -s stats
 MSG
 exec objs/sluice -p "$top/sandbox/sluice/" -c "$top/sandbox/sluice/sluice.conf"

@@ -143,7 +143,7 @@ is(com_select() - $c0, 1, '... the server did');
 $st = $B->cache_stats('qc');
 ok($st->{redis_decode_errors} >= 1,
    "counted as a decode error ($st->{redis_decode_errors})");
-ok($B->grep_log(qr/redis "shared": a value under "\Q$prefix\Ee:[0-9a-f]{40}" is not an entry/),
+ok($B->grep_log(qr/redis "shared": a value under "\Q$prefix\Ee:[0-9a-f]{32}" is not an entry/),
    'and logged, with the key');
 
 redis('DEL', map { "'$_'" }

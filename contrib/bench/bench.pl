@@ -89,6 +89,15 @@ my %CACHE = (targets => join(',', 'direct', 'sluice-1', 'sluice-auto',
              threads => '8,32', transports => 'tcp', tables => 4,
              table_size => 1000, idle_conns => 0,
              output => "$TOP/docs/bench-cache");
+# --redis: the Redis tier (issue 22): the cache's workload, served from
+# the zone without and with cache_redis, from Redis, with Redis dead; the
+# sandbox's redis-server; its own report
+my %REDIS = (targets => join(',', 'direct', 'cache-1', 'null-1',
+                             SluiceBench::Target->preset_names('redis')),
+             workloads => 'point_select', ps_modes => 'disable',
+             threads => '32', transports => 'tcp', tables => 4,
+             table_size => 1000, idle_conns => 0,
+             output => "$TOP/docs/bench-redis");
 # --causal: what causal_reads costs (issue 19): oltp_read_write in
 # autocommit and a web application's mix (causal_web.lua) through
 # readwritesplit with each causal_reads setting; the servers count where
@@ -109,6 +118,11 @@ usage: contrib/bench/run [options]        (or: make bench BENCH_ARGS='...')
                         1000 rows, 8 and 32 threads, TCP, direct and
                         readconn with and without the cache, report in
                         docs/bench-cache/
+  --redis               the Redis tier: the --cache workload at 32
+                        threads through readconn + cache without and
+                        with cache_redis (zone hits), strict (Redis
+                        hits), a 1 MB zone, Redis dead; nullserver and
+                        direct beside; report in docs/bench-redis/
   --causal              what causal_reads costs: oltp_read_write
                         (autocommit) and a web mix (causal_web.lua)
                         through readwritesplit with 2 workers, for each
@@ -146,7 +160,7 @@ my (%opt, $CTX);
 sub parse_args {
     my @argv = @_;
     my %given;
-    GetOptionsFromArray(\@argv, \%given, 'quick', 'cache', 'causal',
+    GetOptionsFromArray(\@argv, \%given, 'quick', 'cache', 'causal', 'redis',
         'targets=s',
         'transports=s', 'workloads=s', 'ps-modes=s', 'threads=s',
         'rounds=i', 'time=i', 'idle-conns=i', 'tables=i', 'table-size=i',
@@ -157,13 +171,14 @@ sub parse_args {
     usage(0) if $given{help};
     usage(2) if @argv;
     my %g = map { (my $k = $_) =~ tr/-/_/; ($k => $given{$_}) } keys %given;
-    die "--cache and --causal: one preset at a time\n"
-        if $g{cache} && $g{causal};
+    die "--cache, --causal, --redis: one preset at a time\n"
+        if ($g{cache} // 0) + ($g{causal} // 0) + ($g{redis} // 0) > 1;
     %opt = (%DEFAULTS, ($g{cache} ? %CACHE : ()),
-            ($g{causal} ? %CAUSAL : ()), ($g{quick} ? %QUICK : ()), %g);
+            ($g{causal} ? %CAUSAL : ()), ($g{redis} ? %REDIS : ()),
+            ($g{quick} ? %QUICK : ()), %g);
     # --quick's targets are not a preset's, nor its workloads
-    if ($g{quick} && ($g{cache} || $g{causal})) {
-        my $pre = $g{cache} ? \%CACHE : \%CAUSAL;
+    if ($g{quick} && ($g{cache} || $g{causal} || $g{redis})) {
+        my $pre = $g{cache} ? \%CACHE : $g{redis} ? \%REDIS : \%CAUSAL;
         $opt{$_} = $g{$_} // $pre->{$_} for qw(targets workloads);
     }
     for my $k (qw(targets transports workloads ps_modes threads)) {
@@ -358,6 +373,10 @@ sub start_sandbox {
         }
         note('starting the sandbox primary and replica in %s', $dir);
         $sb->start;
+    }
+    if (grep { /^(?:zone-redis|redis-)/ } @{ $opt{targets} }) {
+        $sb->start_redis;
+        $CTX->{redis} = { port => $sb->port('redis') };
     }
     $CTX->{sandbox} = $sb;
     $CTX->{primary} = { port => $sb->port('primary'),

@@ -64,6 +64,8 @@ typedef struct {
                                    down */
     uint64_t    errors;         /* a command Redis refused, a lost reply */
     uint64_t    bumps;          /* table generations moved by our writes */
+    uint64_t    strict_held;    /* writes' OKs held for their bump */
+    uint64_t    strict_failed;  /* ... whose bump failed or timed out */
     uint64_t    opened;         /* breaker transitions */
     uint64_t    closed;
 } slc_cache_remote_counters_t;
@@ -89,6 +91,8 @@ typedef struct {
    key (a miss, a stale or foreign value, a timeout, Redis gone). */
 typedef void (*slc_cache_remote_done_pt)(void *arg,
     const slc_cache_remote_hit_t *hit);
+/* A bump's end: ok when the tier acknowledged it in time. */
+typedef void (*slc_cache_remote_ack_pt)(void *arg, int ok);
 
 typedef struct {
     /*
@@ -107,10 +111,17 @@ typedef struct {
         const uint8_t *meta, uint64_t ttl);
     /* Done with a request, before or after its `done`. */
     void  (*release)(void *req);
-    /* A write seen accepted: its tables' generations move (every table's
-       when `all`), in every Redis service of the process. */
-    void  (*invalidate)(const uint32_t *hash, unsigned n, int all,
-        slc_cache_remote_counters_t *cnt);
+    /*
+     * A write seen accepted: its tables' generations move (every table's
+     * when `all`), in every Redis service of the process.  With `ack`,
+     * `tier`'s bump is a request whose `ack` is called once, later, when
+     * it is acknowledged, refused or timed out (the strict mode holds the
+     * write's OK until then), unless released first; NULL when it could
+     * not be sent (counted).  Without, nothing is waited for.
+     */
+    void *(*invalidate)(void *tier, const uint32_t *hash, unsigned n,
+        int all, slc_cache_remote_counters_t *cnt, slc_cache_remote_ack_pt ack,
+        void *arg);
     /*
      * The same from a process role (the binlog reader), waiting at most
      * each service's timeout, in every service the cycle's servers use;
@@ -175,6 +186,7 @@ typedef struct {
     /* its remote tier (set by that module's init_conf), NULL: none */
     const slc_cache_remote_t *remote;
     void                     *remote_tier;
+    int                       remote_strict;    /* the tier's `strict` */
 } slc_cache_conf_t;
 
 extern slc_module_t  slc_cache_module;

@@ -104,6 +104,10 @@ slc_cache_close(slc_session_t *s, void *ctx)
     }
     slc_cache_inv_unanswered(cc);
     slc_cache_read_remote_end(cc);
+    if (cc->rbump != NULL) {
+        cc->conf->remote->release(cc->rbump);
+        cc->rbump = NULL;
+    }
     slc_timer_del(slc_loop, &cc->timer);
     free(cc->key);
     free(cc->wait_cmd);
@@ -554,6 +558,7 @@ slc_cache_packet(slc_session_t *s, void *ctx, const slc_cmd_packet_t *p)
     if (cc->mw.on) {
         slc_cache_ps_packet(cc, p);
     }
+    cc->in_packet = 1;                  /* (strict: a bump may gate) */
     if (cc->multi && p->first && !p->end && p->len > 0
         && (p->data[0] == SLC_MYSQL_OK || p->data[0] == SLC_MYSQL_EOF))
     {
@@ -564,6 +569,7 @@ slc_cache_packet(slc_session_t *s, void *ctx, const slc_cmd_packet_t *p)
     if (p->end) {
         slc_cache_inv_settle(cc, p->reply);
     }
+    cc->in_packet = 0;
     if (cc->op != SLC_CACHE_OP_STORE) {
         return;
     }

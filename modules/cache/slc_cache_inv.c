@@ -49,6 +49,63 @@ slc_cache_inv_merge(slc_cache_inv_set_t *to, const slc_cache_inv_set_t *from)
     }
 }
 
+static void slc_cache_inv_acked(void *arg, int ok);
+
+/* Strict mode: the tier's bump, which the response waits for. */
+static int
+slc_cache_inv_strict(slc_cache_ctx_t *cc, const slc_cache_inv_set_t *set)
+{
+    const slc_cache_conf_t *conf = cc->conf;
+
+    cc->rbump = conf->remote->invalidate(conf->remote_tier, set->hash,
+        set->n, set->all, &cc->cnt->remote, slc_cache_inv_acked, cc);
+    return cc->rbump != NULL;
+}
+
+/*
+ * The bump a strict write's response waits for is done: the next one if
+ * a later statement of the response wrote more, else the response goes
+ * on.  A bump that failed lets it go all the same (the write committed),
+ * counted: the guarantee then rests on the binlog reader, which bumps
+ * again or marks the tables (docs/architecture.md, the Redis tier).
+ */
+static void
+slc_cache_inv_acked(void *arg, int ok)
+{
+    slc_cache_ctx_t     *cc = arg;
+    slc_cache_inv_set_t  next = cc->rnext;
+
+    cc->rbump = NULL;
+    if (!ok) {
+        slc_cache_bump(cc->cnt->remote.strict_failed);
+    }
+    memset(&cc->rnext, 0, sizeof(cc->rnext));
+    if ((next.all || next.n > 0) && slc_cache_inv_strict(cc, &next)) {
+        return;
+    }
+    slc_filter_ungate(cc->s);
+}
+
+/* The remote tier's generations move too: waited for in strict mode
+   while a response is on its way (the gate holds it), else not. */
+static void
+slc_cache_inv_remote(slc_cache_ctx_t *cc, const slc_cache_inv_set_t *set)
+{
+    const slc_cache_conf_t *conf = cc->conf;
+
+    if (!conf->remote_strict || !cc->in_packet) {
+        conf->remote->invalidate(conf->remote_tier, set->hash, set->n,
+            set->all, &cc->cnt->remote, NULL, NULL);
+    } else if (cc->rbump != NULL) {
+        slc_cache_inv_merge(&cc->rnext, set);   /* after the one out */
+    } else if (slc_cache_inv_strict(cc, set)) {
+        slc_filter_gate(cc->s);
+        slc_cache_bump(cc->cnt->remote.strict_held);
+    } else {
+        slc_cache_bump(cc->cnt->remote.strict_failed);
+    }
+}
+
 void
 slc_cache_inv_apply(slc_cache_ctx_t *cc, slc_cache_inv_set_t *set)
 {
@@ -58,8 +115,7 @@ slc_cache_inv_apply(slc_cache_ctx_t *cc, slc_cache_inv_set_t *set)
         if (cc->conf->remote != NULL) {
             /* Redis' generations too, and the zones again once Redis has
                them (slc_cache_redis_tier.c) */
-            cc->conf->remote->invalidate(set->hash, set->n, set->all,
-                &cc->cnt->remote);
+            slc_cache_inv_remote(cc, set);
         }
         memset(set, 0, sizeof(*set));
     }

@@ -206,7 +206,11 @@ slc_cache_read_keep(slc_cache_ctx_t *cc, const uint8_t *key, size_t klen,
         dep, ndep, (uint64_t) ttl,
         soft > 0 && soft < ttl ? (uint64_t) soft : 0, slc_loop->now);
     if (r != SLC_CACHE_OK) {
-        return SLC_FILTER_PASS;         /* the store counted it */
+        /* (the store counted it); strict: Redis is asked all the same,
+           its hits are served without the zone */
+        return ask && cc->conf->remote_strict
+               ? slc_cache_read_remote(cc, key, klen, dep, ndep)
+               : SLC_FILTER_PASS;
     }
     cc->op = SLC_CACHE_OP_STORE;
     cc->ttl = ttl;
@@ -405,11 +409,15 @@ slc_cache_read_remote_hit(slc_cache_ctx_t *cc,
     const slc_cache_remote_hit_t *hit)
 {
     uint64_t age = slc_loop->now - cc->sent_after;
-    int      ok;
+    int      ok = 1;
 
-    ok = slc_cache_store_append(&cc->st, hit->result, hit->rlen)
-         == SLC_CACHE_OK;
-    if (ok) {
+    if (cc->conf->remote_strict) {
+        /* strict: the zone serves no hit, so it keeps no copy */
+        slc_cache_store_abort(&cc->st);
+    } else if ((ok = slc_cache_store_append(&cc->st, hit->result, hit->rlen)
+                == SLC_CACHE_OK))
+    {
+        /* (an append refused aborted the store) */
         slc_cache_store_meta(&cc->st, hit->meta, SLC_CACHE_META);
         slc_cache_store_ttl(&cc->st, age + hit->ttl, 0);
         ok = slc_cache_store_commit(&cc->st) == SLC_CACHE_OK;
@@ -438,7 +446,9 @@ slc_cache_read_remote_done(void *arg, const slc_cache_remote_hit_t *hit)
 
     cc->rwait = 0;
     cc->cur = NULL;
-    if (hit != NULL && cc->op == SLC_CACHE_OP_STORE) {
+    if (hit != NULL
+        && (cc->op == SLC_CACHE_OP_STORE || cc->conf->remote_strict))
+    {
         verdict = slc_cache_read_remote_hit(cc, hit);
     }
     free(cc->wait_cmd);
@@ -536,6 +546,11 @@ slc_cache_read_select(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     if ((x != NULL && x->no_serve) || cc->diag || slc_cache_read_gated(cc)) {
         /* (diag: the server answers, and so clears its warnings) */
         return slc_cache_read_keep(cc, key, klen, hash, keys, ttl, x, 0);
+    }
+    if (cc->conf->remote_strict) {
+        /* strict: every hit is Redis', checked against the generations
+           Redis has now in the same round trip; the zone serves none */
+        return slc_cache_read_keep(cc, key, klen, hash, keys, ttl, x, 1);
     }
     switch (slc_cache_lookup(cc->cache, key, klen, hash, slc_loop->now,
                              &cc->serve.hit))

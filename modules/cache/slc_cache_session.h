@@ -196,6 +196,12 @@ typedef struct {
     void                   *rreq;
     unsigned                rwait:1;
     long long               ttl;        /* of the store in flight */
+    /* strict mode: the bump the response waits for (its gate held), and
+       what a later statement of the response wrote meanwhile */
+    void                   *rbump;
+    unsigned                in_packet:1;    /* in the packet hook: a bump
+                                               may hold the response */
+    slc_cache_inv_set_t     rnext;
 
     /* the statement of the last hit, which the server did not run: run
        before a statement that asks what the last one did (FOUND_ROWS(),

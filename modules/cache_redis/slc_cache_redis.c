@@ -10,6 +10,7 @@
  *           timeout 20ms;                    a request's budget
  *           prefix "sluice:";                of every key
  *           cluster off;
+ *           strict off;                      hits checked in Redis
  *       }
  *       cache_redis shared;                  mysql or server level
  *   }
@@ -69,6 +70,9 @@ static const slc_command_t slc_cache_redis_commands[] = {
     { .name = "cluster", .type = SLC_CONF_REDIS | SLC_CONF_FLAG,
       .set = slc_conf_set_flag_slot, .conf = SLC_CONF_MODULE,
       .offset = offsetof(slc_cache_redis_service_t, cluster) },
+    { .name = "strict", .type = SLC_CONF_REDIS | SLC_CONF_FLAG,
+      .set = slc_conf_set_flag_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_cache_redis_service_t, strict) },
     { .name = NULL }
 };
 
@@ -98,6 +102,7 @@ slc_cache_redis_service_create(slc_conf_t *cf)
     rs->db = SLC_CONF_UNSET;
     rs->timeout = SLC_CONF_UNSET;
     rs->cluster = SLC_CONF_UNSET;
+    rs->strict = SLC_CONF_UNSET;
     rs->file = cf->filename;
     rs->line = cf->line;
     return rs;
@@ -127,6 +132,7 @@ static const char *
 slc_cache_redis_service_merge(slc_cache_redis_service_t *rs)
 {
     slc_conf_merge_value(rs->cluster, SLC_CONF_UNSET, 0);
+    slc_conf_merge_value(rs->strict, SLC_CONF_UNSET, 0);
     slc_conf_merge_value(rs->timeout, SLC_CONF_UNSET, 20);
     if (rs->db != SLC_CONF_UNSET && rs->cluster) {
         return "\"db\" with \"cluster on\": a Redis Cluster has database 0 "
@@ -313,6 +319,7 @@ slc_cache_redis_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
         cc = slc_module_conf(srv->mod_conf, &slc_cache_module);
         cc->remote = &slc_cache_redis_remote;
         cc->remote_tier = rc->service;
+        cc->remote_strict = rc->service->strict;
     }
     return SLC_OK;
 }

@@ -3,21 +3,27 @@
 
 /*
  * The query cache's Redis tier (issue 22; docs/architecture.md, "The
- * query cache", *The Redis tier*), built in steps.  This step: the
- * `redis NAME { ... }` block and `cache_redis NAME;` (slc_cache_redis.c:
- * parsed and checked by `sluice -t`), each worker's connection to the
- * services its servers use (slc_cache_redis_conn.c: set up and kept up;
- * the cache does not send it anything yet), and the pure parts the tier
- * stands on, each tested alone (t/unit/test_cache_redis.c):
+ * query cache", *The Redis tier*).  Its files:
  *
- * - slc_cache_redis_slot.c: the Redis Cluster slot of a key (CRC16/XMODEM
- *   of the key, or of its hash tag, mod 16384);
- * - slc_cache_redis_value.c: an entry as a Redis value (the exact key,
- *   the generations of the tables it read, the filter's meta, the result)
- *   and its strict decoding (anything foreign, truncated or of another
- *   version is refused, never served);
- * - slc_cache_redis_breaker.c: the circuit breaker a worker keeps per
- *   Redis node.
+ * - slc_cache_redis.c: the `redis NAME { ... }` block and `cache_redis
+ *   NAME;` (checked by `sluice -t`), and the binding of a server's cache
+ *   to its service (slc_cache_remote_t);
+ * - slc_cache_redis_conn.c: each worker's connection to the services its
+ *   servers use, on the worker's loop (hiredis' async API);
+ * - slc_cache_redis_tier.c: requests and their budget, keys, sending;
+ *   slc_cache_redis_lookup.c: lookups and stores;
+ *   slc_cache_redis_bump.c: generations moved by the proxy's writes;
+ *   slc_cache_redis_sync.c: the same from the binlog reader (blocking,
+ *   once per GTID across hosts);
+ * - pure, each tested alone (t/unit/test_cache_redis.c):
+ *   slc_cache_redis_slot.c (the Redis Cluster slot of a key),
+ *   slc_cache_redis_value.c (an entry as a Redis value, strictly
+ *   decoded: anything foreign, truncated or of another version is
+ *   refused, never served), slc_cache_redis_breaker.c (the circuit
+ *   breaker), slc_cache_redis_resp.c (commands in RESP).
+ *
+ * Not built yet: pushed invalidations for hosts that cannot read the
+ * binlog, Redis Cluster (`cluster on` is parsed, one node is used).
  */
 
 #include "slc_core.h"
@@ -52,6 +58,9 @@ typedef struct slc_cache_redis_service_s {
     long long                 timeout;      /* ms, 20 by default */
     const char               *prefix;       /* of every key, "sluice:" */
     int                       cluster;      /* `cluster on` */
+    int                       strict;       /* `strict on`: every hit is
+                                               Redis', every write's OK
+                                               waits for its bump */
     const char               *file;
     unsigned                  line;
     struct slc_cache_redis_service_s *next;
@@ -87,7 +96,7 @@ unsigned slc_cache_redis_slot(const void *k, size_t len);
 /* --- slc_cache_redis_value.c -------------------------------------------- */
 
 #define SLC_REDIS_VALUE_MAGIC    "SLCQ"
-#define SLC_REDIS_VALUE_VERSION  1
+#define SLC_REDIS_VALUE_VERSION  2
 #define SLC_REDIS_VALUE_TABLES   16     /* as SLC_CACHE_TABLES */
 #define SLC_REDIS_VALUE_META     16     /* as SLC_CACHE_META */
 
@@ -103,6 +112,7 @@ typedef struct {
     uint32_t       table[SLC_REDIS_VALUE_TABLES];  /* table hashes */
     uint64_t       gen[SLC_REDIS_VALUE_TABLES];
     uint64_t       allgen;              /* the every-table generation */
+    uint64_t       expires;             /* wall-clock ms */
     uint8_t        meta[SLC_REDIS_VALUE_META];
     const uint8_t *result;
     size_t         rlen;
@@ -124,6 +134,31 @@ size_t slc_cache_redis_encode_head(const slc_cache_redis_value_t *v,
  */
 int    slc_cache_redis_decode(const uint8_t *p, size_t len,
     slc_cache_redis_value_t *v);
+
+
+/* --- slc_cache_redis_resp.c: commands in RESP ------------------------------ */
+
+typedef struct {
+    uint8_t    *buf;        /* malloc'ed, grows; reused command after */
+    size_t      len;        /* command to its end */
+    size_t      cap;
+    int         oom;        /* an append failed: the command is lost */
+} slc_cache_redis_resp_t;
+
+/* A command of nargs arguments begins (what the buffer held is gone). */
+void     slc_cache_redis_resp_begin(slc_cache_redis_resp_t *r,
+    unsigned nargs);
+/* An argument: bytes, a C string, a decimal number. */
+void     slc_cache_redis_resp_arg(slc_cache_redis_resp_t *r, const void *s,
+    size_t n);
+void     slc_cache_redis_resp_str(slc_cache_redis_resp_t *r, const char *s);
+void     slc_cache_redis_resp_num(slc_cache_redis_resp_t *r,
+    unsigned long long v);
+/* v in decimal at out (at most 20 bytes): how many. */
+size_t   slc_cache_redis_resp_dec(uint8_t *out, unsigned long long v);
+/* An argument of n bytes the caller writes at the pointer returned
+   (NULL without memory). */
+uint8_t *slc_cache_redis_resp_open(slc_cache_redis_resp_t *r, size_t n);
 
 
 /* --- slc_cache_redis_breaker.c ------------------------------------------ */
@@ -237,12 +272,91 @@ size_t slc_cache_redis_gen_key(const slc_cache_redis_service_t *rs,
     uint32_t table, int all, char *out);
 size_t slc_cache_redis_gen_random(char *val, size_t cap);
 
-/* --- slc_cache_redis_tier.c: the cache's remote tier ---------------------- */
+/* --- the cache's remote tier: slc_cache_redis_tier.c (requests, keys, the
+   hooks' table), slc_cache_redis_lookup.c, slc_cache_redis_bump.c ------- */
+
+#define SLC_REDIS_GENS  (SLC_REDIS_VALUE_TABLES + 1)   /* tables and all */
+
+/*
+ * A request the cache waits for: a lookup (done) or a strict bump (ack).
+ * Queued in its connection's `lookups` until answered or timed out; freed
+ * once released (by the cache, or by the tier after an ack) and every
+ * reply it awaits has come.
+ */
+typedef struct slc_cache_redis_req_s {
+    slc_cache_redis_conn_t         *rc;
+    slc_cache_remote_done_pt        done;       /* NULL once answered */
+    slc_cache_remote_ack_pt         ack;        /* a strict bump's */
+    void                           *arg;
+    slc_cache_remote_counters_t    *cnt;
+    uint64_t                        deadline;
+    unsigned                        replies;    /* awaited */
+    unsigned                        queued:1;   /* in rc->lookups */
+    unsigned                        released:1;
+    unsigned                        in_done:1;
+    unsigned                        fresh_ok:1; /* all there: may hit */
+    unsigned                        store_ok:1; /* all known: storable
+                                                   (once creating is 0) */
+    unsigned                        held:1;     /* the entry replied: the
+                                                   answer waits for the
+                                                   creations */
+    unsigned                        creating;   /* generations being
+                                                   created, */
+    uint32_t                        cmask;      /* by index */
+    unsigned                        ntables;
+    uint32_t                        table[SLC_REDIS_VALUE_TABLES];
+    uint64_t                        gen[SLC_REDIS_GENS];  /* last: all */
+    char                            ekey[SLC_REDIS_KEY_MAX];
+    size_t                          eklen;
+    size_t                          klen;
+    TAILQ_ENTRY(slc_cache_redis_req_s) link;
+    uint8_t                         key[];
+} slc_cache_redis_req_t;
 
 /* The hooks the cache calls (slc_cache_remote_t); a service is a tier. */
 extern const slc_cache_remote_t  slc_cache_redis_remote;
 /* A connection's requests at its setup and at its end. */
 void slc_cache_redis_tier_init(slc_cache_redis_conn_t *rc);
 void slc_cache_redis_tier_close(slc_cache_redis_conn_t *rc);
+
+/* slc_cache_redis_tier.c, for the other two */
+void   slc_cache_redis_req_free(slc_cache_redis_req_t *q);
+/* Into the connection's timeout list (deadline set). */
+void   slc_cache_redis_req_queue(slc_cache_redis_req_t *q);
+void   slc_cache_redis_answer(slc_cache_redis_req_t *q,
+    const slc_cache_remote_hit_t *hit);
+void   slc_cache_redis_acked(slc_cache_redis_req_t *q, int ok);
+void   slc_cache_redis_lookups_ok(slc_cache_redis_conn_t *rc,
+    slc_cache_remote_counters_t *cnt);
+void   slc_cache_redis_lookups_failed(slc_cache_redis_conn_t *rc,
+    slc_cache_remote_counters_t *cnt, const char *why);
+/* An entry's key: the prefix, "e:", and a 128-bit digest of the exact
+   key in hex (the key itself is in the value, compared whole). */
+size_t slc_cache_redis_entry_key(const slc_cache_redis_service_t *rs,
+    const uint8_t *key, size_t klen, char *out);
+/* The worker's command buffer, begun for nargs arguments. */
+slc_cache_redis_resp_t *slc_cache_redis_cmd(unsigned nargs);
+/* Send the command built in it: SLC_ERROR when hiredis refused it or it
+   could not be built (nothing will call fn). */
+int    slc_cache_redis_send(slc_cache_redis_conn_t *rc,
+    void (*fn)(struct redisAsyncContext *, void *, void *), void *arg);
+/* A fire-and-forget command of `size` queued bytes, given back at its
+   reply (rc->queued). */
+void   slc_cache_redis_on_sent(struct redisAsyncContext *ac, void *r,
+    void *arg);
+/* Wall-clock ms (an entry's expiry is read by every host). */
+uint64_t slc_cache_redis_wall_ms(void);
+
+/* slc_cache_redis_lookup.c: the hooks lookup and store */
+void  *slc_cache_redis_lookup(void *tier, const slc_cache_remote_ask_t *ask,
+    slc_cache_remote_counters_t *cnt, slc_cache_remote_done_pt done,
+    void *arg);
+void   slc_cache_redis_store(void *req, const slc_cache_store_t *st,
+    const uint8_t *meta, uint64_t ttl);
+
+/* slc_cache_redis_bump.c: the hook invalidate */
+void  *slc_cache_redis_invalidate(void *tier, const uint32_t *hash,
+    unsigned n, int all, slc_cache_remote_counters_t *cnt,
+    slc_cache_remote_ack_pt ack, void *arg);
 
 #endif /* SLC_CACHE_REDIS_H */

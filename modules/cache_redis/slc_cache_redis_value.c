@@ -3,6 +3,7 @@
  *
  *   "SLCQ"  version:1  ntables:1  reserved:2 (0)
  *   klen:4  rlen:4  meta:16  allgen:8 (the every-table generation)
+ *   expires:8 (wall-clock ms: the TTL a host copying it keeps)
  *   ntables x (table hash:4, generation:8)
  *   key (klen bytes)  result (rlen bytes)
  *
@@ -14,7 +15,7 @@
 #include "slc_core.h"
 #include "slc_cache_redis.h"
 
-#define SLC_REDIS_VALUE_HEAD  40        /* up to the tables */
+#define SLC_REDIS_VALUE_HEAD  48        /* up to the tables */
 #define SLC_REDIS_VALUE_TABLE 12
 
 static void
@@ -67,6 +68,7 @@ slc_cache_redis_encode_head(const slc_cache_redis_value_t *v, uint8_t *out)
     slc_cache_redis_put32(p + 12, (uint32_t) v->rlen);
     memcpy(p + 16, v->meta, SLC_REDIS_VALUE_META);
     slc_cache_redis_put64(p + 32, v->allgen);
+    slc_cache_redis_put64(p + 40, v->expires);
     p += SLC_REDIS_VALUE_HEAD;
     for (unsigned i = 0; i < v->ntables; i++) {
         slc_cache_redis_put32(p, v->table[i]);
@@ -114,6 +116,7 @@ slc_cache_redis_decode(const uint8_t *p, size_t len,
     }
     memcpy(v->meta, p + 16, SLC_REDIS_VALUE_META);
     v->allgen = slc_cache_redis_get64(p + 32);
+    v->expires = slc_cache_redis_get64(p + 40);
     t = p + SLC_REDIS_VALUE_HEAD;
     for (unsigned i = 0; i < v->ntables; i++) {
         v->table[i] = slc_cache_redis_get32(t);

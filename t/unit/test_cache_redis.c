@@ -13,6 +13,7 @@
 #include "../../modules/cache_redis/slc_cache_redis_slot.c"
 #include "../../modules/cache_redis/slc_cache_redis_value.c"
 #include "../../modules/cache_redis/slc_cache_redis_breaker.c"
+#include "../../modules/cache_redis/slc_cache_redis_resp.c"
 
 static unsigned
 slc_test_slot(const char *k)
@@ -78,6 +79,7 @@ slc_test_value(slc_cache_redis_value_t *v, unsigned ntables)
         v->meta[i] = (uint8_t) (0xa0 + i);
     }
     v->allgen = 0x1122334455667788ULL;
+    v->expires = 0x0807060504030201ULL;
 }
 
 static uint8_t *
@@ -101,7 +103,7 @@ START_TEST(test_round_trip)
 
         slc_test_value(&v, n);
         buf = slc_test_encode(&v, &len);
-        ck_assert_uint_eq(len, 40 + 12 * n + v.klen + v.rlen);
+        ck_assert_uint_eq(len, 48 + 12 * n + v.klen + v.rlen);
         ck_assert_int_eq(slc_cache_redis_decode(buf, len, &d), SLC_OK);
         ck_assert_uint_eq(d.ntables, n);
         ck_assert_uint_eq(d.klen, v.klen);
@@ -110,6 +112,7 @@ START_TEST(test_round_trip)
         ck_assert_mem_eq(d.result, v.result, v.rlen);
         ck_assert_mem_eq(d.meta, v.meta, SLC_REDIS_VALUE_META);
         ck_assert(d.allgen == v.allgen);
+        ck_assert(d.expires == v.expires);
         for (unsigned i = 0; i < n; i++) {
             ck_assert_uint_eq(d.table[i], v.table[i]);
             ck_assert(d.gen[i] == v.gen[i]);
@@ -123,7 +126,7 @@ END_TEST
 START_TEST(test_empty)
 {
     slc_cache_redis_value_t v, d;
-    uint8_t                 buf[40];
+    uint8_t                 buf[48];
 
     memset(&v, 0, sizeof(v));
     ck_assert_uint_eq(slc_cache_redis_encoded_size(&v), sizeof(buf));
@@ -187,6 +190,36 @@ END_TEST
 
 /* Closed until `threshold` failures in a row; a success between resets
    the count. */
+/* Commands in RESP: the array header, bulk strings, numbers, an
+   argument written in place; the buffer reused by the next command. */
+START_TEST(test_resp)
+{
+    slc_cache_redis_resp_t  r = { 0 };
+    static const char       want[] = "*4\r\n$3\r\nSET\r\n$2\r\nk\0\r\n"
+                                     "$3\r\nabc\r\n$20\r\n"
+                                     "18446744073709551615\r\n";
+    uint8_t                 dec[24], *p;
+
+    slc_cache_redis_resp_begin(&r, 4);
+    slc_cache_redis_resp_str(&r, "SET");
+    slc_cache_redis_resp_arg(&r, "k", 2);
+    p = slc_cache_redis_resp_open(&r, 3);
+    ck_assert_ptr_nonnull(p);
+    memcpy(p, "abc", 3);
+    slc_cache_redis_resp_num(&r, 18446744073709551615ULL);
+    ck_assert(!r.oom);
+    ck_assert_uint_eq(r.len, sizeof(want) - 1);
+    ck_assert_mem_eq(r.buf, want, r.len);
+    slc_cache_redis_resp_begin(&r, 1);
+    slc_cache_redis_resp_num(&r, 0);
+    ck_assert_uint_eq(r.len, 11);
+    ck_assert_mem_eq(r.buf, "*1\r\n$1\r\n0\r\n", 11);
+    ck_assert_uint_eq(slc_cache_redis_resp_dec(dec, 10), 2);
+    ck_assert_mem_eq(dec, "10", 2);
+    free(r.buf);
+}
+END_TEST
+
 START_TEST(test_breaker_opens)
 {
     slc_cache_redis_breaker_t b;
@@ -251,6 +284,7 @@ slc_cache_redis_suite(void)
     tcase_add_test(tc, test_empty);
     tcase_add_test(tc, test_truncated);
     tcase_add_test(tc, test_foreign);
+    tcase_add_test(tc, test_resp);
     tcase_add_test(tc, test_breaker_opens);
     tcase_add_test(tc, test_breaker_probe);
     suite_add_tcase(s, tc);

@@ -77,6 +77,9 @@ struct slc_cmd_s {
     slc_buf_t           *rw;
     size_t               rw_keep;
     slc_posted_t         post;
+    /* filters holding the response's bytes back (slc_filter_gate) */
+    unsigned             gated;
+    slc_posted_t         ungated;
 };
 
 static void slc_cmd_client(slc_session_t *s);
@@ -716,6 +719,35 @@ slc_cmd_resumed(void *arg)
 }
 
 void
+slc_filter_gate(slc_session_t *s)
+{
+    s->cmd->gated++;
+}
+
+static void
+slc_cmd_ungated(void *arg)
+{
+    slc_session_t    *s = arg;
+    struct slc_cmd_s *c = s->cmd;
+
+    if (s->state == SLC_SS_READY && c->gated == 0
+        && c->state == SLC_CMD_FORWARD && c->target != NULL)
+    {
+        slc_cmd_pump(s, c->target);
+    }
+}
+
+void
+slc_filter_ungate(slc_session_t *s)
+{
+    struct slc_cmd_s *c = s->cmd;
+
+    if (c->gated > 0 && --c->gated == 0) {
+        slc_post(slc_loop, &c->ungated, slc_cmd_ungated, s);
+    }
+}
+
+void
 slc_filter_resume(slc_session_t *s, int verdict)
 {
     s->cmd->verdict = verdict;
@@ -953,6 +985,9 @@ slc_cmd_to_client(slc_session_t *s, slc_backend_t *b, slc_buf_t *buf)
     ssize_t           n;
 
     while (buf != NULL && slc_buf_len(buf) > b->held) {
+        if (c->gated > 0 && !c->silent) {
+            return SLC_AGAIN;           /* slc_filter_ungate resumes */
+        }
         if (!c->replied && slc_cmd_killed(s, b)) {
             slc_cmd_backend_fail(b, "the server ended the connection");
             return SLC_ERROR;
@@ -1641,6 +1676,7 @@ slc_cmd_close(slc_session_t *s)
         return;
     }
     slc_post_cancel(slc_loop, &c->post);
+    slc_post_cancel(slc_loop, &c->ungated);
     for (unsigned i = 0; c->ctx != NULL && i < c->nfilters; i++) {
         if (c->filters[i]->close != NULL) {
             c->filters[i]->close(s, c->ctx[i]);

@@ -154,6 +154,20 @@ int  slc_cmd_retarget(slc_session_t *s, slc_backend_t *from,
 int  slc_cmd_prelude(slc_session_t *s, const uint8_t *payload, size_t len);
 
 /*
+ * From a packet hook: the response's bytes not yet sent to the client
+ * (the packet shown and those after it) wait, until as many calls of
+ * slc_filter_ungate as of slc_filter_gate were made.  The query cache's
+ * strict mode holds a write's OK until Redis has its tables' new
+ * generations.  A filter that gates must ungate (or the session close):
+ * the backend's bytes stay in its buffer meanwhile, and nothing more is
+ * read from it once that is full.
+ */
+void slc_filter_gate(slc_session_t *s);
+/* May be called from any callback; the response goes on from the loop's
+   posted queue. */
+void slc_filter_ungate(slc_session_t *s);
+
+/*
  * A paused command goes on: `verdict` as the `command` hook would have
  * returned it (SLC_FILTER_PASS or SLC_FILTER_ANSWER).  May be called from
  * any callback; the session continues from the loop's posted queue, never

@@ -41,6 +41,9 @@ use constant {
     CACHE_MIN_RATIO  => 2.0,        # and its QPS against direct
     CAUSAL_MIN_RATIO => 0.95,       # a causal_reads setting's TPS against
                                     # local's, the default's (issue 19)
+    REDIS_HIT_MAX    => 2.0,        # a Redis-tier hit's CPU, against a
+                                    # zone hit's (issue 22)
+    REDIS_ZONE_MAX   => 1.05,       # a zone hit's with cache_redis
 };
 # --causal: what a setting is compared with, round by round: local with
 # the same causal_reads_timeout (causal-global-100ms: causal-local-100ms)
@@ -164,7 +167,8 @@ sub floor_checks {
         my $wl = "point_select/$ps";
         push @c, _cpu_checks($res, $wl), _auto_check($res, $wl),
                  _scale_checks($res, $wl), _p95_checks($res, $wl),
-                 _rwsplit_checks($res, $wl), _cache_checks($res, $wl);
+                 _rwsplit_checks($res, $wl), _cache_checks($res, $wl),
+                 _redis_checks($res, $wl);
     }
     push @c, _idle_checks($res), _causal_checks($res);
     return @c;
@@ -278,6 +282,33 @@ sub _cache_checks {
             ? ($q >= CACHE_MIN_RATIO * $dq ? 1 : 0) : undef, $q && $dq
             ? sprintf('%.0f QPS, direct %.0f (x %.2f)', $q, $dq, $q / $dq)
               . $host : 'not measured');
+    }
+    return @c;
+}
+
+# --redis: a Redis-tier hit (strict: every hit is Redis') at most 2 x a
+# zone hit's CPU, a zone hit with cache_redis at most 1.05 x one without,
+# with the host's floor (nullserver) beside.
+sub _redis_checks {
+    my ($res, $wl) = @_;
+    my $z = _point($res, $wl, 'cache-1/tcp', 32) or return ();
+    my $n = _point($res, $wl, 'null-1/tcp', 32);
+    my @c;
+    for my $t (['redis-strict-1', REDIS_HIT_MAX],
+               ['redis-small-1', REDIS_HIT_MAX],
+               ['zone-redis-1', REDIS_ZONE_MAX],
+               ['redis-dead-1', REDIS_ZONE_MAX]) {
+        my ($name, $max) = @$t;
+        my $p = _point($res, $wl, "$name/tcp", 32) or next;
+        my ($x, $y) = ($p->{cpu_us_per_query}, $z->{cpu_us_per_query});
+        my $ok = defined $x && defined $y;
+        push @c, _check(sprintf('CPU/query %s <= %.2f x cache-1, %s, 32 '
+            . 'threads, tcp', $name, $max, $wl), $ok ? ($x <= $max * $y
+            ? 1 : 0) : undef, $ok ? sprintf('%.2f µs, cache-1 %.2f µs '
+            . '(x %.2f); QPS %.0f%s', $x, $y, $x / $y, $p->{qps} // 0,
+            $n && defined $n->{cpu_us_per_query} ? sprintf(
+            '; nullserver %.2f µs', $n->{cpu_us_per_query}) : '')
+            : 'not measured');
     }
     return @c;
 }

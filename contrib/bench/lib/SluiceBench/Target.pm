@@ -74,6 +74,19 @@ our @REGISTRY = (
           . "        filters cache;\n        cache bench;\n"
           . "        cache_ttl 1h;",
       label => 'sluice readconn + cache, auto workers' ],
+    # the Redis tier (`--redis`, issue 22): point selects served from the
+    # zone with the tier configured, from Redis (strict: every hit is
+    # Redis'; a 1 MB zone, too small for the 4000 rows: most hits are
+    # Redis' and copied into the zone), and with Redis dead (a port
+    # nothing listens on: the zone serves, nothing waits)
+    _redis('zone-redis-1', 'bench size=64m', '',
+           'sluice readconn + cache + cache_redis, 1 worker (zone hits)'),
+    _redis('redis-strict-1', 'bench size=64m', 'strict on;',
+           'sluice readconn + cache_redis strict, 1 worker (Redis hits)'),
+    _redis('redis-small-1', 'bench size=1m', '',
+           'sluice readconn + cache_redis, 1 worker, a 1 MB zone'),
+    _redis('redis-dead-1', 'bench size=64m', 'dead',
+           'sluice readconn + cache_redis, 1 worker, Redis dead'),
     # the host's floor under a hit: a server that only reads the query
     # and sends an answer from memory (contrib/bench/nullserver.c)
     [ 'null-1',             'Null',    threads => 1, preset => 'cache',
@@ -90,6 +103,24 @@ our @REGISTRY = (
     _causal('global', '100ms'),
     _causal('global', '1s'),
 );
+
+# A registry entry of --redis: the zone, the redis block's extra line
+# ("dead": a port nothing listens on).  %%REDIS%% is the sandbox's
+# redis-server (SluiceBench::Target::Sluice).
+sub _redis {
+    my ($name, $zone, $extra, $label) = @_;
+    my $server = $extra eq 'dead' ? '127.0.0.1:1' : '127.0.0.1:%%REDIS%%';
+    $extra = '' if $extra eq 'dead';
+    return [ $name, 'Sluice', workers => 1, preset => 'redis',
+        module => 'cache_redis', cache => 1, redis => 1,
+        mysql_conf => "cache_zone $zone;\n    redis shared { server "
+            . "$server; prefix \"bench:\"; $extra }",
+        upstream_conf => 'monitor_user monitor; monitor_password "monitor";',
+        server_conf => "router readconn;\n        readconn_role primary;\n"
+            . "        filters cache;\n        cache bench;\n"
+            . "        cache_ttl 1h;\n        cache_redis shared;",
+        label => $label ];
+}
 
 # A registry entry of --causal: causal_reads MODE, causal_reads_timeout
 # TIMEOUT if given.

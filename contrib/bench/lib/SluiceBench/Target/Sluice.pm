@@ -74,6 +74,7 @@ sub _conf {
     my $replica = $self->{replica}
         ? "server 127.0.0.1:$c->{replica}{port} role=replica;" : '';
     my $mysql = $self->{mysql_conf} // '';
+    $mysql =~ s/%%REDIS%%/$c->{redis}{port}/g if $c->{redis};
     my $up = $self->{upstream_conf} // '';
     return <<CONF;
 # written by contrib/bench for target $self->{name}
