@@ -618,7 +618,7 @@ slc_cache_report_remote(const char *zone,
     slc_log(SLC_LOG_NOTICE, "cache zone \"%s\": redis: lookups=%llu "
         "hits=%llu misses=%llu stale=%llu decode_errors=%llu timeouts=%llu "
         "skipped=%llu stores=%llu dropped=%llu errors=%llu bumps=%llu "
-        "strict_held=%llu strict_failed=%llu "
+        "published=%llu push_bypass=%llu strict_held=%llu strict_failed=%llu "
         "breaker_opened=%llu breaker_closed=%llu", zone,
         (unsigned long long) r->lookups, (unsigned long long) r->hits,
         (unsigned long long) r->misses, (unsigned long long) r->stale,
@@ -626,6 +626,8 @@ slc_cache_report_remote(const char *zone,
         (unsigned long long) r->timeouts, (unsigned long long) r->skipped,
         (unsigned long long) r->stores, (unsigned long long) r->dropped,
         (unsigned long long) r->errors, (unsigned long long) r->bumps,
+        (unsigned long long) r->published,
+        (unsigned long long) r->push_bypass,
         (unsigned long long) r->strict_held,
         (unsigned long long) r->strict_failed,
         (unsigned long long) r->opened, (unsigned long long) r->closed);

@@ -64,6 +64,8 @@ typedef struct {
                                    down */
     uint64_t    errors;         /* a command Redis refused, a lost reply */
     uint64_t    bumps;          /* table generations moved by our writes */
+    uint64_t    published;      /* invalidations pushed by workers */
+    uint64_t    push_bypass;    /* zone hits skipped: pushes not live */
     uint64_t    strict_held;    /* writes' OKs held for their bump */
     uint64_t    strict_failed;  /* ... whose bump failed or timed out */
     uint64_t    opened;         /* breaker transitions */
@@ -131,6 +133,9 @@ typedef struct {
      */
     int   (*bump_sync)(const slc_cycle_t *cycle, const char *id,
         const uint32_t *hash, unsigned n, int all);
+    /* Whether the zone's hits of a server without a binlog reader may be
+       served at `now`: the tier's pushed invalidations are live. */
+    int   (*trusted)(void *tier, uint64_t now);
 } slc_cache_remote_t;
 
 /* The remote tier a server of `cycle` uses (the first), NULL: none. */

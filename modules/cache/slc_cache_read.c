@@ -327,6 +327,23 @@ slc_cache_read_gated(slc_cache_ctx_t *cc)
     return 1;
 }
 
+/* No binlog reader: other hosts' writes come pushed through Redis, and
+   the zone is not trusted while the push is not live (Redis' entries
+   are: their generations are Redis' own). */
+static int
+slc_cache_read_untrusted(slc_cache_ctx_t *cc)
+{
+    const slc_cache_conf_t *conf = cc->conf;
+
+    if (conf->binlog != NULL || conf->remote == NULL
+        || conf->remote->trusted(conf->remote_tier, slc_loop->now))
+    {
+        return 0;
+    }
+    slc_cache_bump(cc->cnt->remote.push_bypass);
+    return 1;
+}
+
 /* Another session is storing this key: look again shortly, up to
    cache_wait_timeout, then go to the server. */
 static int
@@ -362,7 +379,8 @@ slc_cache_read_wait_timer(slc_timer_t *t)
     int              verdict = SLC_FILTER_PASS;
 
     cc->cur = NULL;
-    switch (slc_cache_read_gated(cc) ? SLC_CACHE_MISS
+    switch (slc_cache_read_gated(cc) || slc_cache_read_untrusted(cc)
+            ? SLC_CACHE_MISS
             : slc_cache_lookup(cc->cache, cc->key, cc->klen, cc->hash,
                                slc_loop->now, &cc->serve.hit))
     {
@@ -547,7 +565,7 @@ slc_cache_read_select(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
         /* (diag: the server answers, and so clears its warnings) */
         return slc_cache_read_keep(cc, key, klen, hash, keys, ttl, x, 0);
     }
-    if (cc->conf->remote_strict) {
+    if (cc->conf->remote_strict || slc_cache_read_untrusted(cc)) {
         /* strict: every hit is Redis', checked against the generations
            Redis has now in the same round trip; the zone serves none */
         return slc_cache_read_keep(cc, key, klen, hash, keys, ttl, x, 1);

@@ -22,6 +22,7 @@
 #include "slc_module.h"
 #include "slc_mysql_conf.h"
 #include "slc_cache.h"
+#include "slc_cache_binlog.h"
 #include "slc_cache_redis.h"
 
 static void *slc_cache_redis_create_conf(slc_conf_t *cf, unsigned level);
@@ -85,6 +86,7 @@ slc_module_t slc_cache_redis_module = {
     .init_conf = slc_cache_redis_init_conf,
     .init_process = slc_cache_redis_init_process,
     .exit_process = slc_cache_redis_exit_process,
+    .report = slc_cache_redis_sub_report,
 };
 
 
@@ -285,8 +287,9 @@ static int
 slc_cache_redis_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
 {
     slc_mysql_conf_t       *mc = slc_mysql_conf(cycle);
-    slc_cache_redis_conf_t *main, *rc;
-    slc_cache_conf_t       *cc;
+    slc_cache_redis_conf_t  *main, *rc;
+    slc_cache_conf_t        *cc;
+    slc_cache_binlog_conf_t *bc;
 
     if (mc == NULL || mc->mod_conf == NULL) {
         return SLC_OK;
@@ -320,8 +323,13 @@ slc_cache_redis_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
         cc->remote = &slc_cache_redis_remote;
         cc->remote_tier = rc->service;
         cc->remote_strict = rc->service->strict;
+        bc = srv->upstream != NULL ? slc_cache_binlog_conf(srv->upstream)
+                                   : NULL;
+        if (bc == NULL || !bc->on) {
+            rc->service->push = 1;      /* learns others' writes pushed */
+        }
     }
-    return SLC_OK;
+    return slc_cache_redis_sub_init_conf(cycle, err, errlen);
 }
 
 
@@ -379,5 +387,6 @@ slc_cache_redis_exit_process(slc_cycle_t *cycle, const slc_role_t *role)
         slc_cache_redis_conns_close();
     } else {
         slc_cache_redis_sync_close();
+        slc_cache_redis_sub_exit();
     }
 }

@@ -15,6 +15,8 @@
  *   slc_cache_redis_bump.c: generations moved by the proxy's writes;
  *   slc_cache_redis_sync.c: the same from the binlog reader (blocking,
  *   once per GTID across hosts);
+ *   slc_cache_redis_sub.c: pushed invalidations (the publishers'
+ *   messages, the `redis_sub` process, the workers' trust in it);
  * - pure, each tested alone (t/unit/test_cache_redis.c):
  *   slc_cache_redis_slot.c (the Redis Cluster slot of a key),
  *   slc_cache_redis_value.c (an entry as a Redis value, strictly
@@ -22,8 +24,8 @@
  *   refused, never served), slc_cache_redis_breaker.c (the circuit
  *   breaker), slc_cache_redis_resp.c (commands in RESP).
  *
- * Not built yet: pushed invalidations for hosts that cannot read the
- * binlog, Redis Cluster (`cluster on` is parsed, one node is used).
+ * Not built yet: Redis Cluster (`cluster on` is parsed, one node is
+ * used).
  */
 
 #include "slc_core.h"
@@ -61,6 +63,10 @@ typedef struct slc_cache_redis_service_s {
     int                       strict;       /* `strict on`: every hit is
                                                Redis', every write's OK
                                                waits for its bump */
+    int                       push;         /* a server using it has no
+                                               binlog reader: a subscriber
+                                               runs (slc_cache_redis_sub.c) */
+    struct slc_cache_redis_sub_s *sub;      /* its entry, bound at attach */
     const char               *file;
     unsigned                  line;
     struct slc_cache_redis_service_s *next;
@@ -227,6 +233,14 @@ typedef struct slc_cache_redis_conn_s {
     size_t                           queued;   /* bytes of stores and
                                                   bumps sent, unanswered */
     uint64_t                         decode_logged;  /* ms */
+    /* its owner's hooks (the subscriber's): set up, lost */
+    void                           (*on_ready)(
+                                         struct slc_cache_redis_conn_s *);
+    void                           (*on_down)(
+                                         struct slc_cache_redis_conn_s *);
+    void                            *data;
+    const char                      *tag;  /* "sub ", "pub ": logged and
+                                              in its CLIENT SETNAME */
     struct slc_cache_redis_conn_s   *next;
 } slc_cache_redis_conn_t;
 
@@ -236,6 +250,14 @@ int  slc_cache_redis_conns_open(const slc_cache_redis_service_t *const *rs,
     unsigned n);
 /* At the worker's exit. */
 void slc_cache_redis_conns_close(void);
+/* A connection of another owner's (the subscriber process'), in *list,
+   set up in the background like a worker's, then on_ready; on_down when
+   a set-up one is lost (it comes back by itself).  NULL without memory. */
+slc_cache_redis_conn_t *slc_cache_redis_conn_open(
+    const slc_cache_redis_service_t *rs, slc_cache_redis_conn_t **list,
+    const char *tag, void (*on_ready)(slc_cache_redis_conn_t *),
+    void (*on_down)(slc_cache_redis_conn_t *), void *data);
+void slc_cache_redis_conns_free(slc_cache_redis_conn_t **list);
 /* AUTH's arguments for rs into argv/len (at most 3), its password
    unmasked into pw (257 bytes: wipe it after use); 0 without one. */
 int  slc_cache_redis_auth_argv(const slc_cache_redis_service_t *rs,
@@ -271,6 +293,52 @@ void slc_cache_redis_sync_close(void);
 size_t slc_cache_redis_gen_key(const slc_cache_redis_service_t *rs,
     uint32_t table, int all, char *out);
 size_t slc_cache_redis_gen_random(char *val, size_t cap);
+
+/* --- slc_cache_redis_sub.c: pushed invalidations -------------------------- */
+
+#define SLC_REDIS_SUB_MAX       16      /* services a cycle uses */
+#define SLC_REDIS_SUB_BEAT_MS   250     /* the subscriber's own beat */
+#define SLC_REDIS_SUB_LIVE_MS   1000    /* heard from within: live */
+#define SLC_REDIS_PUSH_TABLES   256     /* in a message; more: all */
+
+#define SLC_REDIS_SUB_DOWN      0
+#define SLC_REDIS_SUB_LIVE      1
+
+/* A service's entry in the zone "cache_redis" (kept by name across a
+   reload): its subscriber's state, written by it, read by workers;
+   counters (atomics). */
+typedef struct slc_cache_redis_sub_s {
+    char        name[64];           /* "": free */
+    uint32_t    state;              /* SLC_REDIS_SUB_* */
+    int32_t     pid;
+    uint64_t    beat;               /* CLOCK_MONOTONIC ms: its own beat
+                                       came back through Redis */
+    uint64_t    received;           /* another host's, applied */
+    uint64_t    own;                /* this host's, skipped */
+    uint64_t    bad;                /* did not parse: all invalidated */
+    uint64_t    published;          /* by this host's binlog reader */
+    uint64_t    outages;            /* subscriptions lost */
+    uint64_t    lat_n;              /* publish to apply, ms */
+    uint64_t    lat_sum;
+    uint64_t    lat_max;
+} slc_cache_redis_sub_t;
+
+/* The zone and, when a service needs pushes, the role (init_conf). */
+int    slc_cache_redis_sub_init_conf(slc_cycle_t *cycle, char *err,
+    size_t errlen);
+void   slc_cache_redis_sub_exit(void);
+void   slc_cache_redis_sub_report(slc_cycle_t *cycle);
+/* Whether a zone hit of a server using `tier` may be served at `now`
+   (the worker's CLOCK_MONOTONIC ms): its service needs no push, or its
+   subscriber is live. */
+int    slc_cache_redis_trusted(void *tier, uint64_t now);
+/* This host, as messages name it: "host:masterpid". */
+void   slc_cache_redis_origin(char *out, size_t cap);
+/* rs' channel into out (SLC_REDIS_KEY_MAX): its length. */
+size_t slc_cache_redis_chan(const slc_cache_redis_service_t *rs, char *out);
+/* A message for tables hash[0..n) (all: every table; neither: a beat). */
+size_t slc_cache_redis_push_msg(char *out, size_t cap, const uint32_t *hash,
+    unsigned n, int all);
 
 /* --- the cache's remote tier: slc_cache_redis_tier.c (requests, keys, the
    hooks' table), slc_cache_redis_lookup.c, slc_cache_redis_bump.c ------- */

@@ -59,6 +59,27 @@ slc_cache_redis_on_bumped(redisAsyncContext *ac, void *r, void *arg)
     free(b);
 }
 
+/* The write, pushed to the hosts that read no binlog
+   (slc_cache_redis_sub.c), after its bumps. */
+static void
+slc_cache_redis_publish(slc_cache_redis_conn_t *rc, const uint32_t *hash,
+    unsigned n, int all, slc_cache_remote_counters_t *cnt)
+{
+    slc_cache_redis_resp_t *r;
+    char                    chan[SLC_REDIS_KEY_MAX];
+    char                    msg[48 + SLC_REDIS_PUSH_TABLES * 9];
+    size_t                  len = slc_cache_redis_push_msg(msg, sizeof(msg),
+                                      hash, n, all);
+
+    r = slc_cache_redis_cmd(3);
+    slc_cache_redis_resp_str(r, "PUBLISH");
+    slc_cache_redis_resp_arg(r, chan, slc_cache_redis_chan(rc->rs, chan));
+    slc_cache_redis_resp_arg(r, msg, len);
+    if (slc_cache_redis_send(rc, NULL, NULL) == SLC_OK) {
+        slc_cache_bump(cnt->published);
+    }
+}
+
 /* One table's generation: SET NX, INCR; `last` carries the reply's
    work. */
 static int
@@ -125,6 +146,7 @@ slc_cache_redis_bump(slc_cache_redis_conn_t *rc, const uint32_t *hash,
         slc_cache_bump(cnt->bumps);
     }
     rc->queued += size;             /* (the last reply gives it back) */
+    slc_cache_redis_publish(rc, hash, n, all, cnt);
     return SLC_OK;
 }
 

@@ -176,6 +176,9 @@ slc_cache_redis_fail(slc_cache_redis_conn_t *rc, const char *what,
             "shared memory)", rc->rs->name, line);
         strlcpy(rc->last_error, line, sizeof(rc->last_error));
     }
+    if (rc->ready && rc->on_down != NULL) {
+        rc->on_down(rc);
+    }
     rc->ready = 0;
     if (rc->ac != NULL) {
         redisAsyncContext *ac = rc->ac;
@@ -211,9 +214,13 @@ slc_cache_redis_setup_reply(redisAsyncContext *ac, void *r, void *what)
         rc->ready = 1;
         slc_cache_redis_breaker_success(&rc->breaker);
         slc_log(rc->last_error[0] ? SLC_LOG_NOTICE : SLC_LOG_INFO,
-            "redis \"%s\": connected to %s", rc->rs->name,
+            "redis \"%s\": %sconnected to %s", rc->rs->name,
+            rc->tag != NULL ? rc->tag : "",
             rc->rs->server[0].name);
         rc->last_error[0] = '\0';
+        if (rc->on_ready != NULL) {
+            rc->on_ready(rc);
+        }
     }
 }
 
@@ -250,7 +257,10 @@ slc_cache_redis_setup(slc_cache_redis_conn_t *rc)
         argv[1] = db, len[1] = strlen(db);
         slc_cache_redis_command(rc, "SELECT", 2, argv, len);
     }
-    snprintf(name, sizeof(name), "sluice:%s:%d", rs->name, (int) getpid());
+    snprintf(name, sizeof(name), "sluice:%s:%d%s%.*s", rs->name,
+        (int) getpid(), rc->tag != NULL ? ":" : "",
+        rc->tag != NULL ? (int) strcspn(rc->tag, " ") : 0,
+        rc->tag != NULL ? rc->tag : "");
     argv[0] = "CLIENT", len[0] = 6;
     argv[1] = "SETNAME", len[1] = 7;
     argv[2] = name, len[2] = strlen(name);
@@ -368,26 +378,44 @@ slc_cache_redis_connect(slc_cache_redis_conn_t *rc)
 
 /* --- a worker's connections ----------------------------------------------- */
 
+slc_cache_redis_conn_t *
+slc_cache_redis_conn_open(const slc_cache_redis_service_t *rs,
+    slc_cache_redis_conn_t **list, const char *tag,
+    void (*on_ready)(slc_cache_redis_conn_t *),
+    void (*on_down)(slc_cache_redis_conn_t *), void *data)
+{
+    slc_cache_redis_conn_t *rc = calloc(1, sizeof(*rc));
+
+    if (rc == NULL) {
+        return NULL;
+    }
+    rc->rs = rs;
+    rc->tag = tag;
+    rc->conn.fd = -1;
+    rc->on_ready = on_ready;
+    rc->on_down = on_down;
+    rc->data = data;
+    slc_cache_redis_breaker_init(&rc->breaker, 1, SLC_REDIS_RETRY_MIN,
+        SLC_REDIS_RETRY_MAX);
+    slc_cache_redis_tier_init(rc);
+    rc->retry.handler = slc_cache_redis_retry_timer;
+    rc->retry.data = rc;
+    rc->next = *list;
+    *list = rc;
+    slc_cache_redis_connect(rc);
+    return rc;
+}
+
 int
 slc_cache_redis_conns_open(const slc_cache_redis_service_t *const *rs,
     unsigned n)
 {
     for (unsigned i = 0; i < n; i++) {
-        slc_cache_redis_conn_t *rc = calloc(1, sizeof(*rc));
-
-        if (rc == NULL) {
+        if (slc_cache_redis_conn_open(rs[i], &slc_cache_redis_conns, NULL,
+                                      NULL, NULL, NULL) == NULL)
+        {
             return SLC_ERROR;
         }
-        rc->rs = rs[i];
-        rc->conn.fd = -1;
-        slc_cache_redis_breaker_init(&rc->breaker, 1, SLC_REDIS_RETRY_MIN,
-            SLC_REDIS_RETRY_MAX);
-        slc_cache_redis_tier_init(rc);
-        rc->retry.handler = slc_cache_redis_retry_timer;
-        rc->retry.data = rc;
-        rc->next = slc_cache_redis_conns;
-        slc_cache_redis_conns = rc;
-        slc_cache_redis_connect(rc);
     }
     return SLC_OK;
 }
@@ -395,10 +423,16 @@ slc_cache_redis_conns_open(const slc_cache_redis_service_t *const *rs,
 void
 slc_cache_redis_conns_close(void)
 {
+    slc_cache_redis_conns_free(&slc_cache_redis_conns);
+}
+
+void
+slc_cache_redis_conns_free(slc_cache_redis_conn_t **list)
+{
     slc_cache_redis_conn_t *rc;
 
-    while ((rc = slc_cache_redis_conns) != NULL) {
-        slc_cache_redis_conns = rc->next;
+    while ((rc = *list) != NULL) {
+        *list = rc->next;
         if (rc->retry.armed) {
             slc_timer_del(slc_loop, &rc->retry);
         }

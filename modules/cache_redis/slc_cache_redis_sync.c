@@ -183,6 +183,30 @@ slc_cache_redis_sync_of(const slc_cache_redis_service_t *rs)
 
 /* --- a bump ------------------------------------------------------------------ */
 
+/* The commit this host's bump made its own, pushed to the hosts that
+   read no binlog (slc_cache_redis_sub.c). */
+static int
+slc_cache_redis_sync_publish(slc_cache_redis_sync_t *y, const uint32_t *hash,
+    unsigned n, int all)
+{
+    char        chan[SLC_REDIS_KEY_MAX];
+    char        msg[48 + SLC_REDIS_PUSH_TABLES * 9];
+    const char *argv[3] = { "PUBLISH", chan, msg };
+    size_t      len[3] = { 7, 0, 0 };
+    redisReply *r;
+
+    len[1] = slc_cache_redis_chan(y->rs, chan);
+    len[2] = slc_cache_redis_push_msg(msg, sizeof(msg), hash, n, all);
+    if ((r = slc_cache_redis_sync_call(y, "PUBLISH", 3, argv, len)) == NULL) {
+        return SLC_ERROR;
+    }
+    freeReplyObject(r);
+    if (y->rs->sub != NULL) {
+        __atomic_fetch_add(&y->rs->sub->published, 1, __ATOMIC_RELAXED);
+    }
+    return SLC_OK;
+}
+
 /* EVAL's arguments: the script, the key count, the mark, the tables'
    generation keys (every table's when `all`), then the id, the mark's
    life and one random first value per generation. */
@@ -196,7 +220,7 @@ slc_cache_redis_sync_bump(slc_cache_redis_sync_t *y, const char *id,
     static size_t      len[2 * SLC_REDIS_BUMP_KEYS + 4];
     unsigned           k = all ? 1 : slc_min(n, SLC_REDIS_BUMP_KEYS - 2);
     char               nkeys[16];
-    int                a = 0;
+    int                a = 0, applied;
     redisReply        *r;
 
     argv[a] = "EVAL", len[a++] = 4;
@@ -222,8 +246,10 @@ slc_cache_redis_sync_bump(slc_cache_redis_sync_t *y, const char *id,
     if (r == NULL) {
         return SLC_ERROR;
     }
+    applied = r->type == REDIS_REPLY_INTEGER && r->integer == 1;
     freeReplyObject(r);
-    return SLC_OK;
+    return applied ? slc_cache_redis_sync_publish(y, hash, n, all)
+                   : SLC_OK;
 }
 
 int

@@ -347,4 +347,5 @@ const slc_cache_remote_t slc_cache_redis_remote = {
     .release = slc_cache_redis_release,
     .invalidate = slc_cache_redis_invalidate,
     .bump_sync = slc_cache_redis_bump_sync,
+    .trusted = slc_cache_redis_trusted,
 };
