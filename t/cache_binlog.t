@@ -262,7 +262,15 @@ $p->begin_work;
 $p->do('UPDATE test.bl_n SET v = 50');
 $p->rollback;
 ok(marker(2), 'a later write is seen');
-is_deeply(read1($d, 'SELECT v FROM bl_n WHERE id = 1'), [1, 0],
+# (a read the reader's stall bypassed, on a loaded machine, says nothing
+# of the rollback: it is read again)
+my $rb;
+for (1 .. 5) {
+    my $b0 = $t->cache_stats('qc')->{binlog_bypass};
+    $rb = read1($d, 'SELECT v FROM bl_n WHERE id = 1');
+    last if $t->cache_stats('qc')->{binlog_bypass} == $b0;
+}
+is_deeply($rb, [1, 0],
           'a transaction rolled back invalidated nothing: still a hit');
 
 # a prepared XA transaction holds its locks until it ends: whatever

@@ -7,8 +7,8 @@
 # reader, which marks the tables it could not bump in Redis and delivers
 # the bump once Redis answers again, so another host never gets the
 # pre-write entry from Redis; the breaker closes when Redis answers.
-# Redis killed under reads, and restarted empty: no error, no stale
-# answer.  The bound on a client's wait is counted (lookups that timed
+# Redis killed under four clients' reads, and restarted empty: no error,
+# no stale answer.  The bound on a client's wait is counted (lookups that timed
 # out), never timed.
 
 use strict;
@@ -20,6 +20,7 @@ use lib "$FindBin::Bin/lib";
 use Test::More;
 use Sluice::Test;
 use Sluice::Redis;
+use POSIX ();
 
 my $t = Sluice::Test->new;
 $t->has('cache', 'cache_redis', 'readconn');
@@ -43,6 +44,7 @@ mysql {
     user app { password "secret"; }
     cache_zone qc size=8m;
     redis shared { server 127.0.0.1:$rport; timeout 50ms; }
+    redis denied { server 127.0.0.1:$rport; password "Wr0ng-Redis-Pw"; }
     upstream db {
         monitor_user monitor; monitor_password "monitor";
         monitor_interval 100ms;
@@ -51,14 +53,18 @@ mysql {
     }
     server { listen 127.0.0.1:%%PORT_0%%; router readconn; upstream db;
              filters cache; cache qc; cache_ttl 600s; cache_redis shared; }
+    %%DENIED%%
 }
 EOF
 (my $ca = $conf) =~ s/%%WORKERS%%/2/;
+$ca =~ s/%%DENIED%%/server { listen 127.0.0.1:%%PORT_1%%; router readconn;
+             upstream db; filters cache; cache qc; cache_ttl 600s;
+             cache_redis denied; }/;
 $ca =~ s/%%BINLOG%%/binlog on; binlog_user rfail_mon; binlog_password "$bl_pass";/;
 $t->write_file_expand('sluice.conf', $ca);
 $t->run;
-$t->plan(26);
-$t->allow_log(qr/redis "shared": |binlog "db": /);
+$t->plan(32);
+$t->allow_log(qr/redis "(?:shared|denied)": |binlog "db": /);
 
 ok(wait_for(sub { $t->grep_log(qr/binlog "db": live/)
                   && $t->grep_log(qr/redis "shared": connected/) == 2 },
@@ -86,6 +92,19 @@ is(scalar $h->selectrow_array('SELECT v FROM rf2 WHERE id = 2'), 20,
    'and a row of another table');
 ok(wait_for(sub { ($r->cli('DBSIZE') // 0) >= 11 },
             what => 'the entries in Redis'), 'Redis holds them');
+
+# --- a wrong password: the zone goes on -----------------------------------
+
+ok(wait_for(sub { $t->grep_log(qr/redis "denied": AUTH: \S/) },
+            what => 'the AUTH error'),
+   'a wrong password is logged with Redis\' reason');
+my $hd = $t->dbh(port => $t->port(1));
+is(scalar $hd->selectrow_array('SELECT v FROM rf2 WHERE id = 2'), 20,
+   'its server answers');
+my $d0 = com_select();
+is(scalar $hd->selectrow_array('SELECT v FROM rf2 WHERE id = 2'), 20,
+   'and again');
+is(com_select() - $d0, 0, 'from the zone: caching goes on in shared memory');
 
 # --- frozen ---------------------------------------------------------------
 
@@ -119,7 +138,7 @@ ok(wait_for(sub { reads($next, $next); $next++;
    'Redis thawed: a probe closes the breaker');
 sub delivered {
     return scalar(() = $t->grep_log(
-        qr/binlog "db": the Redis tier has the generations it missed/));
+        qr/redis "shared": the binlog reader delivered the generations/));
 }
 ok(wait_for(sub { delivered() == 1 }, what => 'the bump delivered'),
    'the reader delivered the bump it owed');
@@ -130,6 +149,7 @@ ok(wait_for(sub { delivered() == 1 }, what => 'the bump delivered'),
     my $B = Sluice::Test->new;
     (my $cb = $conf) =~ s/%%WORKERS%%/1/;
     $cb =~ s/%%BINLOG%%//;
+    $cb =~ s/%%DENIED%%//;
     $B->write_file_expand('sluice.conf', $cb);
     $B->run;
     ok(wait_for(sub { $B->grep_log(qr/redis "shared": connected/) },
@@ -147,8 +167,42 @@ ok(wait_for(sub { delivered() == 1 }, what => 'the bump delivered'),
 
 # --- killed under reads, restarted empty ----------------------------------
 
+# four clients reading while Redis dies under them
+my $dir = $t->testdir;
+my @kids;
+for my $k (1 .. 4) {
+    my $pid = fork // die "fork: $!";
+    if ($pid == 0) {
+        my $c = $t->dbh;
+        my ($n, $bad) = (0, 0);
+        while ($n < 600) {
+            my $id = 1 + ($n * 7 + $k * 13) % 300;
+            my $v = $c ? $c->selectrow_array("SELECT v FROM rf WHERE id = $id")
+                       : undef;
+            $bad++ unless defined $v && ($v == $id * 10 || $id <= 3);
+            $n++;
+            if ($n % 20 == 0) {
+                open(my $fh, '>', "$dir/load.$k.tmp") or POSIX::_exit(1);
+                print $fh "$n $bad\n";
+                close $fh;
+                rename "$dir/load.$k.tmp", "$dir/load.$k";
+            }
+        }
+        POSIX::_exit(0);
+    }
+    push @kids, $pid;
+}
+sub load { my @r; for my $k (1 .. 4) {
+               open(my $fh, '<', "$dir/load.$k") or return ();
+               push @r, [ split ' ', scalar <$fh> ] } return @r }
+ok(wait_for(sub { my @r = load(); @r == 4 && !grep { $_->[0] < 40 } @r },
+            what => 'the load under way'), 'four clients reading');
 $r->kill;
-is(reads(100, 140), 0, 'Redis killed: 41 reads, none failed or wrong');
+waitpid($_, 0) for @kids;
+my @res = load();
+is(join(' ', map { "$_->[0]/$_->[1]" } @res), '600/0 600/0 600/0 600/0',
+   'Redis killed under their reads: every read answered, none wrong');
+is(reads(100, 140), 0, 'Redis killed: 41 reads more, none failed or wrong');
 ok(wait_for(sub { $t->grep_log(qr/redis "shared": (?:connection lost|connect): /) },
             what => 'the loss logged'), 'the lost connection is logged');
 $p->do('UPDATE rf SET v = 31 WHERE id = 3');

@@ -128,8 +128,10 @@ typedef struct {
      * The same from a process role (the binlog reader), waiting at most
      * each service's timeout, in every service the cycle's servers use;
      * `id` (a GTID's text, or NULL) makes it happen once per id whoever
-     * else bumps it (ten hosts reading one binlog).  SLC_OK once every
-     * service has it; SLC_ERROR (logged) when one could not be reached.
+     * else bumps it (ten hosts reading one binlog).  A service it cannot
+     * reach keeps the tables marked (no entry of theirs is taken from it
+     * meanwhile) and gets them again at the next call, which may bump
+     * nothing (n 0): a retry.  SLC_ERROR (logged) when one was missed.
      */
     int   (*bump_sync)(const slc_cycle_t *cycle, const char *id,
         const uint32_t *hash, unsigned n, int all);
@@ -185,8 +187,8 @@ typedef struct {
     /* its upstream's binlog reader when hits wait for it to be live
        (`binlog_lost bypass`), else NULL (slc_cache_binlog.h) */
     const struct slc_cache_binlog_s *binlog_gate;
-    /* its upstream's binlog reader, whatever binlog_lost says (the Redis
-       tier asks it which tables Redis is behind on), else NULL */
+    /* its upstream's binlog reader, whatever binlog_lost says, else
+       NULL (without one, the Redis tier's pushes keep the zone right) */
     const struct slc_cache_binlog_s *binlog;
     /* its remote tier (set by that module's init_conf), NULL: none */
     const slc_cache_remote_t *remote;

@@ -130,26 +130,6 @@ slc_cache_binlog_default_id(const char *upstream, unsigned generation)
 
 /* --- the zone and the role ----------------------------------------------- */
 
-static slc_cache_binlog_t *
-slc_cache_binlog_claim(slc_cache_binlog_t *tab, const char *name)
-{
-    slc_cache_binlog_t *free = NULL;
-
-    for (unsigned i = 0; i < SLC_BINLOG_MAX; i++) {
-        if (strcmp(tab[i].upstream, name) == 0) {
-            return &tab[i];
-        }
-        if (free == NULL && tab[i].upstream[0] == '\0') {
-            free = &tab[i];
-        }
-    }
-    if (free != NULL) {
-        memset(free, 0, sizeof(*free));
-        strlcpy(free->upstream, name, sizeof(free->upstream));
-    }
-    return free;
-}
-
 static slc_upstream_t *
 slc_cache_binlog_upstream(slc_mysql_conf_t *mc, const char *name)
 {
@@ -202,7 +182,8 @@ slc_cache_binlog_attach(slc_shm_zone_t *z, slc_cycle_t *cycle, char *err,
         if (bc == NULL || !bc->on) {
             continue;
         }
-        bc->entry = slc_cache_binlog_claim(tab, up->name.data);
+        bc->entry = slc_shm_slot_claim(tab, SLC_BINLOG_MAX, sizeof(*tab),
+            sizeof(tab->upstream), up->name.data);
         if (bc->entry == NULL) {
             snprintf(err, errlen, "more than %d upstreams with \"binlog "
                 "on\"", SLC_BINLOG_MAX);
@@ -308,32 +289,6 @@ slc_cache_binlog_state_name(uint32_t state)
     };
 
     return state < slc_nelems(names) ? names[state] : "?";
-}
-
-int
-slc_cache_binlog_behind(const slc_cache_binlog_t *b, const uint32_t *hash,
-    unsigned n)
-{
-    const slc_cache_binlog_behind_t *bh = &b->behind;
-    uint32_t                         s0, k, tries = 0;
-    int                              hit;
-
-    if (__atomic_load_n(&bh->n, __ATOMIC_ACQUIRE) == 0
-        && !__atomic_load_n(&bh->all, __ATOMIC_ACQUIRE))
-    {
-        return 0;                       /* the usual case */
-    }
-    do {
-        s0 = slc_seqlock_read_begin(&bh->seq);
-        hit = bh->all != 0;
-        k = slc_min(bh->n, (uint32_t) SLC_BINLOG_BEHIND_MAX);
-        for (uint32_t i = 0; i < k && !hit; i++) {
-            for (unsigned j = 0; j < n && !hit; j++) {
-                hit = bh->hash[i] == hash[j];
-            }
-        }
-    } while (!slc_seqlock_read_end(&bh->seq, s0) && ++tries < 16);
-    return hit || tries == 16;      /* a writer that died mid-way: behind */
 }
 
 void

@@ -70,25 +70,12 @@ typedef struct {
     uint64_t    lost_ms;        /* time spent not live after the first */
 } slc_cache_binlog_stats_t;
 
-/*
- * The tables whose writes the reader could not bump in the Redis tier
- * (Redis down, slow or refusing): until it could, no entry of theirs is
- * taken from Redis on this host (slc_cache_binlog_behind), since Redis
- * still holds their old generations.  Written by the reader under `seq`;
- * more tables than fit make it `all`.
- */
-#define SLC_BINLOG_BEHIND_MAX   64
-
-typedef struct {
-    uint32_t    seq;                        /* seqlock */
-    uint32_t    all;
-    uint32_t    n;
-    uint32_t    hash[SLC_BINLOG_BEHIND_MAX];
-} slc_cache_binlog_behind_t;
 
 /* An upstream's entry in the zone. */
 typedef struct slc_cache_binlog_s {
-    char                     upstream[64];     /* "": free */
+    char                     upstream[64];     /* "": free; first: the
+                                                  slot's name
+                                                  (slc_shm_slot_claim) */
     uint32_t                 state;            /* SLC_BINLOG_*, atomic */
     uint32_t                 seq;              /* seqlock of the texts */
     uint64_t                 beat;             /* CLOCK_MONOTONIC ms of
@@ -101,13 +88,7 @@ typedef struct slc_cache_binlog_s {
     char                     pos[SLC_GTID_TEXT];   /* applied */
     char                     primary[128];     /* reading from */
     char                     error[256];       /* the last, escaped */
-    slc_cache_binlog_behind_t behind;          /* the Redis tier's */
 } slc_cache_binlog_t;
-
-/* Whether any of tables hash[0..n) waits for its bump in Redis (a
-   worker, before it asks the Redis tier). */
-int slc_cache_binlog_behind(const slc_cache_binlog_t *b,
-    const uint32_t *hash, unsigned n);
 
 /* `binlog_lost` */
 #define SLC_BINLOG_LOST_BYPASS  0

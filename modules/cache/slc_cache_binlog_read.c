@@ -185,66 +185,15 @@ slc_cache_binlog_publish(slc_binlog_reader_t *rd, const char *err)
     } while (0)
 
 
-/* --- the Redis tier's generations ------------------------------------------ */
-
-/* Tables Redis has not had the bump of (slc_cache_binlog_behind_t). */
-static void
-slc_cache_binlog_behind_add(slc_binlog_reader_t *rd, const uint32_t *hash,
-    unsigned n, int all)
-{
-    slc_cache_binlog_behind_t *bh = &rd->b->behind;
-    uint32_t                   s = slc_seqlock_write_begin(&bh->seq);
-    uint32_t                   k;
-
-    bh->all |= (uint32_t) (all != 0);
-    for (unsigned i = 0; i < n && !bh->all; i++) {
-        for (k = 0; k < bh->n && bh->hash[k] != hash[i]; k++) {
-            /* there already? */
-        }
-        if (k < bh->n) {
-            continue;
-        }
-        if (bh->n == SLC_BINLOG_BEHIND_MAX) {
-            bh->all = 1;
-            break;
-        }
-        bh->hash[bh->n] = hash[i];
-        __atomic_store_n(&bh->n, bh->n + 1, __ATOMIC_RELEASE);
-    }
-    slc_seqlock_write_end(&bh->seq, s);
-}
-
-/* What Redis missed, again (at each group and heartbeat while any). */
-static int
-slc_cache_binlog_redis_retry(slc_binlog_reader_t *rd,
-    const slc_cache_remote_t *r)
-{
-    slc_cache_binlog_behind_t *bh = &rd->b->behind;
-    uint32_t                   s;
-
-    if (bh->n == 0 && !bh->all) {
-        return SLC_OK;
-    }
-    if (r->bump_sync(rd->cycle, NULL, bh->hash, bh->n, bh->all) != SLC_OK) {
-        return SLC_ERROR;
-    }
-    s = slc_seqlock_write_begin(&bh->seq);
-    bh->all = 0;
-    __atomic_store_n(&bh->n, 0, __ATOMIC_RELEASE);
-    slc_seqlock_write_end(&bh->seq, s);
-    slc_log(SLC_LOG_NOTICE, "binlog \"%s\": the Redis tier has the "
-        "generations it missed: its entries are served again",
-        rd->up->name.data);
-    return SLC_OK;
-}
+/* --- the Redis tier's generations ----------------------------------------- */
 
 /*
  * A group's tables move in Redis before the zones: a worker that copies a
  * Redis entry into its zone after the zone's bump then finds the entry
  * stale in Redis.  Once per GTID across every host reading this binlog.
- * What cannot reach Redis is marked, and entries of those tables are
- * taken from no Redis on this host until it can (the owner only: an heir
- * bumps nothing, its owner does).
+ * What cannot reach a service is marked there, and retried at each group
+ * and heartbeat (slc_cache_redis_sync.c).  The owner's only: an heir
+ * bumps nothing, its owner does.
  */
 static void
 slc_cache_binlog_redis(slc_binlog_reader_t *rd, const uint32_t *hash,
@@ -260,12 +209,7 @@ slc_cache_binlog_redis(slc_binlog_reader_t *rd, const uint32_t *hash,
         snprintf(id, sizeof(id), "%u-%u-%llu", rd->g.gtid.domain,
             rd->g.gtid.server, (unsigned long long) rd->g.gtid.seq);
     }
-    if (slc_cache_binlog_redis_retry(rd, r) != SLC_OK
-        || r->bump_sync(rd->cycle, rd->g.open ? id : NULL, hash, n, all)
-           != SLC_OK)
-    {
-        slc_cache_binlog_behind_add(rd, hash, n, all);
-    }
+    r->bump_sync(rd->cycle, rd->g.open ? id : NULL, hash, n, all);
 }
 
 

@@ -491,15 +491,6 @@ slc_cache_read_remote(slc_cache_ctx_t *cc, const uint8_t *key, size_t klen,
     for (unsigned i = 0; i < ndep; i++) {
         table[i] = slc_cache_table_hash(dep[i].data, dep[i].len);
     }
-    if (cc->conf->binlog != NULL
-        && slc_cache_binlog_behind(cc->conf->binlog, table, ndep))
-    {
-        /* a write the binlog saw has not reached Redis: its old entries
-           would look fresh there */
-        slc_cache_bump(cc->cnt->remote.lookups);
-        slc_cache_bump(cc->cnt->remote.skipped);
-        return SLC_FILTER_PASS;
-    }
     cc->wait_cmd = malloc(cc->cur->len);
     if (cc->wait_cmd == NULL) {
         return SLC_FILTER_PASS;

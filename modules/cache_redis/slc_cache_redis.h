@@ -142,7 +142,7 @@ int    slc_cache_redis_decode(const uint8_t *p, size_t len,
     slc_cache_redis_value_t *v);
 
 
-/* --- slc_cache_redis_resp.c: commands in RESP ------------------------------ */
+/* --- slc_cache_redis_resp.c: commands in RESP ----------------------------- */
 
 typedef struct {
     uint8_t    *buf;        /* malloc'ed, grows; reused command after */
@@ -280,7 +280,7 @@ int  slc_cache_redis_conn_ready(const slc_cache_redis_conn_t *rc);
 unsigned slc_cache_redis_services(const slc_cycle_t *cycle,
     const slc_cache_redis_service_t **used, unsigned max);
 
-/* --- slc_cache_redis_sync.c: bumps from a process role --------------------- */
+/* --- slc_cache_redis_sync.c: bumps from a process role -------------------- */
 
 /* slc_cache_remote_t.bump_sync */
 int  slc_cache_redis_bump_sync(const slc_cycle_t *cycle, const char *id,
@@ -304,11 +304,28 @@ size_t slc_cache_redis_gen_random(char *val, size_t cap);
 #define SLC_REDIS_SUB_DOWN      0
 #define SLC_REDIS_SUB_LIVE      1
 
+/*
+ * The tables whose commits the binlog reader could not bump in a service
+ * (down, slow, refusing): until it could, no entry of theirs is taken
+ * from that service on this host (slc_cache_redis_behind), since it
+ * still holds their old generations.  Written by the reader under `seq`;
+ * more tables than fit make it `all`.
+ */
+#define SLC_REDIS_BEHIND_MAX    64
+
+typedef struct {
+    uint32_t    seq;                        /* seqlock */
+    uint32_t    all;
+    uint32_t    n;
+    uint32_t    hash[SLC_REDIS_BEHIND_MAX];
+} slc_cache_redis_behind_t;
+
 /* A service's entry in the zone "cache_redis" (kept by name across a
-   reload): its subscriber's state, written by it, read by workers;
-   counters (atomics). */
+   reload): its subscriber's state, written by it, read by workers; the
+   binlog reader's marks; counters (atomics). */
 typedef struct slc_cache_redis_sub_s {
-    char        name[64];           /* "": free */
+    char        name[64];           /* "": free; first: the slot's
+                                       name (slc_shm_slot_claim) */
     uint32_t    state;              /* SLC_REDIS_SUB_* */
     int32_t     pid;
     uint64_t    beat;               /* CLOCK_MONOTONIC ms: its own beat
@@ -321,6 +338,7 @@ typedef struct slc_cache_redis_sub_s {
     uint64_t    lat_n;              /* publish to apply, ms */
     uint64_t    lat_sum;
     uint64_t    lat_max;
+    slc_cache_redis_behind_t behind;
 } slc_cache_redis_sub_t;
 
 /* The zone and, when a service needs pushes, the role (init_conf). */
@@ -332,6 +350,10 @@ void   slc_cache_redis_sub_report(slc_cycle_t *cycle);
    (the worker's CLOCK_MONOTONIC ms): its service needs no push, or its
    subscriber is live. */
 int    slc_cache_redis_trusted(void *tier, uint64_t now);
+/* Whether any of tables hash[0..n) of entry e waits for the binlog
+   reader's bump (a worker, before a lookup). */
+int    slc_cache_redis_behind(const slc_cache_redis_sub_t *e,
+    const uint32_t *hash, unsigned n);
 /* This host, as messages name it: "host:masterpid". */
 void   slc_cache_redis_origin(char *out, size_t cap);
 /* rs' channel into out (SLC_REDIS_KEY_MAX): its length. */

@@ -31,7 +31,7 @@
 #define SLC_REDIS_LOG_EVERY    60000       /* ms between decode reports */
 
 
-/* --- generations ------------------------------------------------------------ */
+/* --- generations ---------------------------------------------------------- */
 
 /* A decimal generation of 1 to 19 digits (what SET and INCR leave);
    SLC_ERROR for anything else. */
@@ -125,7 +125,7 @@ slc_cache_redis_gens(slc_cache_redis_req_t *q, redisReply **el)
 }
 
 
-/* --- the entry -------------------------------------------------------------- */
+/* --- the entry ------------------------------------------------------------ */
 
 /* A value that is not ours, or garbage: counted, logged now and then. */
 static void
@@ -237,7 +237,7 @@ slc_cache_redis_on_mget(redisAsyncContext *ac, void *r, void *arg)
 }
 
 
-/* --- the hooks -------------------------------------------------------------- */
+/* --- the hooks ------------------------------------------------------------ */
 
 static int
 slc_cache_redis_send_lookup(slc_cache_redis_req_t *q)
@@ -266,6 +266,9 @@ slc_cache_redis_lookup(void *tier, const slc_cache_remote_ask_t *ask,
     slc_cache_bump(cnt->lookups);
     if (rc == NULL || !slc_cache_redis_conn_ready(rc)
         || ask->ntables > SLC_REDIS_VALUE_TABLES
+        || (rc->rs->sub != NULL
+            && slc_cache_redis_behind(rc->rs->sub, ask->table,
+                                      ask->ntables))
         || !slc_cache_redis_breaker_allow(&rc->rbreaker, slc_loop->now)
         || (q = malloc(sizeof(*q) + ask->klen)) == NULL)
     {

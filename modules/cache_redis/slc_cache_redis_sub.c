@@ -31,6 +31,7 @@
 #include "slc_event.h"
 #include "slc_log.h"
 #include "slc_role.h"
+#include "slc_seqlock.h"
 #include "slc_shm.h"
 #include "slc_mysql_conf.h"
 #include "slc_cache_redis.h"
@@ -55,7 +56,7 @@ typedef struct {
 static slc_cache_redis_subscriber_t  slc_redis_sub;
 
 
-/* --- messages --------------------------------------------------------------- */
+/* --- messages ------------------------------------------------------------- */
 
 void
 slc_cache_redis_origin(char *out, size_t cap)
@@ -153,7 +154,7 @@ slc_cache_redis_msg_parse(const char *p, size_t len, uint32_t *hash,
 }
 
 
-/* --- the subscriber --------------------------------------------------------- */
+/* --- the subscriber ------------------------------------------------------- */
 
 #define slc_cache_redis_sub_count(e, field, v)                              \
     __atomic_fetch_add(&(e)->field, (v), __ATOMIC_RELAXED)
@@ -325,7 +326,7 @@ slc_cache_redis_sub_exit(void)
 }
 
 
-/* --- workers ------------------------------------------------------------------ */
+/* --- workers -------------------------------------------------------------- */
 
 int
 slc_cache_redis_trusted(void *tier, uint64_t now)
@@ -342,27 +343,34 @@ slc_cache_redis_trusted(void *tier, uint64_t now)
 }
 
 
-/* --- the zone and the role ---------------------------------------------------- */
-
-static slc_cache_redis_sub_t *
-slc_cache_redis_sub_claim(slc_cache_redis_sub_t *tab, const char *name)
+int
+slc_cache_redis_behind(const slc_cache_redis_sub_t *e, const uint32_t *hash,
+    unsigned n)
 {
-    slc_cache_redis_sub_t *free = NULL;
+    const slc_cache_redis_behind_t *bh = &e->behind;
+    uint32_t                        s0, k, tries = 0;
+    int                             hit;
 
-    for (unsigned i = 0; i < SLC_REDIS_SUB_MAX; i++) {
-        if (strcmp(tab[i].name, name) == 0) {
-            return &tab[i];
-        }
-        if (free == NULL && tab[i].name[0] == '\0') {
-            free = &tab[i];
-        }
+    if (__atomic_load_n(&bh->n, __ATOMIC_ACQUIRE) == 0
+        && !__atomic_load_n(&bh->all, __ATOMIC_ACQUIRE))
+    {
+        return 0;                       /* the usual case */
     }
-    if (free != NULL) {
-        memset(free, 0, sizeof(*free));
-        strlcpy(free->name, name, sizeof(free->name));
-    }
-    return free;
+    do {
+        s0 = slc_seqlock_read_begin(&bh->seq);
+        hit = bh->all != 0;
+        k = slc_min(bh->n, (uint32_t) SLC_REDIS_BEHIND_MAX);
+        for (uint32_t i = 0; i < k && !hit; i++) {
+            for (unsigned j = 0; j < n && !hit; j++) {
+                hit = bh->hash[i] == hash[j];
+            }
+        }
+    } while (!slc_seqlock_read_end(&bh->seq, s0) && ++tries < 16);
+    return hit || tries == 16;      /* a writer that died mid-way: behind */
 }
+
+
+/* --- the zone and the role ------------------------------------------------ */
 
 /* Each service used gets its entry (by name: a reload keeps it). */
 static int
@@ -376,7 +384,9 @@ slc_cache_redis_sub_attach(slc_shm_zone_t *z, slc_cycle_t *cycle, char *err,
     for (unsigned i = 0; i < k; i++) {
         slc_cache_redis_service_t *rs = (slc_cache_redis_service_t *) used[i];
 
-        if ((rs->sub = slc_cache_redis_sub_claim(tab, rs->name)) == NULL) {
+        rs->sub = slc_shm_slot_claim(tab, SLC_REDIS_SUB_MAX, sizeof(*tab),
+            sizeof(tab->name), rs->name);
+        if (rs->sub == NULL) {
             snprintf(err, errlen, "more than %d redis services",
                 SLC_REDIS_SUB_MAX);
             return SLC_ERROR;

@@ -20,6 +20,7 @@
 #include "slc_core.h"
 #include "slc_log.h"
 #include "slc_event.h"
+#include "slc_seqlock.h"
 #include "slc_cache_redis.h"
 
 #include <hiredis.h>
@@ -48,7 +49,7 @@ static slc_cache_redis_sync_t  slc_redis_sync[SLC_REDIS_SYNC_MAX];
 static unsigned                slc_redis_nsync;
 
 
-/* --- a connection ---------------------------------------------------------- */
+/* --- a connection --------------------------------------------------------- */
 
 static void
 slc_cache_redis_sync_fail(slc_cache_redis_sync_t *y, const char *why,
@@ -181,7 +182,7 @@ slc_cache_redis_sync_of(const slc_cache_redis_service_t *rs)
 }
 
 
-/* --- a bump ------------------------------------------------------------------ */
+/* --- a bump --------------------------------------------------------------- */
 
 /* The commit this host's bump made its own, pushed to the hosts that
    read no binlog (slc_cache_redis_sub.c). */
@@ -252,6 +253,90 @@ slc_cache_redis_sync_bump(slc_cache_redis_sync_t *y, const char *id,
                    : SLC_OK;
 }
 
+/* Tables y's service has not had the bump of (its entry's marks). */
+static void
+slc_cache_redis_sync_mark(slc_cache_redis_sync_t *y, const uint32_t *hash,
+    unsigned n, int all)
+{
+    slc_cache_redis_behind_t *bh;
+    uint32_t                  s, k;
+
+    if (y->rs->sub == NULL) {
+        return;
+    }
+    bh = &y->rs->sub->behind;
+    s = slc_seqlock_write_begin(&bh->seq);
+    bh->all |= (uint32_t) (all != 0);
+    for (unsigned i = 0; i < n && !bh->all; i++) {
+        for (k = 0; k < bh->n && bh->hash[k] != hash[i]; k++) {
+            /* there already? */
+        }
+        if (k < bh->n) {
+            continue;
+        }
+        if (bh->n == SLC_REDIS_BEHIND_MAX) {
+            bh->all = 1;
+            break;
+        }
+        bh->hash[bh->n] = hash[i];
+        __atomic_store_n(&bh->n, bh->n + 1, __ATOMIC_RELEASE);
+    }
+    slc_seqlock_write_end(&bh->seq, s);
+}
+
+/* What y's service missed, again: SLC_OK once it has it (or had none). */
+static int
+slc_cache_redis_sync_owed(slc_cache_redis_sync_t *y)
+{
+    slc_cache_redis_behind_t *bh;
+    uint32_t                  s;
+
+    if (y->rs->sub == NULL) {
+        return SLC_OK;
+    }
+    bh = &y->rs->sub->behind;
+    if (bh->n == 0 && !bh->all) {
+        return SLC_OK;
+    }
+    if (slc_cache_redis_sync_bump(y, NULL, bh->hash, bh->n, bh->all)
+        != SLC_OK)
+    {
+        return SLC_ERROR;
+    }
+    s = slc_seqlock_write_begin(&bh->seq);
+    bh->all = 0;
+    __atomic_store_n(&bh->n, 0, __ATOMIC_RELEASE);
+    slc_seqlock_write_end(&bh->seq, s);
+    slc_log(SLC_LOG_NOTICE, "redis \"%s\": the binlog reader delivered the "
+        "generations it owed: their entries are taken from Redis again",
+        y->rs->name);
+    return SLC_OK;
+}
+
+/* One service: what it is owed, then this bump; marked if it fails. */
+static int
+slc_cache_redis_sync_one(slc_cache_redis_sync_t *y, const char *id,
+    const uint32_t *hash, unsigned n, int all)
+{
+    if (!slc_cache_redis_breaker_allow(&y->breaker, slc_time_ms())
+        || (y->c == NULL && slc_cache_redis_sync_connect(y) != SLC_OK)
+        || slc_cache_redis_sync_owed(y) != SLC_OK
+        || ((n > 0 || all)
+            && slc_cache_redis_sync_bump(y, id, hash, n, all) != SLC_OK))
+    {
+        slc_cache_redis_sync_mark(y, hash, n, all);
+        return SLC_ERROR;
+    }
+    if (slc_cache_redis_breaker_success(&y->breaker)
+        || y->last_error[0] != '\0')
+    {
+        slc_log(SLC_LOG_NOTICE, "redis \"%s\": bumping generations "
+            "again", y->rs->name);
+        y->last_error[0] = '\0';
+    }
+    return SLC_OK;
+}
+
 int
 slc_cache_redis_bump_sync(const slc_cycle_t *cycle, const char *id,
     const uint32_t *hash, unsigned n, int all)
@@ -260,9 +345,6 @@ slc_cache_redis_bump_sync(const slc_cycle_t *cycle, const char *id,
     unsigned                         nused;
     int                              rc = SLC_OK;
 
-    if (n == 0 && !all) {
-        return SLC_OK;
-    }
     if (n > SLC_REDIS_BUMP_KEYS - 2) {
         all = 1;                        /* more than one call takes */
     }
@@ -270,20 +352,10 @@ slc_cache_redis_bump_sync(const slc_cycle_t *cycle, const char *id,
     for (unsigned i = 0; i < nused; i++) {
         slc_cache_redis_sync_t *y = slc_cache_redis_sync_of(used[i]);
 
-        if (y == NULL
-            || !slc_cache_redis_breaker_allow(&y->breaker, slc_time_ms())
-            || (y->c == NULL && slc_cache_redis_sync_connect(y) != SLC_OK)
-            || slc_cache_redis_sync_bump(y, id, hash, n, all) != SLC_OK)
-        {
+        if (y == NULL) {
             rc = SLC_ERROR;
-            continue;
-        }
-        if (slc_cache_redis_breaker_success(&y->breaker)
-            || y->last_error[0] != '\0')
-        {
-            slc_log(SLC_LOG_NOTICE, "redis \"%s\": bumping generations "
-                "again", y->rs->name);
-            y->last_error[0] = '\0';
+        } else if (slc_cache_redis_sync_one(y, id, hash, n, all) != SLC_OK) {
+            rc = SLC_ERROR;
         }
     }
     return rc;

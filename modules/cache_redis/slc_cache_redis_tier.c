@@ -134,7 +134,7 @@ slc_cache_redis_wall_ms(void)
 }
 
 
-/* --- sending ---------------------------------------------------------------- */
+/* --- sending -------------------------------------------------------------- */
 
 /* The worker's one command buffer: a command is built and sent before the
    next begins (hiredis copies it). */
@@ -174,7 +174,7 @@ slc_cache_redis_on_sent(redisAsyncContext *ac, void *r, void *arg)
 }
 
 
-/* --- requests --------------------------------------------------------------- */
+/* --- requests ------------------------------------------------------------- */
 
 void
 slc_cache_redis_req_free(slc_cache_redis_req_t *q)

@@ -5,6 +5,27 @@
 
 #include <sys/mman.h>
 
+void *
+slc_shm_slot_claim(void *tab, unsigned n, size_t size, size_t namelen,
+    const char *name)
+{
+    char *free = NULL, *slot = tab;
+
+    for (unsigned i = 0; i < n; i++, slot += size) {
+        if (strcmp(slot, name) == 0) {
+            return slot;
+        }
+        if (free == NULL && slot[0] == '\0') {
+            free = slot;
+        }
+    }
+    if (free != NULL) {
+        memset(free, 0, size);
+        strlcpy(free, name, namelen);
+    }
+    return free;
+}
+
 slc_shm_zone_t *
 slc_shm_zone_find(slc_cycle_t *cycle, const char *name)
 {

@@ -58,6 +58,14 @@ slc_shm_zone_t *slc_shm_zone_add(slc_cycle_t *cycle, const char *name,
     size_t size, const void *tag, char *err, size_t errlen);
 /* The zone `name` of `cycle` (declared by any module), NULL if none. */
 slc_shm_zone_t *slc_shm_zone_find(slc_cycle_t *cycle, const char *name);
+/*
+ * A table of n slots of `size` bytes in a zone, each beginning with the
+ * name of what owns it (a char array of namelen, NUL-terminated; "":
+ * free), kept by name across a reload: the slot named `name`, else a free
+ * one, zeroed and named; NULL when the table is full.
+ */
+void *slc_shm_slot_claim(void *tab, unsigned n, size_t size,
+    size_t namelen, const char *name);
 /* Map the zones of `cycle`, reusing those of `old` (may be NULL), then
    attach them all. */
 int  slc_shm_zones_map(slc_cycle_t *cycle, slc_cycle_t *old, char *err,
