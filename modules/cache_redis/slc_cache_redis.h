@@ -300,6 +300,8 @@ size_t slc_cache_redis_gen_random(char *val, size_t cap);
 #define SLC_REDIS_SUB_BEAT_MS   250     /* the subscriber's own beat */
 #define SLC_REDIS_SUB_LIVE_MS   1000    /* heard from within: live */
 #define SLC_REDIS_PUSH_TABLES   256     /* in a message; more: all */
+/* a message: "1 ", the origin (< 80), its ms (<= 20), the tables */
+#define SLC_REDIS_MSG_MAX       (128 + SLC_REDIS_PUSH_TABLES * 9)
 
 #define SLC_REDIS_SUB_DOWN      0
 #define SLC_REDIS_SUB_LIVE      1

@@ -67,7 +67,7 @@ slc_cache_redis_publish(slc_cache_redis_conn_t *rc, const uint32_t *hash,
 {
     slc_cache_redis_resp_t *r;
     char                    chan[SLC_REDIS_KEY_MAX];
-    char                    msg[48 + SLC_REDIS_PUSH_TABLES * 9];
+    char                    msg[SLC_REDIS_MSG_MAX];
     size_t                  len = slc_cache_redis_push_msg(msg, sizeof(msg),
                                       hash, n, all);
 

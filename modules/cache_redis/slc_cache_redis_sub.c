@@ -39,7 +39,6 @@
 #include <hiredis.h>
 #include <async.h>
 
-#define SLC_REDIS_MSG_MAX  (32 + SLC_REDIS_PUSH_TABLES * 9)
 
 typedef struct {
     const slc_cache_redis_service_t *rs;

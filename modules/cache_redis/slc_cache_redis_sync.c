@@ -191,7 +191,7 @@ slc_cache_redis_sync_publish(slc_cache_redis_sync_t *y, const uint32_t *hash,
     unsigned n, int all)
 {
     char        chan[SLC_REDIS_KEY_MAX];
-    char        msg[48 + SLC_REDIS_PUSH_TABLES * 9];
+    char        msg[SLC_REDIS_MSG_MAX];
     const char *argv[3] = { "PUBLISH", chan, msg };
     size_t      len[3] = { 7, 0, 0 };
     redisReply *r;
