@@ -22,9 +22,12 @@
  *   slc_cache_redis_value.c (an entry as a Redis value, strictly
  *   decoded: anything foreign, truncated or of another version is
  *   refused, never served), slc_cache_redis_breaker.c (the circuit
- *   breaker), slc_cache_redis_resp.c (commands in RESP).
+ *   breaker), slc_cache_redis_resp.c (commands in RESP),
+ *   slc_cache_redis_slots.c (a cluster's slot map from CLUSTER SLOTS, and
+ *   MOVED/ASK redirections).
  *
- * Not built yet: Redis Cluster (`cluster on` is parsed, one node is
+ * Not built yet: Redis Cluster in the connections (`cluster on` is
+ * parsed, one node is used; the slot map is parsed and tested, not yet
  * used).
  */
 
@@ -97,6 +100,31 @@ uint16_t slc_cache_redis_crc16(const void *p, size_t len);
  * else of the whole key.
  */
 unsigned slc_cache_redis_slot(const void *k, size_t len);
+
+
+/* --- slc_cache_redis_slots.c: a cluster's slot map ----------------------- */
+
+#define SLC_REDIS_NODES_MAX  64         /* masters a map holds */
+#define SLC_REDIS_NO_NODE    0xff
+
+typedef struct {
+    unsigned    n;                              /* masters */
+    char        node[SLC_REDIS_NODES_MAX][64];  /* "host:port" */
+    uint8_t     slot[SLC_REDIS_SLOTS];          /* node of each slot, or
+                                                   SLC_REDIS_NO_NODE */
+} slc_cache_redis_slots_t;
+
+struct redisReply;
+
+/* From a CLUSTER SLOTS reply into *map: SLC_OK, or SLC_ERROR for anything
+   else (the map is then left as it was). */
+int slc_cache_redis_slots_parse(const struct redisReply *r,
+    slc_cache_redis_slots_t *map);
+/* An error reply err[0..len): a redirection ("MOVED slot host:port", or
+   "ASK ...": *ask) gives SLC_OK, *slot and the node into node[cap];
+   anything else SLC_ERROR. */
+int slc_cache_redis_redirect_parse(const char *err, size_t len, int *ask,
+    unsigned *slot, char *node, size_t cap);
 
 
 /* --- slc_cache_redis_value.c -------------------------------------------- */

@@ -8,12 +8,14 @@
 
 #include "slc_test.h"
 
+#include <stdarg.h>
 #include <string.h>
 
 #include "../../modules/cache_redis/slc_cache_redis_slot.c"
 #include "../../modules/cache_redis/slc_cache_redis_value.c"
 #include "../../modules/cache_redis/slc_cache_redis_breaker.c"
 #include "../../modules/cache_redis/slc_cache_redis_resp.c"
+#include "../../modules/cache_redis/slc_cache_redis_slots.c"
 
 static unsigned
 slc_test_slot(const char *k)
@@ -220,6 +222,136 @@ START_TEST(test_resp)
 }
 END_TEST
 
+/* Replies built by hand, as hiredis would give them. */
+static redisReply *
+slc_test_reply_int(long long v)
+{
+    redisReply *r = calloc(1, sizeof(*r));
+
+    r->type = REDIS_REPLY_INTEGER;
+    r->integer = v;
+    return r;
+}
+
+static redisReply *
+slc_test_reply_str(const char *s)
+{
+    redisReply *r = calloc(1, sizeof(*r));
+
+    r->type = REDIS_REPLY_STRING;
+    r->str = strdup(s);
+    r->len = strlen(s);
+    return r;
+}
+
+static redisReply *
+slc_test_reply_arr(size_t n, ...)
+{
+    redisReply *r = calloc(1, sizeof(*r));
+    va_list     ap;
+
+    r->type = REDIS_REPLY_ARRAY;
+    r->elements = n;
+    r->element = calloc(n ? n : 1, sizeof(redisReply *));
+    va_start(ap, n);
+    for (size_t i = 0; i < n; i++) {
+        r->element[i] = va_arg(ap, redisReply *);
+    }
+    va_end(ap);
+    return r;
+}
+
+static void
+slc_test_reply_free(redisReply *r)
+{
+    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
+        slc_test_reply_free(r->element[i]);
+    }
+    free(r->element);
+    free(r->str);
+    free(r);
+}
+
+static redisReply *
+slc_test_range(long long lo, long long hi, const char *host, long long port)
+{
+    return slc_test_reply_arr(4, slc_test_reply_int(lo), slc_test_reply_int(hi),
+        slc_test_reply_arr(3, slc_test_reply_str(host),
+            slc_test_reply_int(port), slc_test_reply_str("0123456789abcdef")),
+        slc_test_reply_arr(3, slc_test_reply_str("10.0.0.9"),
+            slc_test_reply_int(7000), slc_test_reply_str("replica")));
+}
+
+/* CLUSTER SLOTS of three masters (two ranges on one): each slot's master,
+   a replica never taken; a bad reply leaves the map as it was. */
+START_TEST(test_slots)
+{
+    static slc_cache_redis_slots_t m;
+    redisReply *r = slc_test_reply_arr(4,
+        slc_test_range(0, 5460, "10.0.0.1", 7001),
+        slc_test_range(5461, 10922, "10.0.0.2", 7002),
+        slc_test_range(10923, 16000, "10.0.0.3", 7003),
+        slc_test_range(16001, 16383, "10.0.0.1", 7001));
+    redisReply *bad[] = {
+        slc_test_reply_arr(1, slc_test_range(5, 4, "10.0.0.1", 7001)),
+        slc_test_reply_arr(1, slc_test_range(0, 16384, "10.0.0.1", 7001)),
+        slc_test_reply_arr(1, slc_test_range(0, 1, "10.0.0.1", 70000)),
+        slc_test_reply_arr(1, slc_test_range(0, 1, "a:b", 7001)),
+        slc_test_reply_arr(1, slc_test_reply_arr(2, slc_test_reply_int(0),
+                                                 slc_test_reply_int(1))),
+        slc_test_reply_str("not an array"),
+    };
+
+    ck_assert_int_eq(slc_cache_redis_slots_parse(r, &m), SLC_OK);
+    ck_assert_uint_eq(m.n, 3);
+    ck_assert_str_eq(m.node[m.slot[0]], "10.0.0.1:7001");
+    ck_assert_str_eq(m.node[m.slot[5460]], "10.0.0.1:7001");
+    ck_assert_str_eq(m.node[m.slot[5461]], "10.0.0.2:7002");
+    ck_assert_str_eq(m.node[m.slot[16000]], "10.0.0.3:7003");
+    ck_assert_str_eq(m.node[m.slot[16383]], "10.0.0.1:7001");
+    ck_assert_str_eq(m.node[m.slot[slc_cache_redis_slot("{g}:*", 5)]],
+                     m.node[m.slot[slc_cache_redis_slot("{g}:1", 5)]]);
+    for (size_t i = 0; i < slc_nelems(bad); i++) {
+        ck_assert_int_eq(slc_cache_redis_slots_parse(bad[i], &m), SLC_ERROR);
+        ck_assert_uint_eq(m.n, 3);          /* as it was */
+        slc_test_reply_free(bad[i]);
+    }
+    slc_test_reply_free(r);
+    r = slc_test_reply_arr(1, slc_test_range(0, 99, "10.0.0.1", 7001));
+    ck_assert_int_eq(slc_cache_redis_slots_parse(r, &m), SLC_OK);
+    ck_assert_uint_eq(m.slot[100], SLC_REDIS_NO_NODE);  /* unserved */
+    slc_test_reply_free(r);
+}
+END_TEST
+
+/* MOVED and ASK, and what is neither. */
+START_TEST(test_redirect)
+{
+    static const char *bad[] = {
+        "ERR unknown", "MOVED", "MOVED x 10.0.0.1:7001", "MOVED 16384 h:1",
+        "MOVED 1 h", "MOVED 1 h:1 extra", "ASK 1 ", "MOVED  1 h:1",
+    };
+    char     node[64];
+    unsigned slot;
+    int      ask;
+
+    ck_assert_int_eq(slc_cache_redis_redirect_parse("MOVED 3999 10.0.0.2:7002",
+        24, &ask, &slot, node, sizeof(node)), SLC_OK);
+    ck_assert(!ask);
+    ck_assert_uint_eq(slot, 3999);
+    ck_assert_str_eq(node, "10.0.0.2:7002");
+    ck_assert_int_eq(slc_cache_redis_redirect_parse("ASK 0 [::1]:7003", 16,
+        &ask, &slot, node, sizeof(node)), SLC_OK);
+    ck_assert(ask);
+    ck_assert_uint_eq(slot, 0);
+    ck_assert_str_eq(node, "[::1]:7003");
+    for (size_t i = 0; i < slc_nelems(bad); i++) {
+        ck_assert_int_eq(slc_cache_redis_redirect_parse(bad[i],
+            strlen(bad[i]), &ask, &slot, node, sizeof(node)), SLC_ERROR);
+    }
+}
+END_TEST
+
 START_TEST(test_breaker_opens)
 {
     slc_cache_redis_breaker_t b;
@@ -285,6 +417,8 @@ slc_cache_redis_suite(void)
     tcase_add_test(tc, test_truncated);
     tcase_add_test(tc, test_foreign);
     tcase_add_test(tc, test_resp);
+    tcase_add_test(tc, test_slots);
+    tcase_add_test(tc, test_redirect);
     tcase_add_test(tc, test_breaker_opens);
     tcase_add_test(tc, test_breaker_probe);
     suite_add_tcase(s, tc);

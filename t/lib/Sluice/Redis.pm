@@ -8,6 +8,7 @@ package Sluice::Redis;
 #   $r->freeze; $r->thaw;           # SIGSTOP, SIGCONT
 #   $r->kill;                       # SIGKILL, reaped
 #   $r->restart;                    # on the same port, empty
+#   my @nodes = Sluice::Redis->cluster(dir => $t->testdir, nodes => 3);
 #
 # No persistence (save "", appendonly no): a restart is empty.  Gone
 # when the object is.
@@ -28,6 +29,32 @@ sub start {
     }, $class;
     $self->_spawn;
     return $self;
+}
+
+# Sluice::Redis->cluster(dir => D, nodes => 3): a Redis Cluster of the
+# test's own: the nodes started with cluster-enabled, joined by
+# `redis-cli --cluster create` (masters only), and ready (every node says
+# cluster_state:ok).  Returns the nodes' Sluice::Redis objects.
+my $CLUSTER_SEQ = 0;
+sub cluster {
+    my ($class, %o) = @_;
+    my $n = $o{nodes} // 3;
+    my @nodes = map {
+        my $conf = "nodes-$$-" . ++$CLUSTER_SEQ . '.conf';
+        $class->start(dir => $o{dir},
+                      args => [ '--cluster-enabled', 'yes',
+                                '--cluster-config-file', $conf,
+                                '--cluster-node-timeout', '2000' ]);
+    } 1 .. $n;
+    my $cli = find_bin('redis-cli');
+    my $out = qx{$cli --cluster create @{[ map { '127.0.0.1:' . $_->port }
+        @nodes ]} --cluster-replicas 0 --cluster-yes 2>&1};
+    croak("redis-cli --cluster create failed:\n$out") if $?;
+    poll_until(20, sub {
+        !grep { ($_->cli('CLUSTER', 'INFO') // '') !~ /cluster_state:ok/ }
+            @nodes
+    }) or croak('the cluster did not become ready');
+    return @nodes;
 }
 
 sub port { $_[0]{port} }
