@@ -414,7 +414,6 @@ slc_cache_read_remote_end(slc_cache_ctx_t *cc)
         cc->conf->remote->release(cc->rreq);
         cc->rreq = NULL;
     }
-    cc->rwait = 0;
 }
 
 /*
@@ -462,7 +461,6 @@ slc_cache_read_remote_done(void *arg, const slc_cache_remote_hit_t *hit)
     slc_cache_ctx_t *cc = arg;
     int              verdict = SLC_FILTER_PASS;
 
-    cc->rwait = 0;
     cc->cur = NULL;
     if (hit != NULL
         && (cc->op == SLC_CACHE_OP_STORE || cc->conf->remote_strict))
@@ -504,7 +502,6 @@ slc_cache_read_remote(slc_cache_ctx_t *cc, const uint8_t *key, size_t klen,
         cc->wait_cmd = NULL;
         return SLC_FILTER_PASS;
     }
-    cc->rwait = 1;
     return SLC_FILTER_PAUSE;
 }
 

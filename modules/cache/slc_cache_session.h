@@ -191,10 +191,9 @@ typedef struct {
     slc_cache_serve_t       serve;
 
     /* the remote tier (slc_cache_remote_t): its request, from the lookup
-       the session waits for (rwait) to the store of the backend's answer
-       after a miss */
+       the session waits for to the store of the backend's answer after a
+       miss */
     void                   *rreq;
-    unsigned                rwait:1;
     long long               ttl;        /* of the store in flight */
     /* strict mode: the bump the response waits for (its gate held), and
        what a later statement of the response wrote meanwhile */

@@ -396,6 +396,9 @@ size_t slc_cache_redis_push_msg(char *out, size_t cap, const uint32_t *hash,
    hooks' table), slc_cache_redis_lookup.c, slc_cache_redis_bump.c ------- */
 
 #define SLC_REDIS_GENS  (SLC_REDIS_VALUE_TABLES + 1)   /* tables and all */
+/* unanswered bytes of stores and bumps a connection may have out: past
+   it they are dropped (counted), never buffered */
+#define SLC_REDIS_QUEUE_MAX  (8u << 20)
 
 /*
  * A request the cache waits for: a lookup (done) or a strict bump (ack).

@@ -18,7 +18,6 @@
 #include <hiredis.h>
 #include <async.h>
 
-#define SLC_REDIS_QUEUE_MAX    (8u << 20)
 #define SLC_REDIS_BUMP_BYTES   128         /* counted queued per table */
 
 /* What a bump moved, to invalidate the zones again once Redis has it. */

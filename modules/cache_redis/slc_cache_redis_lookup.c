@@ -27,7 +27,6 @@
 #include <hiredis.h>
 #include <async.h>
 
-#define SLC_REDIS_QUEUE_MAX    (8u << 20)
 #define SLC_REDIS_LOG_EVERY    60000       /* ms between decode reports */
 
 

@@ -443,12 +443,12 @@ slc_cache_redis_sub_report(slc_cycle_t *cycle)
             continue;
         }
         slc_log(SLC_LOG_NOTICE, "redis \"%s\": push=%s subscriber=%s "
-            "received=%llu own=%llu bad=%llu published_binlog=%llu "
+            "pid=%d received=%llu own=%llu bad=%llu published_binlog=%llu "
             "outages=%llu latency_avg_ms=%llu latency_max_ms=%llu",
             used[i]->name, used[i]->push ? "on" : "off",
             !used[i]->push ? "none"
             : slc_cache_redis_trusted((void *) used[i], slc_time_ms())
-            ? "live" : "down",
+            ? "live" : "down", (int) e->pid,
             (unsigned long long) e->received, (unsigned long long) e->own,
             (unsigned long long) e->bad,
             (unsigned long long) e->published,
