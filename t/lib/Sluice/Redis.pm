@@ -41,9 +41,12 @@ sub cluster {
     my $n = $o{nodes} // 3;
     my @nodes = map {
         my $conf = "nodes-$$-" . ++$CLUSTER_SEQ . '.conf';
+        # the bus on a free port of its own (by default port + 10000,
+        # which a port above 55535 cannot have, and may be taken)
         $class->start(dir => $o{dir},
                       args => [ '--cluster-enabled', 'yes',
                                 '--cluster-config-file', $conf,
+                                '--cluster-port', free_port(),
                                 '--cluster-node-timeout', '2000' ]);
     } 1 .. $n;
     my $cli = find_bin('redis-cli');
