@@ -9,7 +9,8 @@
  *           db 0;                            SELECT (not with cluster)
  *           timeout 20ms;                    a request's budget
  *           prefix "sluice:";                of every key
- *           cluster off;
+ *           cluster on;                      a Redis Cluster (default:
+ *                                            detected; off: never)
  *           strict off;                      hits checked in Redis
  *       }
  *       cache_redis shared;                  mysql or server level
@@ -133,10 +134,11 @@ slc_cache_redis_create_conf(slc_conf_t *cf, unsigned level)
 static const char *
 slc_cache_redis_service_merge(slc_cache_redis_service_t *rs)
 {
-    slc_conf_merge_value(rs->cluster, SLC_CONF_UNSET, 0);
+    slc_conf_merge_value(rs->cluster, SLC_CONF_UNSET,
+                         SLC_REDIS_CLUSTER_DETECT);
     slc_conf_merge_value(rs->strict, SLC_CONF_UNSET, 0);
     slc_conf_merge_value(rs->timeout, SLC_CONF_UNSET, 20);
-    if (rs->db != SLC_CONF_UNSET && rs->cluster) {
+    if (rs->db != SLC_CONF_UNSET && rs->cluster == 1) {
         return "\"db\" with \"cluster on\": a Redis Cluster has database 0 "
                "only";
     }

@@ -26,9 +26,8 @@
  *   slc_cache_redis_slots.c (a cluster's slot map from CLUSTER SLOTS, and
  *   MOVED/ASK redirections).
  *
- * Not built yet: Redis Cluster in the connections (`cluster on` is
- * parsed, one node is used; the slot map is parsed and tested, not yet
- * used).
+ * - slc_cache_redis_cluster.c: a Redis Cluster as a worker sees it (the
+ *   slot map, a connection per master, redirections followed).
  */
 
 #include "slc_core.h"
@@ -62,7 +61,9 @@ typedef struct slc_cache_redis_service_s {
     long long                 db;           /* SELECT; 0 by default */
     long long                 timeout;      /* ms, 20 by default */
     const char               *prefix;       /* of every key, "sluice:" */
-    int                       cluster;      /* `cluster on` */
+    int                       cluster;      /* `cluster on`: 1; `off`:
+                                               0; unset: detected
+                                               (SLC_REDIS_CLUSTER_DETECT) */
     int                       strict;       /* `strict on`: every hit is
                                                Redis', every write's OK
                                                waits for its bump */
@@ -74,6 +75,8 @@ typedef struct slc_cache_redis_service_s {
     unsigned                  line;
     struct slc_cache_redis_service_s *next;
 } slc_cache_redis_service_t;
+
+#define SLC_REDIS_CLUSTER_DETECT  2
 
 /* The module's conf at the mysql and server levels. */
 typedef struct {
@@ -269,6 +272,20 @@ typedef struct slc_cache_redis_conn_s {
     void                            *data;
     const char                      *tag;  /* "sub ", "pub ": logged and
                                               in its CLIENT SETNAME */
+    /* a Redis Cluster (slc_cache_redis_cluster.c) */
+    char                             node[64];  /* "ip:port" a cluster's
+                                                   node conn dials; "":
+                                                   the `server`s */
+    unsigned                         server;   /* the `server` it dials
+                                                  (the next after a
+                                                  failure) */
+    unsigned                         topology:1;  /* asks CLUSTER SLOTS
+                                                     at its setup */
+    struct slc_cache_redis_cluster_s *cluster; /* a worker's first
+                                                  connection to a cluster:
+                                                  its map and nodes */
+    struct slc_cache_redis_conn_s   *seed;     /* a node's: that first
+                                                  connection; NULL */
     struct slc_cache_redis_conn_s   *next;
 } slc_cache_redis_conn_t;
 
@@ -302,6 +319,63 @@ slc_cache_redis_conn_t *slc_cache_redis_conns_all(void);
 /* Whether a command may go now: connected, set up, and `hiredis` takes
    it (the caller counts what it cannot send). */
 int  slc_cache_redis_conn_ready(const slc_cache_redis_conn_t *rc);
+
+/* A connection to node "ip:port" of seed's cluster, in *list, set up in
+   the background; on_down when a set-up one is lost.  NULL without
+   memory. */
+slc_cache_redis_conn_t *slc_cache_redis_node_open(
+    slc_cache_redis_conn_t *seed, const char *node,
+    slc_cache_redis_conn_t **list,
+    void (*on_down)(slc_cache_redis_conn_t *));
+/* "ip:port" into host[hlen] and *port: SLC_ERROR unless a numeric IPv4
+   address and a port (a name would be resolved blocking). */
+int  slc_cache_redis_node_addr(const char *node, char *host, size_t hlen,
+    int *port);
+/* Something failed on rc: logged when news, dropped, retried later. */
+void slc_cache_redis_conn_fail(slc_cache_redis_conn_t *rc, const char *what,
+    const char *why, size_t len);
+
+/* --- slc_cache_redis_cluster.c: a worker's view of a Redis Cluster -------- */
+
+typedef struct slc_cache_redis_cluster_s {
+    slc_cache_redis_slots_t  map;           /* as CLUSTER SLOTS said */
+    uint8_t                  conn[SLC_REDIS_NODES_MAX];  /* map node ->
+                                               index in node[] */
+    slc_cache_redis_conn_t  *node[SLC_REDIS_NODES_MAX];
+    unsigned                 nnodes;
+    slc_cache_redis_conn_t  *nodes;         /* their list */
+    unsigned                 gslot;         /* the generations' slot */
+    unsigned                 known:1;       /* a map was applied */
+    unsigned                 refreshing:1;  /* CLUSTER SLOTS is out */
+    uint64_t                 moved_logged;  /* ms */
+} slc_cache_redis_cluster_t;
+
+/* The reply to the setup's CLUSTER SLOTS of rc (a worker's first
+   connection): a cluster's map applied, or a single Redis.  SLC_ERROR
+   when `cluster on` and it is not one (the reason in why). */
+int  slc_cache_redis_cluster_setup(slc_cache_redis_conn_t *rc,
+    const struct redisReply *r, char *why, size_t cap);
+/* The connection for key slot `slot` of rc's service (rc the worker's
+   first connection to it): rc without a cluster, else the node serving
+   it; NULL while unknown.  The caller checks it is ready. */
+slc_cache_redis_conn_t *slc_cache_redis_route(slc_cache_redis_conn_t *rc,
+    unsigned slot);
+/* The connection for key k[0..len) of rc's service (rc any of its
+   connections): as slc_cache_redis_route. */
+slc_cache_redis_conn_t *slc_cache_redis_route_key(slc_cache_redis_conn_t *rc,
+    const char *k, size_t len);
+/* The slot of the generations' keys of rc's service. */
+unsigned slc_cache_redis_gslot(const slc_cache_redis_conn_t *rc);
+/* Whether rc talks to a cluster (then MGET spans one slot only). */
+int  slc_cache_redis_clustered(const slc_cache_redis_conn_t *rc);
+/* A command to a cluster's node, sent with a copy kept so that a MOVED or
+   ASK reply is followed (twice at most; a MOVED refreshes the map);
+   fn then has its final reply.  SLC_ERROR when it could not be sent. */
+int  slc_cache_redis_cluster_send(slc_cache_redis_conn_t *rc,
+    void (*fn)(struct redisAsyncContext *, void *, void *), void *arg,
+    const uint8_t *cmd, size_t len);
+/* At a worker's exit: its nodes' connections and the map. */
+void slc_cache_redis_cluster_free(slc_cache_redis_conn_t *rc);
 
 /* The services the servers of `cycle` use, each once, into used[0..max):
    how many. */
@@ -423,6 +497,15 @@ typedef struct slc_cache_redis_req_s {
     unsigned                        held:1;     /* the entry replied: the
                                                    answer waits for the
                                                    creations */
+    unsigned                        split:1;    /* a cluster's: the
+                                                   entry and the
+                                                   generations asked apart */
+    unsigned                        got_gens:1; /* ... the latter came */
+    unsigned                        got_entry:1; /* ... the former came
+                                                   first: kept in ebuf */
+    int                             etype;      /* its reply's type */
+    uint8_t                        *ebuf;       /* its bytes (malloc'ed) */
+    size_t                          elen;
     unsigned                        creating;   /* generations being
                                                    created, */
     uint32_t                        cmask;      /* by index */

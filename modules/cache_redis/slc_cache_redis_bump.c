@@ -183,10 +183,16 @@ slc_cache_redis_invalidate(void *tier, const uint32_t *hash, unsigned n,
 {
     void *req = NULL;
 
-    for (slc_cache_redis_conn_t *rc = slc_cache_redis_conns_all();
-         rc != NULL; rc = rc->next)
+    for (slc_cache_redis_conn_t *seed = slc_cache_redis_conns_all();
+         seed != NULL; seed = seed->next)
     {
-        if (ack != NULL && rc->rs == tier) {
+        /* a cluster's generations live on one node */
+        slc_cache_redis_conn_t *rc = slc_cache_redis_route(seed,
+                                         slc_cache_redis_gslot(seed));
+
+        if (rc == NULL) {
+            slc_cache_bump(cnt->dropped);
+        } else if (ack != NULL && rc->rs == tier) {
             req = slc_cache_redis_bump_wait(rc, hash, n, all, cnt, ack, arg);
         } else {
             slc_cache_redis_bump(rc, hash, n, all, cnt, NULL);

@@ -161,10 +161,18 @@ slc_cache_redis_retry_timer(slc_timer_t *t)
     slc_cache_redis_connect(rc);
 }
 
+/* The address rc dials, as logged. */
+static const char *
+slc_cache_redis_peer(const slc_cache_redis_conn_t *rc)
+{
+    return rc->node[0] != '\0' ? rc->node
+           : rc->rs->server[rc->server % rc->rs->nservers].name;
+}
+
 /* Something failed: log it if it is news, drop the connection, and try
-   again after the back-off. */
-static void
-slc_cache_redis_fail(slc_cache_redis_conn_t *rc, const char *what,
+   again after the back-off (the next `server`, when there are several). */
+void
+slc_cache_redis_conn_fail(slc_cache_redis_conn_t *rc, const char *what,
     const char *why, size_t len)
 {
     char esc[256], line[320];
@@ -172,8 +180,9 @@ slc_cache_redis_fail(slc_cache_redis_conn_t *rc, const char *what,
     slc_log_escape(esc, sizeof(esc), why, len, 0);
     snprintf(line, sizeof(line), "%s: %s", what, esc);
     if (strcmp(line, rc->last_error) != 0) {
-        slc_log(SLC_LOG_ERR, "redis \"%s\": %s (the cache goes on in "
-            "shared memory)", rc->rs->name, line);
+        slc_log(SLC_LOG_ERR, "redis \"%s\": %s (%s%s; the cache goes on "
+            "in shared memory)", rc->rs->name, line, rc->tag != NULL
+            ? rc->tag : "", slc_cache_redis_peer(rc));
         strlcpy(rc->last_error, line, sizeof(rc->last_error));
     }
     if (rc->ready && rc->on_down != NULL) {
@@ -186,6 +195,10 @@ slc_cache_redis_fail(slc_cache_redis_conn_t *rc, const char *what,
         ac->data = NULL;            /* its callbacks find no connection */
         redisAsyncFree(ac);         /* (its cleanup hook clears rc->ac) */
     }
+    rc->queued = 0;                 /* their replies will not come */
+    if (rc->node[0] == '\0') {
+        rc->server++;
+    }
     /* the breaker's back-off: one failure opens it, each failed retry
        (its probe) doubles the wait */
     slc_cache_redis_breaker_failure(&rc->breaker, slc_loop->now);
@@ -193,6 +206,25 @@ slc_cache_redis_fail(slc_cache_redis_conn_t *rc, const char *what,
         slc_timer_add(slc_loop, &rc->retry,
             rc->breaker.until > slc_loop->now
             ? rc->breaker.until - slc_loop->now : 1);
+    }
+}
+
+/* One more reply to the setup: after the last, rc is ready. */
+static void
+slc_cache_redis_setup_done(slc_cache_redis_conn_t *rc)
+{
+    if (--rc->pending > 0) {
+        return;
+    }
+    rc->ready = 1;
+    slc_cache_redis_breaker_success(&rc->breaker);
+    slc_log(rc->last_error[0] ? SLC_LOG_NOTICE : SLC_LOG_INFO,
+        "redis \"%s\": %sconnected to %s%s", rc->rs->name,
+        rc->tag != NULL ? rc->tag : "", slc_cache_redis_peer(rc),
+        rc->cluster != NULL ? " (a cluster)" : "");
+    rc->last_error[0] = '\0';
+    if (rc->on_ready != NULL) {
+        rc->on_ready(rc);
     }
 }
 
@@ -207,21 +239,28 @@ slc_cache_redis_setup_reply(redisAsyncContext *ac, void *r, void *what)
         return;                     /* freed, or dropped: handled there */
     }
     if (reply->type == REDIS_REPLY_ERROR) {
-        slc_cache_redis_fail(rc, what, reply->str, reply->len);
+        slc_cache_redis_conn_fail(rc, what, reply->str, reply->len);
         return;
     }
-    if (--rc->pending == 0) {
-        rc->ready = 1;
-        slc_cache_redis_breaker_success(&rc->breaker);
-        slc_log(rc->last_error[0] ? SLC_LOG_NOTICE : SLC_LOG_INFO,
-            "redis \"%s\": %sconnected to %s", rc->rs->name,
-            rc->tag != NULL ? rc->tag : "",
-            rc->rs->server[0].name);
-        rc->last_error[0] = '\0';
-        if (rc->on_ready != NULL) {
-            rc->on_ready(rc);
-        }
+    slc_cache_redis_setup_done(rc);
+}
+
+/* The reply to the setup's CLUSTER SLOTS: a cluster, or a single Redis. */
+static void
+slc_cache_redis_topology_reply(redisAsyncContext *ac, void *r, void *what)
+{
+    slc_cache_redis_conn_t *rc = ac->data;
+    char                    why[160];
+
+    (void) what;
+    if (rc == NULL || r == NULL) {
+        return;
     }
+    if (slc_cache_redis_cluster_setup(rc, r, why, sizeof(why)) != SLC_OK) {
+        slc_cache_redis_conn_fail(rc, "CLUSTER SLOTS", why, strlen(why));
+        return;
+    }
+    slc_cache_redis_setup_done(rc);
 }
 
 static void
@@ -265,6 +304,15 @@ slc_cache_redis_setup(slc_cache_redis_conn_t *rc)
     argv[1] = "SETNAME", len[1] = 7;
     argv[2] = name, len[2] = strlen(name);
     slc_cache_redis_command(rc, "CLIENT SETNAME", 3, argv, len);
+    if (rc->topology) {
+        argv[1] = "SLOTS", len[1] = 5;
+        argv[0] = "CLUSTER", len[0] = 7;
+        if (redisAsyncCommandArgv(rc->ac, slc_cache_redis_topology_reply,
+                                  NULL, 2, argv, len) == REDIS_OK)
+        {
+            rc->pending++;
+        }
+    }
 }
 
 static void
@@ -275,7 +323,7 @@ slc_cache_redis_on_connect(const redisAsyncContext *ac, int status)
     if (rc != NULL && status != REDIS_OK) {
         /* hiredis frees the context after this */
         rc->ac = NULL;
-        slc_cache_redis_fail(rc, "connect", ac->errstr, strlen(ac->errstr));
+        slc_cache_redis_conn_fail(rc, "connect", ac->errstr, strlen(ac->errstr));
     }
 }
 
@@ -286,7 +334,7 @@ slc_cache_redis_on_disconnect(const redisAsyncContext *ac, int status)
 
     if (rc != NULL) {
         rc->ac = NULL;              /* being freed by hiredis */
-        slc_cache_redis_fail(rc, "connection lost",
+        slc_cache_redis_conn_fail(rc, "connection lost",
             status == REDIS_OK ? "closed" : ac->errstr,
             status == REDIS_OK ? 6 : strlen(ac->errstr));
     }
@@ -332,15 +380,26 @@ slc_cache_redis_server_host(const slc_cache_redis_server_t *s, char *host,
     return host;
 }
 
-/* A numeric host and port (or the socket's path) for hiredis. */
+/* A numeric host and port (or the socket's path) for hiredis: rc's node,
+   or its `server`. */
 static redisAsyncContext *
-slc_cache_redis_dial(const slc_cache_redis_server_t *s)
+slc_cache_redis_dial(const slc_cache_redis_conn_t *rc)
 {
     char        buf[NI_MAXHOST];
     int         port;
-    const char *host = slc_cache_redis_server_host(s, buf, sizeof(buf),
-                                                   &port);
+    const char *host = buf;
 
+    if (rc->node[0] != '\0') {
+        if (slc_cache_redis_node_addr(rc->node, buf, sizeof(buf), &port)
+            != SLC_OK)
+        {
+            return NULL;
+        }
+    } else {
+        host = slc_cache_redis_server_host(
+                   &rc->rs->server[rc->server % rc->rs->nservers], buf,
+                   sizeof(buf), &port);
+    }
     if (host == NULL) {
         return NULL;
     }
@@ -351,14 +410,15 @@ slc_cache_redis_dial(const slc_cache_redis_server_t *s)
 static void
 slc_cache_redis_connect(slc_cache_redis_conn_t *rc)
 {
-    redisAsyncContext *ac = slc_cache_redis_dial(&rc->rs->server[0]);
+    redisAsyncContext *ac = slc_cache_redis_dial(rc);
 
     if (ac == NULL) {
-        slc_cache_redis_fail(rc, "connect", "out of memory", 13);
+        slc_cache_redis_conn_fail(rc, "connect", "out of memory or not a "
+            "numeric address", 38);
         return;
     }
     if (ac->err) {
-        slc_cache_redis_fail(rc, "connect", ac->errstr, strlen(ac->errstr));
+        slc_cache_redis_conn_fail(rc, "connect", ac->errstr, strlen(ac->errstr));
         redisAsyncFree(ac);
         return;
     }
@@ -367,7 +427,7 @@ slc_cache_redis_connect(slc_cache_redis_conn_t *rc)
         rc->ac = NULL;
         ac->data = NULL;
         redisAsyncFree(ac);
-        slc_cache_redis_fail(rc, "connect", "cannot register", 16);
+        slc_cache_redis_conn_fail(rc, "connect", "cannot register", 16);
         return;
     }
     redisAsyncSetConnectCallback(ac, slc_cache_redis_on_connect);
@@ -378,8 +438,9 @@ slc_cache_redis_connect(slc_cache_redis_conn_t *rc)
 
 /* --- a worker's connections ----------------------------------------------- */
 
-slc_cache_redis_conn_t *
-slc_cache_redis_conn_open(const slc_cache_redis_service_t *rs,
+/* A connection set up but not dialled yet, in *list. */
+static slc_cache_redis_conn_t *
+slc_cache_redis_conn_new(const slc_cache_redis_service_t *rs,
     slc_cache_redis_conn_t **list, const char *tag,
     void (*on_ready)(slc_cache_redis_conn_t *),
     void (*on_down)(slc_cache_redis_conn_t *), void *data)
@@ -402,7 +463,36 @@ slc_cache_redis_conn_open(const slc_cache_redis_service_t *rs,
     rc->retry.data = rc;
     rc->next = *list;
     *list = rc;
-    slc_cache_redis_connect(rc);
+    return rc;
+}
+
+slc_cache_redis_conn_t *
+slc_cache_redis_conn_open(const slc_cache_redis_service_t *rs,
+    slc_cache_redis_conn_t **list, const char *tag,
+    void (*on_ready)(slc_cache_redis_conn_t *),
+    void (*on_down)(slc_cache_redis_conn_t *), void *data)
+{
+    slc_cache_redis_conn_t *rc = slc_cache_redis_conn_new(rs, list, tag,
+                                     on_ready, on_down, data);
+
+    if (rc != NULL) {
+        slc_cache_redis_connect(rc);
+    }
+    return rc;
+}
+
+slc_cache_redis_conn_t *
+slc_cache_redis_node_open(slc_cache_redis_conn_t *seed, const char *node,
+    slc_cache_redis_conn_t **list, void (*on_down)(slc_cache_redis_conn_t *))
+{
+    slc_cache_redis_conn_t *rc = slc_cache_redis_conn_new(seed->rs, list,
+                                     "node ", NULL, on_down, seed);
+
+    if (rc != NULL) {
+        strlcpy(rc->node, node, sizeof(rc->node));
+        rc->seed = seed;
+        slc_cache_redis_connect(rc);
+    }
     return rc;
 }
 
@@ -410,12 +500,16 @@ int
 slc_cache_redis_conns_open(const slc_cache_redis_service_t *const *rs,
     unsigned n)
 {
+    slc_cache_redis_conn_t *rc;
+
     for (unsigned i = 0; i < n; i++) {
-        if (slc_cache_redis_conn_open(rs[i], &slc_cache_redis_conns, NULL,
-                                      NULL, NULL, NULL) == NULL)
+        if ((rc = slc_cache_redis_conn_new(rs[i], &slc_cache_redis_conns,
+                                           NULL, NULL, NULL, NULL)) == NULL)
         {
             return SLC_ERROR;
         }
+        rc->topology = rs[i]->cluster != 0;
+        slc_cache_redis_connect(rc);
     }
     return SLC_OK;
 }
@@ -437,6 +531,7 @@ slc_cache_redis_conns_free(slc_cache_redis_conn_t **list)
             slc_timer_del(slc_loop, &rc->retry);
         }
         slc_cache_redis_tier_close(rc);
+        slc_cache_redis_cluster_free(rc);
         if (rc->ac != NULL) {
             rc->ac->data = NULL;
             redisAsyncFree(rc->ac);

@@ -3,8 +3,9 @@
  * lookup and store of slc_cache_remote_t; slc_cache_redis.h).
  *
  * A lookup is one command: MGET of the entry and of the generations of
- * the tables it reads, and every table's (they and the entry share no
- * slot in a cluster; a single Redis answers them at once).  A hit is a
+ * the tables it reads, and every table's; in a cluster, where they share
+ * no slot, two (GET of the entry on its node, MGET of the generations on
+ * theirs: the one that comes first waits for the other).  A hit is a
  * value that decodes, holds the same exact key (compared whole), has not
  * expired (its expiry is wall-clock: hosts' clocks in step), and recorded
  * the generations Redis has now for exactly those tables: a generation
@@ -198,14 +199,49 @@ slc_cache_redis_entry(slc_cache_redis_req_t *q, const redisReply *e,
     return 0;
 }
 
-/* The MGET's reply: entry, generations, every table's. */
+/* The entry e, the generations known: a hit answered, or a miss (once
+   the missing generations exist). */
+static void
+slc_cache_redis_decide(slc_cache_redis_req_t *q, const redisReply *e)
+{
+    slc_cache_redis_value_t  v;
+    slc_cache_remote_hit_t   hit;
+
+    if (slc_cache_redis_entry(q, e, &v, &hit)) {
+        slc_cache_redis_answer(q, &hit);
+    } else if (q->creating > 0) {
+        q->held = 1;            /* a miss, once its generations exist */
+    } else {
+        slc_cache_redis_answer(q, NULL);
+    }
+}
+
+/* A reply that is not what was asked: a miss; the breaker counts it
+   unless it is a cluster's slot in migration (TRYAGAIN). */
+static void
+slc_cache_redis_lookup_failed(slc_cache_redis_req_t *q,
+    const redisReply *reply, const char *what)
+{
+    if (reply != NULL && reply->type == REDIS_REPLY_ERROR
+        && reply->len >= 8 && memcmp(reply->str, "TRYAGAIN", 8) == 0)
+    {
+        slc_cache_bump(q->cnt->misses);
+    } else {
+        slc_cache_bump(q->cnt->errors);
+        slc_cache_redis_lookups_failed(q->rc, q->cnt, reply == NULL
+            ? "connection lost" : what);
+    }
+    slc_cache_redis_answer(q, NULL);
+}
+
+/* The MGET's reply: the entry (unless split: a cluster's, asked apart,
+   which may be there first), the generations, every table's. */
 static void
 slc_cache_redis_on_mget(redisAsyncContext *ac, void *r, void *arg)
 {
     slc_cache_redis_req_t   *q = arg;
     redisReply              *reply = r;
-    slc_cache_redis_value_t  v;
-    slc_cache_remote_hit_t   hit;
+    unsigned                 first = !q->split;
 
     (void) ac;
     q->replies--;
@@ -214,23 +250,55 @@ slc_cache_redis_on_mget(redisAsyncContext *ac, void *r, void *arg)
         return;
     }
     if (reply == NULL || reply->type != REDIS_REPLY_ARRAY
-        || reply->elements != q->ntables + 2)
+        || reply->elements != q->ntables + 1 + first)
     {
-        slc_cache_bump(q->cnt->errors);
-        slc_cache_redis_lookups_failed(q->rc, q->cnt, reply == NULL
-            ? "connection lost" : "an MGET answered otherwise");
-        slc_cache_redis_answer(q, NULL);
+        slc_cache_redis_lookup_failed(q, reply, "an MGET answered "
+            "otherwise");
+    } else {
+        slc_cache_redis_lookups_ok(q->rc, q->cnt);
+        slc_cache_redis_gens(q, reply->element + first);
+        q->got_gens = 1;
+        if (first) {
+            slc_cache_redis_decide(q, reply->element[0]);
+        } else if (q->got_entry) {
+            redisReply e = { .type = q->etype, .str = (char *) q->ebuf,
+                             .len = q->elen };
+
+            slc_cache_redis_decide(q, &e);
+        }
+    }
+    slc_cache_redis_req_free(q);
+}
+
+/* A cluster's: the entry's GET, kept if the generations are not there
+   yet. */
+static void
+slc_cache_redis_on_entry(redisAsyncContext *ac, void *r, void *arg)
+{
+    slc_cache_redis_req_t   *q = arg;
+    redisReply              *reply = r;
+
+    (void) ac;
+    q->replies--;
+    if (q->done == NULL) {
         slc_cache_redis_req_free(q);
         return;
     }
-    slc_cache_redis_lookups_ok(q->rc, q->cnt);
-    slc_cache_redis_gens(q, reply->element + 1);
-    if (slc_cache_redis_entry(q, reply->element[0], &v, &hit)) {
-        slc_cache_redis_answer(q, &hit);
-    } else if (q->creating > 0) {
-        q->held = 1;            /* a miss, once its generations exist */
-    } else {
+    if (reply == NULL || reply->type == REDIS_REPLY_ERROR) {
+        slc_cache_redis_lookup_failed(q, reply, "a GET answered otherwise");
+    } else if (q->got_gens) {
+        slc_cache_redis_decide(q, reply);
+    } else if (reply->type == REDIS_REPLY_STRING
+               && (q->ebuf = malloc(reply->len + 1)) == NULL)
+    {
         slc_cache_redis_answer(q, NULL);
+    } else {
+        if (q->ebuf != NULL) {
+            memcpy(q->ebuf, reply->str, reply->len);
+            q->elen = reply->len;
+        }
+        q->etype = reply->type;
+        q->got_entry = 1;
     }
     slc_cache_redis_req_free(q);
 }
@@ -238,20 +306,57 @@ slc_cache_redis_on_mget(redisAsyncContext *ac, void *r, void *arg)
 
 /* --- the hooks ------------------------------------------------------------ */
 
+/* One MGET of the entry (unless ec is NULL: a cluster's, sent apart) and
+   the generations. */
 static int
-slc_cache_redis_send_lookup(slc_cache_redis_req_t *q)
+slc_cache_redis_send_mget(slc_cache_redis_req_t *q,
+    const slc_cache_redis_conn_t *ec)
 {
     const slc_cache_redis_service_t *rs = q->rc->rs;
-    slc_cache_redis_resp_t          *r = slc_cache_redis_cmd(q->ntables + 3);
+    slc_cache_redis_resp_t          *r;
     char                             gk[SLC_REDIS_KEY_MAX];
 
+    r = slc_cache_redis_cmd(q->ntables + 2 + (ec != NULL));
     slc_cache_redis_resp_str(r, "MGET");
-    slc_cache_redis_resp_arg(r, q->ekey, q->eklen);
+    if (ec != NULL) {
+        slc_cache_redis_resp_arg(r, q->ekey, q->eklen);
+    }
     for (unsigned i = 0; i <= q->ntables; i++) {
         slc_cache_redis_resp_arg(r, gk, slc_cache_redis_gen_key(rs,
             i < q->ntables ? q->table[i] : 0, i == q->ntables, gk));
     }
     return slc_cache_redis_send(q->rc, slc_cache_redis_on_mget, q);
+}
+
+/* The lookup's commands: one MGET, or in a cluster the generations' MGET
+   on their node and the entry's GET on its own. */
+static int
+slc_cache_redis_send_lookup(slc_cache_redis_req_t *q)
+{
+    slc_cache_redis_conn_t *ec = slc_cache_redis_route_key(q->rc, q->ekey,
+                                                           q->eklen);
+    slc_cache_redis_resp_t *r;
+
+    if (ec == NULL || !slc_cache_redis_conn_ready(ec)) {
+        return SLC_ERROR;
+    }
+    if (!slc_cache_redis_clustered(q->rc)) {
+        return slc_cache_redis_send_mget(q, ec);
+    }
+    q->split = 1;
+    if (slc_cache_redis_send_mget(q, NULL) != SLC_OK) {
+        return SLC_ERROR;
+    }
+    r = slc_cache_redis_cmd(2);
+    slc_cache_redis_resp_str(r, "GET");
+    slc_cache_redis_resp_arg(r, q->ekey, q->eklen);
+    if (slc_cache_redis_send(ec, slc_cache_redis_on_entry, q) == SLC_OK) {
+        q->replies++;
+    } else {
+        q->etype = REDIS_REPLY_NIL;     /* the generations decide: a miss */
+        q->got_entry = 1;
+    }
+    return SLC_OK;
 }
 
 void *
@@ -263,6 +368,9 @@ slc_cache_redis_lookup(void *tier, const slc_cache_remote_ask_t *ask,
     slc_cache_redis_req_t  *q;
 
     slc_cache_bump(cnt->lookups);
+    if (rc != NULL) {
+        rc = slc_cache_redis_route(rc, slc_cache_redis_gslot(rc));
+    }
     if (rc == NULL || !slc_cache_redis_conn_ready(rc)
         || ask->ntables > SLC_REDIS_VALUE_TABLES
         || (rc->rs->sub != NULL
@@ -298,7 +406,8 @@ slc_cache_redis_store(void *req, const slc_cache_store_t *st,
     const uint8_t *meta, uint64_t ttl)
 {
     slc_cache_redis_req_t   *q = req;
-    slc_cache_redis_conn_t  *rc = q->rc;
+    slc_cache_redis_conn_t  *rc = slc_cache_redis_route_key(q->rc, q->ekey,
+                                                            q->eklen);
     slc_cache_redis_value_t  v = {
         .key = q->key, .klen = q->klen, .ntables = q->ntables,
         .rlen = slc_cache_store_size(st), .allgen = q->gen[q->ntables],
@@ -320,8 +429,9 @@ slc_cache_redis_store(void *req, const slc_cache_store_t *st,
     r = slc_cache_redis_cmd(5);
     slc_cache_redis_resp_str(r, "SET");
     slc_cache_redis_resp_arg(r, q->ekey, q->eklen);
-    if (!slc_cache_redis_conn_ready(rc) || rc->rbreaker.state
-        != SLC_REDIS_CLOSED || rc->queued + size > SLC_REDIS_QUEUE_MAX
+    if (rc == NULL || !slc_cache_redis_conn_ready(rc)
+        || q->rc->rbreaker.state != SLC_REDIS_CLOSED
+        || rc->queued + size > SLC_REDIS_QUEUE_MAX
         || (out = slc_cache_redis_resp_open(r, size)) == NULL)
     {
         slc_cache_bump(q->cnt->dropped);

@@ -1,7 +1,7 @@
 /*
  * A Redis Cluster's slot map and its redirections (slc_cache_redis.h), the
- * first part of `cluster on` (issue 22, section 3): pure, unit tested,
- * not yet used by the connections.
+ * part of `cluster on` (issue 22, section 3; used by
+ * slc_cache_redis_cluster.c): pure, unit tested.
  *
  * CLUSTER SLOTS answers an array of ranges: [start, end, [host, port,
  * id, ...], replicas...]; the first node of a range is its master, the
@@ -10,13 +10,16 @@
  * refused whole and the map is left as it was: a node's answer is
  * checked, never trusted.  A redirection is "MOVED <slot> <host>:<port>"
  * (the slot lives there now: refresh the map) or "ASK ..." (for this
- * command only, after ASKING).
+ * command only, after ASKING).  A node is dialled by its numeric IPv4
+ * address only (slc_cache_redis_node_addr): a name would be resolved by
+ * a blocking call on a worker.
  */
 
 #include "slc_core.h"
 #include "slc_cache_redis.h"
 
 #include <hiredis.h>
+#include <arpa/inet.h>
 
 /* The node "host:port" of a range's master entry; SLC_ERROR if it is not
    [string, integer, ...]. */
@@ -125,5 +128,29 @@ slc_cache_redis_redirect_parse(const char *err, size_t len, int *ask,
     }
     *slot = (unsigned) s;
     strlcpy(node, end + 1, cap);
+    return SLC_OK;
+}
+
+int
+slc_cache_redis_node_addr(const char *node, char *host, size_t hlen,
+    int *port)
+{
+    const char     *colon = strrchr(node, ':');
+    struct in_addr  a;
+    char           *end;
+    long            p;
+
+    if (colon == NULL || (size_t) (colon - node) >= hlen) {
+        return SLC_ERROR;
+    }
+    memcpy(host, node, (size_t) (colon - node));
+    host[colon - node] = '\0';
+    p = strtol(colon + 1, &end, 10);
+    if (*end != '\0' || p < 1 || p > 65535 || inet_pton(AF_INET, host, &a)
+        != 1)
+    {
+        return SLC_ERROR;       /* a name would be resolved blocking */
+    }
+    *port = (int) p;
     return SLC_OK;
 }

@@ -9,7 +9,11 @@
  * once per commit: it sets a mark named after the GTID (NX, for
  * SLC_REDIS_MARK_MS), and only the call that set it bumps.  A generation
  * missing is created first with a random value (as the workers' bumps
- * do), then INCR.  All its keys share the generations' hash tag.
+ * do), then INCR.  All its keys share the generations' hash tag: in a
+ * Redis Cluster one node has them, found by following MOVED and ASK (the
+ * connection goes where they say).  During that slot's migration the
+ * script's keys are not all on one node (TRYAGAIN): its work is then done
+ * key by key, each command following ASK, without the mark.
  *
  * A service that fails (refused, timed out, AUTH denied) is logged when
  * the reason changes, and not tried again before its breaker's back-off
@@ -43,6 +47,9 @@ typedef struct {
     redisContext                    *c;
     slc_cache_redis_breaker_t        breaker;
     char                             last_error[256];
+    char                             node[64];  /* a cluster's, where a
+                                                   redirection sent it */
+    unsigned                         server;    /* else this `server` */
 } slc_cache_redis_sync_t;
 
 static slc_cache_redis_sync_t  slc_redis_sync[SLC_REDIS_SYNC_MAX];
@@ -67,16 +74,20 @@ slc_cache_redis_sync_fail(slc_cache_redis_sync_t *y, const char *why,
         redisFree(y->c);
         y->c = NULL;
     }
+    if (y->node[0] != '\0') {
+        y->node[0] = '\0';             /* back to the seeds */
+    } else {
+        y->server++;
+    }
     slc_cache_redis_breaker_failure(&y->breaker, slc_time_ms());
 }
 
-/* A reply that is not an error, else the failure logged. */
+/* r if it is not an error, else the failure logged. */
 static redisReply *
-slc_cache_redis_sync_call(slc_cache_redis_sync_t *y, const char *what,
-    int argc, const char **argv, const size_t *len)
+slc_cache_redis_sync_check(slc_cache_redis_sync_t *y, const char *what,
+    redisReply *r)
 {
-    redisReply *r = redisCommandArgv(y->c, argc, argv, len);
-    char        why[320];
+    char why[320];
 
     if (r == NULL) {
         snprintf(why, sizeof(why), "%s: %s", what, y->c->errstr);
@@ -91,6 +102,15 @@ slc_cache_redis_sync_call(slc_cache_redis_sync_t *y, const char *what,
         return NULL;
     }
     return r;
+}
+
+static redisReply *
+slc_cache_redis_sync_call(slc_cache_redis_sync_t *y, const char *what,
+    int argc, const char **argv, const size_t *len)
+{
+    return slc_cache_redis_sync_check(y, what,
+                                      redisCommandArgv(y->c, argc, argv,
+                                                       len));
 }
 
 static int
@@ -134,9 +154,19 @@ slc_cache_redis_sync_connect(slc_cache_redis_sync_t *y)
     };
     char           buf[NI_MAXHOST];
     int            port;
-    const char    *host = slc_cache_redis_server_host(&y->rs->server[0],
-                              buf, sizeof(buf), &port);
+    const char    *host = buf;
 
+    if (y->node[0] != '\0') {
+        if (slc_cache_redis_node_addr(y->node, buf, sizeof(buf), &port)
+            != SLC_OK)
+        {
+            host = NULL;
+        }
+    } else {
+        host = slc_cache_redis_server_host(
+                   &y->rs->server[y->server % y->rs->nservers], buf,
+                   sizeof(buf), &port);
+    }
     if (host == NULL) {
         slc_cache_redis_sync_fail(y, "connect: bad address", 20);
         return SLC_ERROR;
@@ -208,6 +238,88 @@ slc_cache_redis_sync_publish(slc_cache_redis_sync_t *y, const uint32_t *hash,
     return SLC_OK;
 }
 
+/* A command to a cluster's node that redirects is sent again where it
+   says (connected there; ASKING first for ASK), twice at most.  With
+   `again`, a TRYAGAIN (a multi-key command in a slot being migrated) sets
+   it and is not a failure. */
+static redisReply *
+slc_cache_redis_sync_follow(slc_cache_redis_sync_t *y, const char *what,
+    int argc, const char **argv, const size_t *len, int *again)
+{
+    static const char  *asking[1] = { "ASKING" };
+    static const size_t asklen[1] = { 6 };
+    redisReply         *r;
+    char                node[64];
+    unsigned            slot;
+    int                 ask;
+
+    for (unsigned hop = 0; ; hop++) {
+        r = redisCommandArgv(y->c, argc, argv, len);
+        if (again != NULL && r != NULL && r->type == REDIS_REPLY_ERROR
+            && r->len >= 8 && memcmp(r->str, "TRYAGAIN", 8) == 0)
+        {
+            freeReplyObject(r);
+            *again = 1;
+            return NULL;
+        }
+        if (r == NULL || r->type != REDIS_REPLY_ERROR || hop == 2
+            || slc_cache_redis_redirect_parse(r->str, r->len, &ask, &slot,
+                                              node, sizeof(node)) != SLC_OK)
+        {
+            return slc_cache_redis_sync_check(y, what, r);
+        }
+        freeReplyObject(r);
+        redisFree(y->c);
+        y->c = NULL;
+        strlcpy(y->node, node, sizeof(y->node));
+        if (slc_cache_redis_sync_connect(y) != SLC_OK) {
+            return NULL;
+        }
+        if (ask) {
+            if ((r = slc_cache_redis_sync_call(y, "ASKING", 1, asking,
+                                               asklen)) == NULL)
+            {
+                return NULL;
+            }
+            freeReplyObject(r);
+        }
+    }
+}
+
+/* The script's work key by key (SET NX, INCR: each follows ASK), for a
+   slot being migrated, where the script's keys are not all on one node:
+   not once per GTID across hosts then (a bump more is a miss more, never
+   a stale hit). */
+static int
+slc_cache_redis_sync_each(slc_cache_redis_sync_t *y, const char **key,
+    const size_t *klen, const char **val, const size_t *vlen, unsigned k)
+{
+    const char *argv[4];
+    size_t      len[4];
+    redisReply *r;
+
+    for (unsigned i = 0; i < k; i++) {
+        argv[0] = "SET", len[0] = 3;
+        argv[1] = key[i], len[1] = klen[i];
+        argv[2] = val[i], len[2] = vlen[i];
+        argv[3] = "NX", len[3] = 2;
+        if ((r = slc_cache_redis_sync_follow(y, "SET", 4, argv, len, NULL))
+            == NULL)
+        {
+            return SLC_ERROR;
+        }
+        freeReplyObject(r);
+        argv[0] = "INCR", len[0] = 4;
+        if ((r = slc_cache_redis_sync_follow(y, "INCR", 2, argv, len, NULL))
+            == NULL)
+        {
+            return SLC_ERROR;
+        }
+        freeReplyObject(r);
+    }
+    return SLC_OK;
+}
+
 /* EVAL's arguments: the script, the key count, the mark, the tables'
    generation keys (every table's when `all`), then the id, the mark's
    life and one random first value per generation. */
@@ -221,7 +333,7 @@ slc_cache_redis_sync_bump(slc_cache_redis_sync_t *y, const char *id,
     static size_t      len[2 * SLC_REDIS_BUMP_KEYS + 4];
     unsigned           k = all ? 1 : slc_min(n, SLC_REDIS_BUMP_KEYS - 2);
     char               nkeys[16];
-    int                a = 0, applied;
+    int                a = 0, applied, again = 0;
     redisReply        *r;
 
     argv[a] = "EVAL", len[a++] = 4;
@@ -243,7 +355,13 @@ slc_cache_redis_sync_bump(slc_cache_redis_sync_t *y, const char *id,
         argv[a] = vals[i];
         len[a++] = slc_cache_redis_gen_random(vals[i], sizeof(vals[i]));
     }
-    r = slc_cache_redis_sync_call(y, "EVAL", a, argv, len);
+    r = slc_cache_redis_sync_follow(y, "EVAL", a, argv, len, &again);
+    if (r == NULL && again) {
+        /* the keys after the script's, its values after the mark's life */
+        return slc_cache_redis_sync_each(y, argv + 4, len + 4,
+                   argv + 6 + k, len + 6 + k, k) == SLC_OK
+               ? slc_cache_redis_sync_publish(y, hash, n, all) : SLC_ERROR;
+    }
     if (r == NULL) {
         return SLC_ERROR;
     }

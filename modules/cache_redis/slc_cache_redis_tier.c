@@ -156,6 +156,9 @@ slc_cache_redis_send(slc_cache_redis_conn_t *rc,
     if (r->oom || !slc_cache_redis_conn_ready(rc)) {
         return SLC_ERROR;
     }
+    if (slc_cache_redis_clustered(rc)) {
+        return slc_cache_redis_cluster_send(rc, fn, arg, r->buf, r->len);
+    }
     return redisAsyncFormattedCommand(rc->ac, fn, arg, (const char *) r->buf,
                                       r->len) == REDIS_OK
            ? SLC_OK : SLC_ERROR;
@@ -180,6 +183,7 @@ void
 slc_cache_redis_req_free(slc_cache_redis_req_t *q)
 {
     if (q->released && q->replies == 0 && !q->in_done) {
+        free(q->ebuf);
         free(q);
     }
 }

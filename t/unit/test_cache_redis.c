@@ -352,6 +352,36 @@ START_TEST(test_redirect)
 }
 END_TEST
 
+START_TEST(test_node_addr)
+{
+    char host[64];
+    int  port = 0;
+
+    ck_assert_int_eq(slc_cache_redis_node_addr("127.0.0.1:7000", host,
+                                               sizeof(host), &port), SLC_OK);
+    ck_assert_str_eq(host, "127.0.0.1");
+    ck_assert_int_eq(port, 7000);
+    /* a name (resolved blocking), no port, a bad port, too long */
+    ck_assert_int_eq(slc_cache_redis_node_addr("redis-1:7000", host,
+                                               sizeof(host), &port),
+                     SLC_ERROR);
+    ck_assert_int_eq(slc_cache_redis_node_addr("127.0.0.1", host,
+                                               sizeof(host), &port),
+                     SLC_ERROR);
+    ck_assert_int_eq(slc_cache_redis_node_addr("127.0.0.1:0", host,
+                                               sizeof(host), &port),
+                     SLC_ERROR);
+    ck_assert_int_eq(slc_cache_redis_node_addr("127.0.0.1:70000", host,
+                                               sizeof(host), &port),
+                     SLC_ERROR);
+    ck_assert_int_eq(slc_cache_redis_node_addr("127.0.0.1:7000x", host,
+                                               sizeof(host), &port),
+                     SLC_ERROR);
+    ck_assert_int_eq(slc_cache_redis_node_addr("127.0.0.1:7000", host, 4,
+                                               &port), SLC_ERROR);
+}
+END_TEST
+
 START_TEST(test_breaker_opens)
 {
     slc_cache_redis_breaker_t b;
@@ -419,6 +449,7 @@ slc_cache_redis_suite(void)
     tcase_add_test(tc, test_resp);
     tcase_add_test(tc, test_slots);
     tcase_add_test(tc, test_redirect);
+    tcase_add_test(tc, test_node_addr);
     tcase_add_test(tc, test_breaker_opens);
     tcase_add_test(tc, test_breaker_probe);
     suite_add_tcase(s, tc);
