@@ -24,7 +24,16 @@
 #include "slc_mysql_conf.h"
 #include "slc_cache.h"
 #include "slc_cache_binlog.h"
+#include "slc_role.h"
+#include "slc_shm.h"
 #include "slc_cache_redis.h"
+#include "slc_cache_redis_conn.h"
+#include "slc_cache_redis_tier.h"
+#include "slc_cache_redis_lookup.h"
+#include "slc_cache_redis_bump.h"
+#include "slc_cache_redis_sub.h"
+#include "slc_cache_redis_sync.h"
+
 
 static void *slc_cache_redis_create_conf(slc_conf_t *cf, unsigned level);
 static const char *slc_cache_redis_merge_conf(slc_conf_t *cf,
@@ -43,6 +52,22 @@ static const char *slc_cache_redis_password(slc_conf_t *cf,
     const slc_command_t *cmd, void *conf);
 static const char *slc_cache_redis_use(slc_conf_t *cf,
     const slc_command_t *cmd, void *conf);
+static int  slc_cache_redis_bump_sync(const slc_cycle_t *cycle,
+    const char *id, const uint32_t *hash, unsigned n, int all);
+static void slc_cache_redis_report(slc_cycle_t *cycle);
+static int  slc_cache_redis_push_declare(slc_cycle_t *cycle, char *err,
+    size_t errlen);
+
+/* The hooks the cache calls: a service is a tier. */
+static const slc_cache_remote_t slc_cache_redis_remote = {
+    .lookup = slc_cache_redis_lookup,
+    .store = slc_cache_redis_store,
+    .release = slc_cache_redis_release,
+    .invalidate = slc_cache_redis_invalidate,
+    .bump_sync = slc_cache_redis_bump_sync,
+    .trusted = slc_cache_redis_trusted,
+};
+
 
 static const slc_command_t slc_cache_redis_commands[] = {
     { .name = "redis",
@@ -87,7 +112,7 @@ slc_module_t slc_cache_redis_module = {
     .init_conf = slc_cache_redis_init_conf,
     .init_process = slc_cache_redis_init_process,
     .exit_process = slc_cache_redis_exit_process,
-    .report = slc_cache_redis_sub_report,
+    .report = slc_cache_redis_report,
 };
 
 
@@ -331,13 +356,14 @@ slc_cache_redis_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
             rc->service->push = 1;      /* learns others' writes pushed */
         }
     }
-    return slc_cache_redis_sub_init_conf(cycle, err, errlen);
+    return slc_cache_redis_push_declare(cycle, err, errlen);
 }
 
 
-/* --- a worker ------------------------------------------------------------- */
+/* --- the services a cycle uses ------------------------------------------- */
 
-unsigned
+/* Into used[0..max), each once: how many. */
+static unsigned
 slc_cache_redis_services(const slc_cycle_t *cycle,
     const slc_cache_redis_service_t **used, unsigned max)
 {
@@ -363,6 +389,99 @@ slc_cache_redis_services(const slc_cycle_t *cycle,
     }
     return n;
 }
+
+/* slc_cache_remote_t.bump_sync: the binlog reader's commit, in each. */
+static int
+slc_cache_redis_bump_sync(const slc_cycle_t *cycle, const char *id,
+    const uint32_t *hash, unsigned n, int all)
+{
+    const slc_cache_redis_service_t *used[SLC_REDIS_SYNC_MAX];
+    unsigned k = slc_cache_redis_services(cycle, used, SLC_REDIS_SYNC_MAX);
+
+    return slc_cache_redis_sync_bumps(used, k, id, hash, n, all);
+}
+
+static void
+slc_cache_redis_report(slc_cycle_t *cycle)
+{
+    const slc_cache_redis_service_t *used[SLC_REDIS_SUB_MAX];
+    unsigned k = slc_cache_redis_services(cycle, used, SLC_REDIS_SUB_MAX);
+
+    slc_cache_redis_sub_report(used, k);
+}
+
+
+/* --- pushed invalidations: their zone and process (slc_cache_redis_sub.c) - */
+
+/* Each service used gets its entry in the zone (by name: a reload keeps
+   it). */
+static int
+slc_cache_redis_zone_attach(slc_shm_zone_t *z, slc_cycle_t *cycle,
+    char *err, size_t errlen)
+{
+    const slc_cache_redis_service_t *used[SLC_REDIS_SUB_MAX];
+    unsigned k = slc_cache_redis_services(cycle, used, SLC_REDIS_SUB_MAX);
+
+    return slc_cache_redis_sub_attach(z->addr, used, k, err, errlen);
+}
+
+/* The redis_sub process n: for the n-th service that needs pushes. */
+static int
+slc_cache_redis_sub_role(slc_cycle_t *cycle, slc_role_t *role, unsigned n)
+{
+    const slc_cache_redis_service_t *used[SLC_REDIS_SUB_MAX];
+    unsigned k = slc_cache_redis_services(cycle, used, SLC_REDIS_SUB_MAX);
+
+    (void) role;
+    for (unsigned i = 0, p = 0; i < k; i++) {
+        if (used[i]->push && used[i]->sub != NULL && p++ == n) {
+            return slc_cache_redis_sub_run(cycle, used[i]);
+        }
+    }
+    slc_log(SLC_LOG_ALERT, "redis_sub: no service %u", n);
+    return SLC_ERROR;
+}
+
+/* The zone "cache_redis" when a service is used, and a redis_sub process
+   per service that needs pushes (init_conf). */
+static int
+slc_cache_redis_push_declare(slc_cycle_t *cycle, char *err, size_t errlen)
+{
+    const slc_cache_redis_service_t *used[SLC_REDIS_SUB_MAX];
+    unsigned k = slc_cache_redis_services(cycle, used, SLC_REDIS_SUB_MAX);
+    unsigned n = 0;
+    slc_shm_zone_t *z;
+    slc_role_t      role = {
+        .name = "redis_sub", .module = &slc_cache_redis_module,
+        .init = slc_cache_redis_sub_role,
+    };
+
+    if (k == 0) {
+        return SLC_OK;
+    }
+    for (unsigned i = 0; i < k; i++) {
+        n += used[i]->push != 0;
+    }
+    z = slc_shm_zone_add(cycle, "cache_redis",
+        SLC_REDIS_SUB_MAX * sizeof(slc_cache_redis_sub_t),
+        &slc_cache_redis_module, err, errlen);
+    if (z == NULL) {
+        return SLC_ERROR;
+    }
+    z->attach = slc_cache_redis_zone_attach;
+    if (n == 0) {
+        return SLC_OK;
+    }
+    role.count = n;
+    if (slc_cycle_add_role(cycle, &role) == NULL) {
+        snprintf(err, errlen, "cannot declare the redis_sub process");
+        return SLC_ERROR;
+    }
+    return SLC_OK;
+}
+
+
+/* --- a worker ------------------------------------------------------------- */
 
 /* A worker connects to each service a server of its cycle uses, once. */
 static void

@@ -1,13 +1,14 @@
 /*
- * The circuit breaker a worker keeps per Redis node (slc_cache_redis.h):
- * closed, open for a back-off after `threshold` failures in a row, then
- * one probe (half open) decides.  A failed probe doubles the back-off, up
- * to its cap; a success closes it and resets the back-off.  Pure: the
- * caller gives the time and logs the transitions the calls report.
+ * The circuit breaker a worker keeps per Redis node
+ * (slc_cache_redis_breaker.h): closed, open for a back-off after
+ * `threshold` failures in a row, then one probe (half open) decides.  A
+ * failed probe doubles the back-off, up to its cap; a success closes it
+ * and resets the back-off.  Pure: the caller gives the time and logs the
+ * transitions the calls report.
  */
 
 #include "slc_core.h"
-#include "slc_cache_redis.h"
+#include "slc_cache_redis_breaker.h"
 
 void
 slc_cache_redis_breaker_init(slc_cache_redis_breaker_t *b,

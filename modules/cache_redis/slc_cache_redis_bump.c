@@ -1,6 +1,6 @@
 /*
  * Writes the proxy saw accepted move their tables' generations in Redis
- * (the hook invalidate of slc_cache_remote_t; slc_cache_redis.h), in every
+ * (the hook invalidate of slc_cache_remote_t; slc_cache_redis_bump.h), in every
  * service of the worker.  Each generation is created first if missing
  * (SET NX of a random value: an INCR of a missing key would start again
  * from 1, a value an older entry may hold), then INCR.  Once Redis
@@ -13,7 +13,11 @@
 #include "slc_core.h"
 #include "slc_event.h"
 #include "slc_worker.h"
-#include "slc_cache_redis.h"
+#include "slc_cache_redis_bump.h"
+#include "slc_cache_redis_tier.h"
+#include "slc_cache_redis_cluster.h"
+#include "slc_cache_redis_keys.h"
+#include "slc_cache_redis_sub.h"
 
 #include <hiredis.h>
 #include <async.h>

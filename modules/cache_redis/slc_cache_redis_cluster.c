@@ -1,5 +1,5 @@
 /*
- * A Redis Cluster as a worker sees it (slc_cache_redis.h; issue 22,
+ * A Redis Cluster as a worker sees it (slc_cache_redis_cluster.h; issue 22,
  * section 3).
  *
  * The worker's first connection to a service (its seed, dialled to one
@@ -29,7 +29,8 @@
 #include "slc_core.h"
 #include "slc_event.h"
 #include "slc_log.h"
-#include "slc_cache_redis.h"
+#include "slc_cache_redis_cluster.h"
+#include "slc_cache_redis_keys.h"
 
 #include <hiredis.h>
 #include <async.h>
@@ -58,6 +59,26 @@ slc_cache_redis_node_down(slc_cache_redis_conn_t *rc)
     slc_cache_redis_cluster_refresh(rc->seed);
 }
 
+/* A connection to node `name` of seed's cluster, set up as its owner
+   sets up the seed's. */
+static slc_cache_redis_conn_t *
+slc_cache_redis_node_open(slc_cache_redis_conn_t *seed, const char *name)
+{
+    slc_cache_redis_conn_t *rc;
+
+    rc = slc_cache_redis_conn_open(seed->rs, &seed->cluster->nodes,
+             "node ", NULL, slc_cache_redis_node_down, seed);
+    if (rc != NULL) {
+        strlcpy(rc->node, name, sizeof(rc->node));
+        rc->seed = seed;
+        if (seed->adopt != NULL) {
+            seed->adopt(rc);
+        }
+        slc_cache_redis_conn_start(rc);
+    }
+    return rc;
+}
+
 /* The index of node `name`'s connection, opened if new; -1 when there is
    no room or memory. */
 static int
@@ -72,9 +93,7 @@ slc_cache_redis_cluster_index(slc_cache_redis_conn_t *seed, const char *name)
         }
     }
     if (c->nnodes == SLC_REDIS_NODES_MAX
-        || (rc = slc_cache_redis_node_open(seed, name, &c->nodes,
-                                           slc_cache_redis_node_down))
-           == NULL)
+        || (rc = slc_cache_redis_node_open(seed, name)) == NULL)
     {
         return -1;
     }
@@ -96,7 +115,10 @@ slc_cache_redis_cluster_apply(slc_cache_redis_conn_t *seed)
     c->known = 1;
 }
 
-int
+/* The reply to the setup's CLUSTER SLOTS: a cluster's map, or a single
+   Redis' refusal.  SLC_ERROR (why) for anything else, or a single Redis
+   with `cluster on`. */
+static int
 slc_cache_redis_cluster_setup(slc_cache_redis_conn_t *rc,
     const redisReply *r, char *why, size_t cap)
 {
@@ -126,6 +148,33 @@ slc_cache_redis_cluster_setup(slc_cache_redis_conn_t *rc,
     }
     slc_cache_redis_cluster_apply(rc);
     return SLC_OK;
+}
+
+static void
+slc_cache_redis_topology(redisAsyncContext *ac, void *r, void *arg)
+{
+    slc_cache_redis_conn_t *rc = ac->data;
+    char                    why[160];
+
+    (void) arg;
+    if (rc == NULL || r == NULL) {
+        return;                 /* freed, or dropped: handled there */
+    }
+    if (slc_cache_redis_cluster_setup(rc, r, why, sizeof(why)) != SLC_OK) {
+        slc_cache_redis_conn_fail(rc, "CLUSTER SLOTS", why, strlen(why));
+        return;
+    }
+    slc_cache_redis_setup_done(rc);
+}
+
+void
+slc_cache_redis_cluster_ask(slc_cache_redis_conn_t *rc)
+{
+    const char   *argv[2] = { "CLUSTER", "SLOTS" };
+    const size_t  len[2] = { 7, 5 };
+
+    slc_cache_redis_setup_command(rc, slc_cache_redis_topology, NULL, 2,
+        argv, len);
 }
 
 static void

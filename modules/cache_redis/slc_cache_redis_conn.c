@@ -1,5 +1,5 @@
 /*
- * A worker's connection to a Redis service (slc_cache_redis.h): hiredis'
+ * A worker's connection to a Redis service (slc_cache_redis_conn.h): hiredis'
  * async API on the worker's own loop, never a blocking call.
  *
  * The adapter.  The loop is edge-triggered (slc_event.h): the socket is
@@ -28,7 +28,8 @@
 #include "slc_event.h"
 #include "slc_log.h"
 #include "slc_worker.h"
-#include "slc_cache_redis.h"
+#include "slc_cache_redis_conn.h"
+#include "slc_cache_redis_slots.h"
 
 #include <hiredis.h>
 #include <async.h>
@@ -148,8 +149,6 @@ slc_cache_redis_attach(slc_cache_redis_conn_t *rc, redisAsyncContext *ac)
 
 /* --- the connection ------------------------------------------------------- */
 
-static slc_cache_redis_conn_t  *slc_cache_redis_conns;
-
 static void slc_cache_redis_connect(slc_cache_redis_conn_t *rc);
 
 static void
@@ -209,8 +208,7 @@ slc_cache_redis_conn_fail(slc_cache_redis_conn_t *rc, const char *what,
     }
 }
 
-/* One more reply to the setup: after the last, rc is ready. */
-static void
+void
 slc_cache_redis_setup_done(slc_cache_redis_conn_t *rc)
 {
     if (--rc->pending > 0) {
@@ -245,33 +243,22 @@ slc_cache_redis_setup_reply(redisAsyncContext *ac, void *r, void *what)
     slc_cache_redis_setup_done(rc);
 }
 
-/* The reply to the setup's CLUSTER SLOTS: a cluster, or a single Redis. */
-static void
-slc_cache_redis_topology_reply(redisAsyncContext *ac, void *r, void *what)
+void
+slc_cache_redis_setup_command(slc_cache_redis_conn_t *rc,
+    void (*fn)(redisAsyncContext *, void *, void *), void *arg, int argc,
+    const char **argv, const size_t *len)
 {
-    slc_cache_redis_conn_t *rc = ac->data;
-    char                    why[160];
-
-    (void) what;
-    if (rc == NULL || r == NULL) {
-        return;
+    if (redisAsyncCommandArgv(rc->ac, fn, arg, argc, argv, len) == REDIS_OK) {
+        rc->pending++;
     }
-    if (slc_cache_redis_cluster_setup(rc, r, why, sizeof(why)) != SLC_OK) {
-        slc_cache_redis_conn_fail(rc, "CLUSTER SLOTS", why, strlen(why));
-        return;
-    }
-    slc_cache_redis_setup_done(rc);
 }
 
 static void
 slc_cache_redis_command(slc_cache_redis_conn_t *rc, const char *what,
     int argc, const char **argv, const size_t *len)
 {
-    if (redisAsyncCommandArgv(rc->ac, slc_cache_redis_setup_reply,
-                              (void *) what, argc, argv, len) == REDIS_OK)
-    {
-        rc->pending++;
-    }
+    slc_cache_redis_setup_command(rc, slc_cache_redis_setup_reply,
+        (void *) what, argc, argv, len);
 }
 
 /* AUTH (the password unmasked on the stack for the call), SELECT,
@@ -304,14 +291,8 @@ slc_cache_redis_setup(slc_cache_redis_conn_t *rc)
     argv[1] = "SETNAME", len[1] = 7;
     argv[2] = name, len[2] = strlen(name);
     slc_cache_redis_command(rc, "CLIENT SETNAME", 3, argv, len);
-    if (rc->topology) {
-        argv[1] = "SLOTS", len[1] = 5;
-        argv[0] = "CLUSTER", len[0] = 7;
-        if (redisAsyncCommandArgv(rc->ac, slc_cache_redis_topology_reply,
-                                  NULL, 2, argv, len) == REDIS_OK)
-        {
-            rc->pending++;
-        }
+    if (rc->on_setup != NULL) {
+        rc->on_setup(rc);
     }
 }
 
@@ -323,7 +304,8 @@ slc_cache_redis_on_connect(const redisAsyncContext *ac, int status)
     if (rc != NULL && status != REDIS_OK) {
         /* hiredis frees the context after this */
         rc->ac = NULL;
-        slc_cache_redis_conn_fail(rc, "connect", ac->errstr, strlen(ac->errstr));
+        slc_cache_redis_conn_fail(rc, "connect", ac->errstr,
+            strlen(ac->errstr));
     }
 }
 
@@ -418,7 +400,8 @@ slc_cache_redis_connect(slc_cache_redis_conn_t *rc)
         return;
     }
     if (ac->err) {
-        slc_cache_redis_conn_fail(rc, "connect", ac->errstr, strlen(ac->errstr));
+        slc_cache_redis_conn_fail(rc, "connect", ac->errstr,
+            strlen(ac->errstr));
         redisAsyncFree(ac);
         return;
     }
@@ -436,11 +419,10 @@ slc_cache_redis_connect(slc_cache_redis_conn_t *rc)
 }
 
 
-/* --- a worker's connections ----------------------------------------------- */
+/* --- connections --------------------------------------------------------- */
 
-/* A connection set up but not dialled yet, in *list. */
-static slc_cache_redis_conn_t *
-slc_cache_redis_conn_new(const slc_cache_redis_service_t *rs,
+slc_cache_redis_conn_t *
+slc_cache_redis_conn_open(const slc_cache_redis_service_t *rs,
     slc_cache_redis_conn_t **list, const char *tag,
     void (*on_ready)(slc_cache_redis_conn_t *),
     void (*on_down)(slc_cache_redis_conn_t *), void *data)
@@ -458,7 +440,6 @@ slc_cache_redis_conn_new(const slc_cache_redis_service_t *rs,
     rc->data = data;
     slc_cache_redis_breaker_init(&rc->breaker, 1, SLC_REDIS_RETRY_MIN,
         SLC_REDIS_RETRY_MAX);
-    slc_cache_redis_tier_init(rc);
     rc->retry.handler = slc_cache_redis_retry_timer;
     rc->retry.data = rc;
     rc->next = *list;
@@ -466,58 +447,10 @@ slc_cache_redis_conn_new(const slc_cache_redis_service_t *rs,
     return rc;
 }
 
-slc_cache_redis_conn_t *
-slc_cache_redis_conn_open(const slc_cache_redis_service_t *rs,
-    slc_cache_redis_conn_t **list, const char *tag,
-    void (*on_ready)(slc_cache_redis_conn_t *),
-    void (*on_down)(slc_cache_redis_conn_t *), void *data)
-{
-    slc_cache_redis_conn_t *rc = slc_cache_redis_conn_new(rs, list, tag,
-                                     on_ready, on_down, data);
-
-    if (rc != NULL) {
-        slc_cache_redis_connect(rc);
-    }
-    return rc;
-}
-
-slc_cache_redis_conn_t *
-slc_cache_redis_node_open(slc_cache_redis_conn_t *seed, const char *node,
-    slc_cache_redis_conn_t **list, void (*on_down)(slc_cache_redis_conn_t *))
-{
-    slc_cache_redis_conn_t *rc = slc_cache_redis_conn_new(seed->rs, list,
-                                     "node ", NULL, on_down, seed);
-
-    if (rc != NULL) {
-        strlcpy(rc->node, node, sizeof(rc->node));
-        rc->seed = seed;
-        slc_cache_redis_connect(rc);
-    }
-    return rc;
-}
-
-int
-slc_cache_redis_conns_open(const slc_cache_redis_service_t *const *rs,
-    unsigned n)
-{
-    slc_cache_redis_conn_t *rc;
-
-    for (unsigned i = 0; i < n; i++) {
-        if ((rc = slc_cache_redis_conn_new(rs[i], &slc_cache_redis_conns,
-                                           NULL, NULL, NULL, NULL)) == NULL)
-        {
-            return SLC_ERROR;
-        }
-        rc->topology = rs[i]->cluster != 0;
-        slc_cache_redis_connect(rc);
-    }
-    return SLC_OK;
-}
-
 void
-slc_cache_redis_conns_close(void)
+slc_cache_redis_conn_start(slc_cache_redis_conn_t *rc)
 {
-    slc_cache_redis_conns_free(&slc_cache_redis_conns);
+    slc_cache_redis_connect(rc);
 }
 
 void
@@ -530,33 +463,15 @@ slc_cache_redis_conns_free(slc_cache_redis_conn_t **list)
         if (rc->retry.armed) {
             slc_timer_del(slc_loop, &rc->retry);
         }
-        slc_cache_redis_tier_close(rc);
-        slc_cache_redis_cluster_free(rc);
+        if (rc->on_free != NULL) {
+            rc->on_free(rc);
+        }
         if (rc->ac != NULL) {
             rc->ac->data = NULL;
             redisAsyncFree(rc->ac);
         }
         free(rc);
     }
-}
-
-slc_cache_redis_conn_t *
-slc_cache_redis_conn_of(const slc_cache_redis_service_t *rs)
-{
-    slc_cache_redis_conn_t *rc;
-
-    for (rc = slc_cache_redis_conns; rc != NULL && rc->rs != rs;
-         rc = rc->next)
-    {
-        /* a worker has a few */
-    }
-    return rc;
-}
-
-slc_cache_redis_conn_t *
-slc_cache_redis_conns_all(void)
-{
-    return slc_cache_redis_conns;
 }
 
 int

@@ -1,6 +1,6 @@
 /*
  * A lookup in the Redis tier, and the store after a miss (the hooks
- * lookup and store of slc_cache_remote_t; slc_cache_redis.h).
+ * lookup and store of slc_cache_remote_t; slc_cache_redis_lookup.h).
  *
  * A lookup is one command: MGET of the entry and of the generations of
  * the tables it reads, and every table's; in a cluster, where they share
@@ -23,7 +23,11 @@
 #include "slc_core.h"
 #include "slc_event.h"
 #include "slc_log.h"
-#include "slc_cache_redis.h"
+#include "slc_cache_redis_lookup.h"
+#include "slc_cache_redis_tier.h"
+#include "slc_cache_redis_cluster.h"
+#include "slc_cache_redis_keys.h"
+#include "slc_cache_redis_sub.h"
 
 #include <hiredis.h>
 #include <async.h>

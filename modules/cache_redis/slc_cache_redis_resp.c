@@ -1,5 +1,5 @@
 /*
- * RESP commands built by the tier itself (slc_cache_redis.h), handed to
+ * RESP commands built by the tier itself (slc_cache_redis_resp.h), handed to
  * hiredis whole (redisAsyncFormattedCommand): its own formatting goes
  * through sdscatfmt for every argument, which cost a lookup more than all
  * the rest of a hit.  A value is encoded straight into its bulk string
@@ -7,7 +7,7 @@
  */
 
 #include "slc_core.h"
-#include "slc_cache_redis.h"
+#include "slc_cache_redis_resp.h"
 
 /* Room for n more bytes; NULL (and `oom` set) without memory. */
 static uint8_t *

@@ -1,12 +1,12 @@
 /*
- * The Redis Cluster slot of a key (slc_cache_redis.h): CRC16/XMODEM
+ * The Redis Cluster slot of a key (slc_cache_redis_slot.h): CRC16/XMODEM
  * (polynomial 0x1021, initial value 0, no reflection) of the key or of
  * its hash tag, modulo 16384, as the cluster specification defines it.
  * The table is computed on first use.
  */
 
 #include "slc_core.h"
-#include "slc_cache_redis.h"
+#include "slc_cache_redis_slot.h"
 
 static uint16_t  slc_cache_redis_crc_table[256];
 static int       slc_cache_redis_crc_ready;

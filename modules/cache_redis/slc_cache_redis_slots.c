@@ -1,7 +1,7 @@
 /*
- * A Redis Cluster's slot map and its redirections (slc_cache_redis.h), the
- * part of `cluster on` (issue 22, section 3; used by
- * slc_cache_redis_cluster.c): pure, unit tested.
+ * A Redis Cluster's slot map and its redirections
+ * (slc_cache_redis_slots.h), for slc_cache_redis_cluster.c (issue 22,
+ * section 3): pure, unit tested.
  *
  * CLUSTER SLOTS answers an array of ranges: [start, end, [host, port,
  * id, ...], replicas...]; the first node of a range is its master, the
@@ -16,7 +16,7 @@
  */
 
 #include "slc_core.h"
-#include "slc_cache_redis.h"
+#include "slc_cache_redis_slots.h"
 
 #include <hiredis.h>
 #include <arpa/inet.h>

@@ -1,5 +1,5 @@
 /*
- * Pushed invalidations (slc_cache_redis.h): for the hosts that cannot
+ * Pushed invalidations (slc_cache_redis_sub.h): for the hosts that cannot
  * read the primary's binlog, the writes other hosts see come through
  * Redis pub/sub on the channel "<prefix>inv".
  *
@@ -34,7 +34,9 @@
 #include "slc_seqlock.h"
 #include "slc_shm.h"
 #include "slc_mysql_conf.h"
-#include "slc_cache_redis.h"
+#include "slc_cache_redis_sub.h"
+#include "slc_cache_redis_tier.h"
+#include "slc_cache_redis_keys.h"
 
 #include <hiredis.h>
 #include <async.h>
@@ -277,25 +279,14 @@ slc_cache_redis_sub_beat(slc_timer_t *t)
     slc_timer_add(slc_loop, t, SLC_REDIS_SUB_BEAT_MS);
 }
 
-static int
-slc_cache_redis_sub_process(slc_cycle_t *cycle, slc_role_t *role,
-    unsigned n)
+int
+slc_cache_redis_sub_run(slc_cycle_t *cycle,
+    const slc_cache_redis_service_t *rs)
 {
     slc_cache_redis_subscriber_t *y = &slc_redis_sub;
-    const slc_cache_redis_service_t *used[SLC_REDIS_SUB_MAX];
-    unsigned k = slc_cache_redis_services(cycle, used, SLC_REDIS_SUB_MAX);
 
-    (void) role;
     memset(y, 0, sizeof(*y));
-    for (unsigned i = 0, p = 0; i < k; i++) {
-        if (used[i]->push && used[i]->sub != NULL && p++ == n) {
-            y->rs = used[i];
-        }
-    }
-    if (y->rs == NULL) {
-        slc_log(SLC_LOG_ALERT, "redis_sub: no service %u", n);
-        return SLC_ERROR;
-    }
+    y->rs = rs;
     y->cycle = cycle;
     y->e = y->rs->sub;
     __atomic_store_n(&y->e->pid, (int32_t) getpid(), __ATOMIC_RELAXED);
@@ -307,6 +298,8 @@ slc_cache_redis_sub_process(slc_cycle_t *cycle, slc_role_t *role,
     if (y->sub == NULL || y->pub == NULL) {
         return SLC_ERROR;
     }
+    slc_cache_redis_conn_start(y->sub);
+    slc_cache_redis_conn_start(y->pub);
     y->beat.handler = slc_cache_redis_sub_beat;
     y->beat.data = y;
     slc_timer_add(slc_loop, &y->beat, SLC_REDIS_SUB_BEAT_MS);
@@ -371,15 +364,11 @@ slc_cache_redis_behind(const slc_cache_redis_sub_t *e, const uint32_t *hash,
 
 /* --- the zone and the role ------------------------------------------------ */
 
-/* Each service used gets its entry (by name: a reload keeps it). */
-static int
-slc_cache_redis_sub_attach(slc_shm_zone_t *z, slc_cycle_t *cycle, char *err,
+int
+slc_cache_redis_sub_attach(slc_cache_redis_sub_t *tab,
+    const slc_cache_redis_service_t *const *used, unsigned k, char *err,
     size_t errlen)
 {
-    slc_cache_redis_sub_t           *tab = z->addr;
-    const slc_cache_redis_service_t *used[SLC_REDIS_SUB_MAX];
-    unsigned k = slc_cache_redis_services(cycle, used, SLC_REDIS_SUB_MAX);
-
     for (unsigned i = 0; i < k; i++) {
         slc_cache_redis_service_t *rs = (slc_cache_redis_service_t *) used[i];
 
@@ -394,47 +383,10 @@ slc_cache_redis_sub_attach(slc_shm_zone_t *z, slc_cycle_t *cycle, char *err,
     return SLC_OK;
 }
 
-int
-slc_cache_redis_sub_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
-{
-    const slc_cache_redis_service_t *used[SLC_REDIS_SUB_MAX];
-    unsigned k = slc_cache_redis_services(cycle, used, SLC_REDIS_SUB_MAX);
-    unsigned n = 0;
-    slc_shm_zone_t *z;
-    slc_role_t      role = {
-        .name = "redis_sub", .module = &slc_cache_redis_module,
-        .init = slc_cache_redis_sub_process,
-    };
-
-    if (k == 0) {
-        return SLC_OK;
-    }
-    for (unsigned i = 0; i < k; i++) {
-        n += used[i]->push != 0;
-    }
-    z = slc_shm_zone_add(cycle, "cache_redis",
-        SLC_REDIS_SUB_MAX * sizeof(slc_cache_redis_sub_t),
-        &slc_cache_redis_module, err, errlen);
-    if (z == NULL) {
-        return SLC_ERROR;
-    }
-    z->attach = slc_cache_redis_sub_attach;
-    if (n == 0) {
-        return SLC_OK;
-    }
-    role.count = n;
-    if (slc_cycle_add_role(cycle, &role) == NULL) {
-        snprintf(err, errlen, "cannot declare the redis_sub process");
-        return SLC_ERROR;
-    }
-    return SLC_OK;
-}
-
 void
-slc_cache_redis_sub_report(slc_cycle_t *cycle)
+slc_cache_redis_sub_report(const slc_cache_redis_service_t *const *used,
+    unsigned k)
 {
-    const slc_cache_redis_service_t *used[SLC_REDIS_SUB_MAX];
-    unsigned k = slc_cache_redis_services(cycle, used, SLC_REDIS_SUB_MAX);
 
     for (unsigned i = 0; i < k; i++) {
         const slc_cache_redis_sub_t *e = used[i]->sub;

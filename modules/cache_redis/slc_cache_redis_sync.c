@@ -1,5 +1,5 @@
 /*
- * Generation bumps from a process role (slc_cache_redis.h): the binlog
+ * Generation bumps from a process role (slc_cache_redis_sync.h): the binlog
  * reader moves the generations of the tables each committed group wrote,
  * in every Redis service of its cycle, before it invalidates the zones.
  * hiredis' blocking API, every connect and reply bounded by the service's
@@ -25,12 +25,15 @@
 #include "slc_log.h"
 #include "slc_event.h"
 #include "slc_seqlock.h"
-#include "slc_cache_redis.h"
+#include "slc_cache_redis_sync.h"
+#include "slc_cache_redis_conn.h"
+#include "slc_cache_redis_keys.h"
+#include "slc_cache_redis_slots.h"
+#include "slc_cache_redis_sub.h"
 
 #include <hiredis.h>
 #include <netdb.h>
 
-#define SLC_REDIS_SYNC_MAX   16
 #define SLC_REDIS_MARK_MS    "600000"     /* a GTID's mark lives 10 min */
 #define SLC_REDIS_BUMP_KEYS  (256 + 2)    /* the mark, the tables, all */
 
@@ -456,17 +459,15 @@ slc_cache_redis_sync_one(slc_cache_redis_sync_t *y, const char *id,
 }
 
 int
-slc_cache_redis_bump_sync(const slc_cycle_t *cycle, const char *id,
-    const uint32_t *hash, unsigned n, int all)
+slc_cache_redis_sync_bumps(const slc_cache_redis_service_t *const *used,
+    unsigned nused, const char *id, const uint32_t *hash, unsigned n,
+    int all)
 {
-    const slc_cache_redis_service_t *used[SLC_REDIS_SYNC_MAX];
-    unsigned                         nused;
-    int                              rc = SLC_OK;
+    int rc = SLC_OK;
 
     if (n > SLC_REDIS_BUMP_KEYS - 2) {
         all = 1;                        /* more than one call takes */
     }
-    nused = slc_cache_redis_services(cycle, used, slc_nelems(used));
     for (unsigned i = 0; i < nused; i++) {
         slc_cache_redis_sync_t *y = slc_cache_redis_sync_of(used[i]);
 

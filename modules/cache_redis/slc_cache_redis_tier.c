@@ -1,19 +1,9 @@
 /*
- * The cache's remote tier in Redis (slc_cache_redis.h; the hooks of
+ * The cache's remote tier in Redis (slc_cache_redis_tier.h; the hooks of
  * slc_cache_remote_t): a worker's requests on its connection
  * (slc_cache_redis_conn.c), never a blocking call.  This file: requests
  * and their budget, keys, sending; the lookup and the store are
  * slc_cache_redis_lookup.c's, the bumps slc_cache_redis_bump.c's.
- *
- * Keys, under the service's prefix P:
- *   P e:<128-bit digest of the exact key, hex>   an entry
- *                                 (slc_cache_redis_value.c), its TTL as
- *                                 its expiry
- *   P {g}:<table hash, hex>       a table's generation
- *   P {g}:*                       every table's generation
- * The digest only names an entry: the value holds the exact key, compared
- * whole on every hit, so a collision is a miss (or two keys taking turns
- * at one name), never another key's answer.
  *
  * Budget: a request (a lookup, a strict bump) not answered within the
  * service's `timeout` ends as a miss or a failed bump, and counts against
@@ -27,111 +17,15 @@
 #include "slc_core.h"
 #include "slc_event.h"
 #include "slc_log.h"
-#include "slc_cache_redis.h"
+#include "slc_cache_redis_tier.h"
+#include "slc_cache_redis_cluster.h"
 
 #include <hiredis.h>
 #include <async.h>
-#include <time.h>
 
 #define SLC_REDIS_FAILURES     3
 #define SLC_REDIS_OPEN_MIN     1000
 #define SLC_REDIS_OPEN_MAX     30000
-
-
-/* --- keys ----------------------------------------------------------------- */
-
-/* Two 64-bit hashes of independent constants: a digest, not a secret. */
-static uint64_t
-slc_cache_redis_mix(const uint8_t *p, size_t n, uint64_t seed, uint64_t m)
-{
-    uint64_t h = seed ^ (n * m), w;
-    size_t   i;
-
-    for (i = 0; i + 8 <= n; i += 8) {
-        memcpy(&w, p + i, 8);
-        h = (h ^ (w * m)) * 0x9fb21c651e98df25ull;
-        h ^= h >> 29;
-    }
-    w = 0;
-    memcpy(&w, p + i, n - i);
-    h = (h ^ (w * m)) * 0x9fb21c651e98df25ull;
-    h ^= h >> 32;
-    h *= m;
-    return h ^ (h >> 29);
-}
-
-/* The prefix and a tag at out: their length (at most SLC_REDIS_PREFIX_MAX
-   + 4). */
-static size_t
-slc_cache_redis_key_head(const slc_cache_redis_service_t *rs,
-    const char *tag, char *out)
-{
-    size_t n = strlen(rs->prefix), t = strlen(tag);
-
-    memcpy(out, rs->prefix, n);
-    memcpy(out + n, tag, t);
-    return n + t;
-}
-
-/* v in `digits` hex digits at out. */
-static size_t
-slc_cache_redis_hex(char *out, uint64_t v, unsigned digits)
-{
-    static const char hex[] = "0123456789abcdef";
-
-    for (unsigned i = 0; i < digits; i++) {
-        out[i] = hex[(v >> (4 * (digits - 1 - i))) & 15];
-    }
-    return digits;
-}
-
-size_t
-slc_cache_redis_entry_key(const slc_cache_redis_service_t *rs,
-    const uint8_t *key, size_t klen, char *out)
-{
-    size_t n = slc_cache_redis_key_head(rs, "e:", out);
-
-    n += slc_cache_redis_hex(out + n, slc_cache_redis_mix(key, klen,
-             0x243f6a8885a308d3ull, 0xc2b2ae3d27d4eb4full), 16);
-    n += slc_cache_redis_hex(out + n, slc_cache_redis_mix(key, klen,
-             0x13198a2e03707344ull, 0x165667b19e3779f9ull), 16);
-    out[n] = '\0';
-    return n;
-}
-
-size_t
-slc_cache_redis_gen_key(const slc_cache_redis_service_t *rs, uint32_t table,
-    int all, char *out)
-{
-    size_t n = slc_cache_redis_key_head(rs, "{g}:", out);
-
-    if (all) {
-        out[n++] = '*';
-    } else {
-        n += slc_cache_redis_hex(out + n, table, 8);
-    }
-    out[n] = '\0';
-    return n;
-}
-
-/* A random value for a generation created: none an entry recorded. */
-size_t
-slc_cache_redis_gen_random(char *val, size_t cap)
-{
-    uint64_t r;
-
-    arc4random_buf(&r, sizeof(r));
-    return (size_t) snprintf(val, cap, "%llu", (unsigned long long) (r >> 2));
-}
-
-uint64_t
-slc_cache_redis_wall_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-    return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
-}
 
 
 /* --- sending -------------------------------------------------------------- */
@@ -302,7 +196,7 @@ slc_cache_redis_expire_arm(slc_cache_redis_conn_t *rc)
     }
 }
 
-void
+static void
 slc_cache_redis_tier_init(slc_cache_redis_conn_t *rc)
 {
     TAILQ_INIT(&rc->lookups);
@@ -315,7 +209,7 @@ slc_cache_redis_tier_init(slc_cache_redis_conn_t *rc)
 /* The worker exits: no request is answered any more (their sessions may
    be gone), and hiredis' callbacks, when it frees its context, free
    them. */
-void
+static void
 slc_cache_redis_tier_close(slc_cache_redis_conn_t *rc)
 {
     slc_cache_redis_req_t *q;
@@ -333,7 +227,7 @@ slc_cache_redis_tier_close(slc_cache_redis_conn_t *rc)
 }
 
 /* The cache is done with a request, answered or not. */
-static void
+void
 slc_cache_redis_release(void *req)
 {
     slc_cache_redis_req_t *q = req;
@@ -345,11 +239,71 @@ slc_cache_redis_release(void *req)
     slc_cache_redis_req_free(q);
 }
 
-const slc_cache_remote_t slc_cache_redis_remote = {
-    .lookup = slc_cache_redis_lookup,
-    .store = slc_cache_redis_store,
-    .release = slc_cache_redis_release,
-    .invalidate = slc_cache_redis_invalidate,
-    .bump_sync = slc_cache_redis_bump_sync,
-    .trusted = slc_cache_redis_trusted,
-};
+
+/* --- a worker's connections ----------------------------------------------- */
+
+static slc_cache_redis_conn_t  *slc_cache_redis_conns;
+
+/* A seed's end: its requests, then its cluster's nodes. */
+static void
+slc_cache_redis_seed_free(slc_cache_redis_conn_t *rc)
+{
+    slc_cache_redis_tier_close(rc);
+    slc_cache_redis_cluster_free(rc);
+}
+
+/* A cluster's node connection: requests on it as on its seed. */
+static void
+slc_cache_redis_adopt(slc_cache_redis_conn_t *rc)
+{
+    slc_cache_redis_tier_init(rc);
+    rc->on_free = slc_cache_redis_tier_close;
+}
+
+int
+slc_cache_redis_conns_open(const slc_cache_redis_service_t *const *rs,
+    unsigned n)
+{
+    slc_cache_redis_conn_t *rc;
+
+    for (unsigned i = 0; i < n; i++) {
+        rc = slc_cache_redis_conn_open(rs[i], &slc_cache_redis_conns, NULL,
+                                       NULL, NULL, NULL);
+        if (rc == NULL) {
+            return SLC_ERROR;
+        }
+        slc_cache_redis_tier_init(rc);
+        rc->on_free = slc_cache_redis_seed_free;
+        rc->adopt = slc_cache_redis_adopt;
+        if (rs[i]->cluster != 0) {
+            rc->on_setup = slc_cache_redis_cluster_ask;
+        }
+        slc_cache_redis_conn_start(rc);
+    }
+    return SLC_OK;
+}
+
+void
+slc_cache_redis_conns_close(void)
+{
+    slc_cache_redis_conns_free(&slc_cache_redis_conns);
+}
+
+slc_cache_redis_conn_t *
+slc_cache_redis_conn_of(const slc_cache_redis_service_t *rs)
+{
+    slc_cache_redis_conn_t *rc;
+
+    for (rc = slc_cache_redis_conns; rc != NULL && rc->rs != rs;
+         rc = rc->next)
+    {
+        /* a worker has a few */
+    }
+    return rc;
+}
+
+slc_cache_redis_conn_t *
+slc_cache_redis_conns_all(void)
+{
+    return slc_cache_redis_conns;
+}

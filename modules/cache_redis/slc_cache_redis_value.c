@@ -1,5 +1,5 @@
 /*
- * An entry as a Redis value (slc_cache_redis.h).  Little-endian:
+ * An entry as a Redis value (slc_cache_redis_value.h).  Little-endian:
  *
  *   "SLCQ"  version:1  ntables:1  reserved:2 (0)
  *   klen:4  rlen:4  meta:16  allgen:8 (the every-table generation)
@@ -13,7 +13,7 @@
  */
 
 #include "slc_core.h"
-#include "slc_cache_redis.h"
+#include "slc_cache_redis_value.h"
 
 #define SLC_REDIS_VALUE_HEAD  48        /* up to the tables */
 #define SLC_REDIS_VALUE_TABLE 12
