@@ -25,6 +25,7 @@ use File::Path qw(make_path remove_tree);
 use File::Spec;
 use File::Temp qw(tempdir);
 use Getopt::Long qw(GetOptionsFromArray);
+use IO::Socket::INET;
 use List::Util qw(min max sum);
 use POSIX ();
 use Time::HiRes qw(time sleep);
@@ -378,6 +379,7 @@ sub start_sandbox {
         $sb->start_redis;
         $CTX->{redis} = { port => $sb->port('redis') };
     }
+    start_redis_cluster() if grep { /^redis-cluster/ } @{ $opt{targets} };
     $CTX->{sandbox} = $sb;
     $CTX->{primary} = { port => $sb->port('primary'),
                         socket => $sb->socket('primary') };
@@ -386,6 +388,36 @@ sub start_sandbox {
                             map { server_pid($sb, $_) } qw(primary replica) ];
     check_server_settings();
     $CTX->{phases}{sandbox} = time - $t0;
+}
+
+# A three-master Redis Cluster for the redis-cluster targets
+# (contrib/bench/redis-cluster), stopped at the end.
+sub start_redis_cluster {
+    my $dir = "$CTX->{workdir}/redis-cluster";
+    my $port;
+    for (1 .. 50) {     # three ports and their buses (+100) free
+        $port = 20000 + int(rand(30000));
+        last unless grep { !port_free($_) }
+            map { ($port + $_, $port + 100 + $_) } 0 .. 2;
+    }
+    my $out = qx{$TOP/contrib/bench/redis-cluster start $dir $port 2>&1};
+    die "the Redis Cluster did not start:\n$out" if $?;
+    on_cleanup('redis cluster',
+               sub { system("$TOP/contrib/bench/redis-cluster", 'stop',
+                            $dir) });
+    note('a Redis Cluster of three masters on ports %d-%d', $port,
+         $port + 2);
+    $CTX->{redis_cluster} = { port => $port };
+}
+
+# Whether nothing listens on 127.0.0.1:$port.
+sub port_free {
+    my ($port) = @_;
+    my $s = IO::Socket::INET->new(LocalAddr => '127.0.0.1',
+                                  LocalPort => $port, ReuseAddr => 1)
+        or return 0;
+    close $s;
+    return 1;
 }
 
 # The pid of the sandbox's mariadbd of $role, from its pid file, checked
@@ -405,11 +437,12 @@ sub admin_dbh {
     return $CTX->{admin} = $CTX->{sandbox}->admin_dbh('primary');
 }
 
-# The primary's connections but the proxies' monitors' (a cache target's
-# monitor stays connected the whole run).
+# The primary's connections but the proxies' monitors' and binlog
+# readers' (a cache target's stay connected the whole run).
 sub client_conns {
     my ($n) = admin_dbh()->selectrow_array('SELECT COUNT(*) FROM '
-        . "information_schema.PROCESSLIST WHERE USER <> 'monitor'");
+        . "information_schema.PROCESSLIST WHERE USER NOT IN ('monitor', "
+        . "'repl')");
     return $n;
 }
 

@@ -296,6 +296,7 @@ sub _redis_checks {
     my @c;
     for my $t (['redis-strict-1', REDIS_HIT_MAX],
                ['redis-small-1', REDIS_HIT_MAX],
+               ['redis-cluster-1', REDIS_HIT_MAX],
                ['zone-redis-1', REDIS_ZONE_MAX],
                ['redis-dead-1', REDIS_ZONE_MAX]) {
         my ($name, $max) = @$t;

@@ -78,7 +78,10 @@ our @REGISTRY = (
     # zone with the tier configured, from Redis (strict: every hit is
     # Redis'; a 1 MB zone, too small for the 4000 rows: most hits are
     # Redis' and copied into the zone), and with Redis dead (a port
-    # nothing listens on: the zone serves, nothing waits)
+    # nothing listens on: the zone serves, nothing waits; this target
+    # reads the binlog, its source of invalidations, as a host should
+    # whose Redis may die: a host that takes them from Redis' pushes
+    # trusts no zone hit while Redis is gone, and its server answers)
     _redis('zone-redis-1', 'bench size=64m', '',
            'sluice readconn + cache + cache_redis, 1 worker (zone hits)'),
     _redis('redis-strict-1', 'bench size=64m', 'strict on;',
@@ -87,6 +90,12 @@ our @REGISTRY = (
            'sluice readconn + cache_redis, 1 worker, a 1 MB zone'),
     _redis('redis-dead-1', 'bench size=64m', 'dead',
            'sluice readconn + cache_redis, 1 worker, Redis dead'),
+    # strict on a three-master Redis Cluster (contrib/bench/redis-cluster):
+    # each hit a GET on the entry's master and an MGET on the
+    # generations'
+    _redis('redis-cluster-1', 'bench size=64m', 'cluster',
+           'sluice readconn + cache_redis strict on a 3-master Redis '
+           . 'Cluster, 1 worker'),
     # the host's floor under a hit: a server that only reads the query
     # and sends an answer from memory (contrib/bench/nullserver.c)
     [ 'null-1',             'Null',    threads => 1, preset => 'cache',
@@ -105,17 +114,24 @@ our @REGISTRY = (
 );
 
 # A registry entry of --redis: the zone, the redis block's extra line
-# ("dead": a port nothing listens on).  %%REDIS%% is the sandbox's
-# redis-server (SluiceBench::Target::Sluice).
+# ("dead": a port nothing listens on; "cluster": strict on the bench's
+# cluster).  %%REDIS%% is the sandbox's redis-server, %%REDISCL%% a seed
+# of the cluster (SluiceBench::Target::Sluice).
 sub _redis {
     my ($name, $zone, $extra, $label) = @_;
-    my $server = $extra eq 'dead' ? '127.0.0.1:1' : '127.0.0.1:%%REDIS%%';
-    $extra = '' if $extra eq 'dead';
+    my $dead = $extra eq 'dead';
+    my $server = $dead ? '127.0.0.1:1'
+               : $extra eq 'cluster' ? '127.0.0.1:%%REDISCL%%'
+               : '127.0.0.1:%%REDIS%%';
+    $extra = $extra eq 'dead' ? ''
+           : $extra eq 'cluster' ? 'cluster on; strict on;' : $extra;
     return [ $name, 'Sluice', workers => 1, preset => 'redis',
         module => 'cache_redis', cache => 1, redis => 1,
         mysql_conf => "cache_zone $zone;\n    redis shared { server "
             . "$server; prefix \"bench:\"; $extra }",
-        upstream_conf => 'monitor_user monitor; monitor_password "monitor";',
+        upstream_conf => 'monitor_user monitor; monitor_password "monitor";'
+            . ($dead ? ' binlog on; binlog_user repl; binlog_password '
+                       . '"repl";' : ''),
         server_conf => "router readconn;\n        readconn_role primary;\n"
             . "        filters cache;\n        cache bench;\n"
             . "        cache_ttl 1h;\n        cache_redis shared;",

@@ -75,6 +75,8 @@ sub _conf {
         ? "server 127.0.0.1:$c->{replica}{port} role=replica;" : '';
     my $mysql = $self->{mysql_conf} // '';
     $mysql =~ s/%%REDIS%%/$c->{redis}{port}/g if $c->{redis};
+    $mysql =~ s/%%REDISCL%%/$c->{redis_cluster}{port}/g
+        if $c->{redis_cluster};
     my $up = $self->{upstream_conf} // '';
     return <<CONF;
 # written by contrib/bench for target $self->{name}
@@ -132,9 +134,11 @@ sub start {
     die "$d/sluice.pid says " . ($pf // 'nothing') . ", we started $pid\n"
         unless ($pf // 0) == $pid;
     # the workers run once they answer; all of them (and the monitor, a
-    # child too, when the upstream has one)?
+    # child too, when the upstream has one, and the Redis tier's
+    # subscriber, or the binlog reader that replaces it)?
     my $want = $self->nworkers
-        + (($self->{upstream_conf} // '') =~ /monitor_user/ ? 1 : 0);
+        + (($self->{upstream_conf} // '') =~ /monitor_user/ ? 1 : 0)
+        + ($self->{redis} ? 1 : 0);
     my $n = 0;
     Sluice::Sandbox::poll_until(10, sub {
         $n = () = children_of($pid);
