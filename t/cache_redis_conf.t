@@ -48,12 +48,12 @@ EOF
     return $rc == 0 ? 'accepted' : $out;
 }
 
-$t->plan(16);
+$t->plan(18);
 
 is(conf(), 'accepted', 'a redis block and a server that uses it');
 is(conf(redis => 'server 127.0.0.1:6379; server unix:/run/redis.sock; '
                  . 'user sluice; password "pw"; db 3; timeout 50ms; '
-                 . 'prefix "app1:"; cluster off;'),
+                 . 'prefix "app1:"; cluster off; queue 1m;'),
    'accepted', 'every directive of the block');
 is(conf(redis => 'server 127.0.0.1:7000; server 127.0.0.1:7001; '
                  . 'cluster on;'),
@@ -79,6 +79,10 @@ like(conf(redis => 'server 127.0.0.1:6379; user sluice;'),
      qr/r\.conf:\d+: "user" without "password"/, 'user without password');
 like(conf(redis => 'server 127.0.0.1:6379; timeout 0;'),
      qr/r\.conf:\d+: "timeout" is not in 1ms to 10s/, 'timeout 0');
+like(conf(redis => 'server 127.0.0.1:6379; queue 100;'),
+     qr/r\.conf:\d+: "queue" is not in 1k to 1g/, 'a queue too small');
+like(conf(redis => 'server 127.0.0.1:6379; queue lots;'),
+     qr/r\.conf:\d+: .*"lots"/, 'a queue that is not a size');
 like(conf(redis => 'server 127.0.0.1:6379; prefix "a{b}";'),
      qr/r\.conf:\d+: "prefix" is longer than 64 bytes or holds a brace/,
      'a prefix with a brace (a hash tag)');

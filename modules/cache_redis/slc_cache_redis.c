@@ -8,6 +8,7 @@
  *           user sluice; password "...";     AUTH (ACL user optional)
  *           db 0;                            SELECT (not with cluster)
  *           timeout 20ms;                    a request's budget
+ *           queue 8m;                        unanswered stores' bytes
  *           prefix "sluice:";                of every key
  *           cluster on;                      a Redis Cluster (default:
  *                                            detected; off: never)
@@ -26,6 +27,7 @@
 #include "slc_cache_binlog.h"
 #include "slc_role.h"
 #include "slc_shm.h"
+#include "slc_shmtx.h"
 #include "slc_cache_redis.h"
 #include "slc_cache_redis_conn.h"
 #include "slc_cache_redis_tier.h"
@@ -91,6 +93,9 @@ static const slc_command_t slc_cache_redis_commands[] = {
     { .name = "timeout", .type = SLC_CONF_REDIS | SLC_CONF_TAKE1,
       .set = slc_conf_set_msec_slot, .conf = SLC_CONF_MODULE,
       .offset = offsetof(slc_cache_redis_service_t, timeout) },
+    { .name = "queue", .type = SLC_CONF_REDIS | SLC_CONF_TAKE1,
+      .set = slc_conf_set_size_slot, .conf = SLC_CONF_MODULE,
+      .offset = offsetof(slc_cache_redis_service_t, queue) },
     { .name = "prefix", .type = SLC_CONF_REDIS | SLC_CONF_TAKE1,
       .set = slc_conf_set_cstr_slot, .conf = SLC_CONF_MODULE,
       .offset = offsetof(slc_cache_redis_service_t, prefix) },
@@ -129,6 +134,7 @@ slc_cache_redis_service_create(slc_conf_t *cf)
     memset(rs, 0, sizeof(*rs));
     rs->db = SLC_CONF_UNSET;
     rs->timeout = SLC_CONF_UNSET;
+    rs->queue = SLC_CONF_UNSET_SIZE;
     rs->cluster = SLC_CONF_UNSET;
     rs->strict = SLC_CONF_UNSET;
     rs->file = cf->filename;
@@ -170,6 +176,11 @@ slc_cache_redis_service_merge(slc_cache_redis_service_t *rs)
     slc_conf_merge_value(rs->db, SLC_CONF_UNSET, 0);
     if (rs->db < 0 || rs->db > 65535) {
         return "\"db\" is not in 0 to 65535";
+    }
+    slc_conf_merge_size(rs->queue, SLC_CONF_UNSET_SIZE,
+                        SLC_REDIS_QUEUE_DEFAULT);
+    if (rs->queue < 1024 || rs->queue > ((size_t) 1 << 30)) {
+        return "\"queue\" is not in 1k to 1g";
     }
     if (rs->timeout < 1 || rs->timeout > 10000) {
         return "\"timeout\" is not in 1ms to 10s";
@@ -425,6 +436,20 @@ slc_cache_redis_zone_attach(slc_shm_zone_t *z, slc_cycle_t *cycle,
     return slc_cache_redis_sub_attach(z->addr, used, k, err, errlen);
 }
 
+/* A zone mapped afresh: its lock, registered so that the master frees it
+   from a holder that died. */
+static void
+slc_cache_redis_zone_init(slc_shm_zone_t *z, const void *prev)
+{
+    slc_cache_redis_zone_t *zn = z->addr;
+
+    (void) prev;
+    if (slc_shmtx_create(&zn->lock, z) != SLC_OK) {
+        slc_log(SLC_LOG_ALERT, "redis: the zone \"cache_redis\" has no "
+            "room for its lock");
+    }
+}
+
 /* The redis_sub process n: for the n-th service that needs pushes. */
 static int
 slc_cache_redis_sub_role(slc_cycle_t *cycle, slc_role_t *role, unsigned n)
@@ -463,11 +488,12 @@ slc_cache_redis_push_declare(slc_cycle_t *cycle, char *err, size_t errlen)
         n += used[i]->push != 0;
     }
     z = slc_shm_zone_add(cycle, "cache_redis",
-        SLC_REDIS_SUB_MAX * sizeof(slc_cache_redis_sub_t),
-        &slc_cache_redis_module, err, errlen);
+        sizeof(slc_cache_redis_zone_t), &slc_cache_redis_module, err,
+        errlen);
     if (z == NULL) {
         return SLC_ERROR;
     }
+    z->init = slc_cache_redis_zone_init;
     z->attach = slc_cache_redis_zone_attach;
     if (n == 0) {
         return SLC_OK;
@@ -505,6 +531,7 @@ slc_cache_redis_exit_process(slc_cycle_t *cycle, const slc_role_t *role)
 {
     (void) cycle;
     if (role == NULL) {
+        slc_cache_redis_owed_stop();
         slc_cache_redis_conns_close();
     } else {
         slc_cache_redis_sync_close();

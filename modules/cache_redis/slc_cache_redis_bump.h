@@ -11,4 +11,7 @@ void  *slc_cache_redis_invalidate(void *tier, const uint32_t *hash,
     unsigned n, int all, slc_cache_remote_counters_t *cnt,
     slc_cache_remote_ack_pt ack, void *arg);
 
+/* At the worker's exit: the owed bumps' timer stopped. */
+void   slc_cache_redis_owed_stop(void);
+
 #endif /* SLC_CACHE_REDIS_BUMP_H */

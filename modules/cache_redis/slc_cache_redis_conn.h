@@ -32,6 +32,8 @@ typedef struct slc_cache_redis_conn_s {
     slc_timer_t                      expire;   /* the oldest's deadline */
     size_t                           queued;   /* bytes of stores and
                                                   bumps sent, unanswered */
+    unsigned                         paying:1; /* owed bumps on their way
+                                                  (slc_cache_redis_bump.c) */
     uint64_t                         decode_logged;  /* ms */
     /* its owner's hooks (the subscriber's): set up, lost */
     void                           (*on_ready)(

@@ -27,7 +27,7 @@
 #include "slc_cache_redis_tier.h"
 #include "slc_cache_redis_cluster.h"
 #include "slc_cache_redis_keys.h"
-#include "slc_cache_redis_sub.h"
+#include "slc_cache_redis_owed.h"
 
 #include <hiredis.h>
 #include <async.h>
@@ -377,9 +377,7 @@ slc_cache_redis_lookup(void *tier, const slc_cache_remote_ask_t *ask,
     }
     if (rc == NULL || !slc_cache_redis_conn_ready(rc)
         || ask->ntables > SLC_REDIS_VALUE_TABLES
-        || (rc->rs->sub != NULL
-            && slc_cache_redis_behind(rc->rs->sub, ask->table,
-                                      ask->ntables))
+        || slc_cache_redis_owed_any(rc->rs, ask->table, ask->ntables)
         || !slc_cache_redis_breaker_allow(&rc->rbreaker, slc_loop->now)
         || (q = malloc(sizeof(*q) + ask->klen)) == NULL)
     {
@@ -435,7 +433,7 @@ slc_cache_redis_store(void *req, const slc_cache_store_t *st,
     slc_cache_redis_resp_arg(r, q->ekey, q->eklen);
     if (rc == NULL || !slc_cache_redis_conn_ready(rc)
         || q->rc->rbreaker.state != SLC_REDIS_CLOSED
-        || rc->queued + size > SLC_REDIS_QUEUE_MAX
+        || rc->queued + size > rc->rs->queue
         || (out = slc_cache_redis_resp_open(r, size)) == NULL)
     {
         slc_cache_bump(q->cnt->dropped);

@@ -56,6 +56,11 @@ typedef struct slc_cache_redis_service_s {
     slc_monitor_conf_t        auth;
     long long                 db;           /* SELECT; 0 by default */
     long long                 timeout;      /* ms, 20 by default */
+    size_t                    queue;        /* `queue`: bytes of stores
+                                               and bumps a connection may
+                                               have unanswered; past it
+                                               they are dropped (counted),
+                                               never buffered */
     const char               *prefix;       /* of every key, "sluice:" */
     int                       cluster;      /* `cluster on`: 1; `off`:
                                                0; unset: detected
@@ -67,12 +72,16 @@ typedef struct slc_cache_redis_service_s {
                                                binlog reader: a subscriber
                                                runs (slc_cache_redis_sub.c) */
     struct slc_cache_redis_sub_s *sub;      /* its entry, bound at attach */
+    struct slc_cache_redis_behind_s *owed;  /* the marks in its entry */
+    struct slc_shmtx_s       *owed_lock;    /* the zone's (its owed marks'
+                                               writers take it) */
     const char               *file;
     unsigned                  line;
     struct slc_cache_redis_service_s *next;
 } slc_cache_redis_service_t;
 
 #define SLC_REDIS_CLUSTER_DETECT  2
+#define SLC_REDIS_QUEUE_DEFAULT   ((size_t) 8 << 20)
 
 /* The module's conf at the mysql and server levels. */
 typedef struct {

@@ -335,43 +335,19 @@ slc_cache_redis_trusted(void *tier, uint64_t now)
 }
 
 
-int
-slc_cache_redis_behind(const slc_cache_redis_sub_t *e, const uint32_t *hash,
-    unsigned n)
-{
-    const slc_cache_redis_behind_t *bh = &e->behind;
-    uint32_t                        s0, k, tries = 0;
-    int                             hit;
-
-    if (__atomic_load_n(&bh->n, __ATOMIC_ACQUIRE) == 0
-        && !__atomic_load_n(&bh->all, __ATOMIC_ACQUIRE))
-    {
-        return 0;                       /* the usual case */
-    }
-    do {
-        s0 = slc_seqlock_read_begin(&bh->seq);
-        hit = bh->all != 0;
-        k = slc_min(bh->n, (uint32_t) SLC_REDIS_BEHIND_MAX);
-        for (uint32_t i = 0; i < k && !hit; i++) {
-            for (unsigned j = 0; j < n && !hit; j++) {
-                hit = bh->hash[i] == hash[j];
-            }
-        }
-    } while (!slc_seqlock_read_end(&bh->seq, s0) && ++tries < 16);
-    return hit || tries == 16;      /* a writer that died mid-way: behind */
-}
-
-
 /* --- the zone and the role ------------------------------------------------ */
 
 int
-slc_cache_redis_sub_attach(slc_cache_redis_sub_t *tab,
+slc_cache_redis_sub_attach(slc_cache_redis_zone_t *zn,
     const slc_cache_redis_service_t *const *used, unsigned k, char *err,
     size_t errlen)
 {
+    slc_cache_redis_sub_t *tab = zn->entry;
+
     for (unsigned i = 0; i < k; i++) {
         slc_cache_redis_service_t *rs = (slc_cache_redis_service_t *) used[i];
 
+        rs->owed_lock = &zn->lock;
         rs->sub = slc_shm_slot_claim(tab, SLC_REDIS_SUB_MAX, sizeof(*tab),
             sizeof(tab->name), rs->name);
         if (rs->sub == NULL) {
@@ -379,6 +355,7 @@ slc_cache_redis_sub_attach(slc_cache_redis_sub_t *tab,
                 SLC_REDIS_SUB_MAX);
             return SLC_ERROR;
         }
+        rs->owed = &rs->sub->behind;
     }
     return SLC_OK;
 }

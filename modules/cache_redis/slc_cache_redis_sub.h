@@ -5,7 +5,9 @@
    lists the tier's files). */
 
 #include "slc_core.h"
+#include "slc_shmtx.h"
 #include "slc_cache_redis_service.h"
+#include "slc_cache_redis_owed.h"
 
 #define SLC_REDIS_SUB_MAX       16      /* services a cycle uses */
 #define SLC_REDIS_SUB_BEAT_MS   250     /* the subscriber's own beat */
@@ -17,25 +19,10 @@
 #define SLC_REDIS_SUB_DOWN      0
 #define SLC_REDIS_SUB_LIVE      1
 
-/*
- * The tables whose commits the binlog reader could not bump in a service
- * (down, slow, refusing): until it could, no entry of theirs is taken
- * from that service on this host (slc_cache_redis_behind), since it
- * still holds their old generations.  Written by the reader under `seq`;
- * more tables than fit make it `all`.
- */
-#define SLC_REDIS_BEHIND_MAX    64
-
-typedef struct {
-    uint32_t    seq;                        /* seqlock */
-    uint32_t    all;
-    uint32_t    n;
-    uint32_t    hash[SLC_REDIS_BEHIND_MAX];
-} slc_cache_redis_behind_t;
 
 /* A service's entry in the zone "cache_redis" (kept by name across a
    reload): its subscriber's state, written by it, read by workers; the
-   binlog reader's marks; counters (atomics). */
+   bumps this host owes it (slc_cache_redis_owed.h); counters (atomics). */
 typedef struct slc_cache_redis_sub_s {
     char        name[64];           /* "": free; first: the slot's
                                        name (slc_shm_slot_claim) */
@@ -54,10 +41,17 @@ typedef struct slc_cache_redis_sub_s {
     slc_cache_redis_behind_t behind;
 } slc_cache_redis_sub_t;
 
-/* The zone "cache_redis" (SLC_REDIS_SUB_MAX entries, declared by
-   slc_cache_redis.c) at tab: an entry for each service of used[0..k),
-   kept by name across a reload.  SLC_ERROR (err) when they do not fit. */
-int    slc_cache_redis_sub_attach(slc_cache_redis_sub_t *tab,
+/* The zone "cache_redis" (declared by slc_cache_redis.c): the lock the
+   owed marks' writers take, and an entry per service. */
+typedef struct {
+    slc_shmtx_t             lock;
+    slc_cache_redis_sub_t   entry[SLC_REDIS_SUB_MAX];
+} slc_cache_redis_zone_t;
+
+/* The zone at zn: an entry for each service of used[0..k), kept by name
+   across a reload, and the lock.  SLC_ERROR (err) when they do not
+   fit. */
+int    slc_cache_redis_sub_attach(slc_cache_redis_zone_t *zn,
     const slc_cache_redis_service_t *const *used, unsigned k, char *err,
     size_t errlen);
 /* The redis_sub process of service rs (its role's init): subscribes and
@@ -72,10 +66,6 @@ void   slc_cache_redis_sub_report(const slc_cache_redis_service_t *const *used,
    (the worker's CLOCK_MONOTONIC ms): its service needs no push, or its
    subscriber is live. */
 int    slc_cache_redis_trusted(void *tier, uint64_t now);
-/* Whether any of tables hash[0..n) of entry e waits for the binlog
-   reader's bump (a worker, before a lookup). */
-int    slc_cache_redis_behind(const slc_cache_redis_sub_t *e,
-    const uint32_t *hash, unsigned n);
 /* This host, as messages name it: "host:masterpid". */
 void   slc_cache_redis_origin(char *out, size_t cap);
 /* rs' channel into out (SLC_REDIS_KEY_MAX): its length. */

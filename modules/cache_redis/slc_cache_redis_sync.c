@@ -17,19 +17,20 @@
  *
  * A service that fails (refused, timed out, AUTH denied) is logged when
  * the reason changes, and not tried again before its breaker's back-off
- * (100 ms doubling to 30 s): the reader then marks the tables as behind
- * (slc_cache_binlog_behind_t) and says so again at the next heartbeat.
+ * (100 ms doubling to 30 s): the reader then marks the tables as owed
+ * (slc_cache_redis_owed.h) and tries again at the next group or
+ * heartbeat.
  */
 
 #include "slc_core.h"
 #include "slc_log.h"
 #include "slc_event.h"
-#include "slc_seqlock.h"
 #include "slc_cache_redis_sync.h"
 #include "slc_cache_redis_conn.h"
 #include "slc_cache_redis_keys.h"
 #include "slc_cache_redis_slots.h"
 #include "slc_cache_redis_sub.h"
+#include "slc_cache_redis_owed.h"
 
 #include <hiredis.h>
 #include <netdb.h>
@@ -374,62 +375,24 @@ slc_cache_redis_sync_bump(slc_cache_redis_sync_t *y, const char *id,
                    : SLC_OK;
 }
 
-/* Tables y's service has not had the bump of (its entry's marks). */
-static void
-slc_cache_redis_sync_mark(slc_cache_redis_sync_t *y, const uint32_t *hash,
-    unsigned n, int all)
-{
-    slc_cache_redis_behind_t *bh;
-    uint32_t                  s, k;
-
-    if (y->rs->sub == NULL) {
-        return;
-    }
-    bh = &y->rs->sub->behind;
-    s = slc_seqlock_write_begin(&bh->seq);
-    bh->all |= (uint32_t) (all != 0);
-    for (unsigned i = 0; i < n && !bh->all; i++) {
-        for (k = 0; k < bh->n && bh->hash[k] != hash[i]; k++) {
-            /* there already? */
-        }
-        if (k < bh->n) {
-            continue;
-        }
-        if (bh->n == SLC_REDIS_BEHIND_MAX) {
-            bh->all = 1;
-            break;
-        }
-        bh->hash[bh->n] = hash[i];
-        __atomic_store_n(&bh->n, bh->n + 1, __ATOMIC_RELEASE);
-    }
-    slc_seqlock_write_end(&bh->seq, s);
-}
-
-/* What y's service missed, again: SLC_OK once it has it (or had none). */
+/* What y's service is owed by this host, again: SLC_OK once it has it
+   (or was owed nothing). */
 static int
 slc_cache_redis_sync_owed(slc_cache_redis_sync_t *y)
 {
-    slc_cache_redis_behind_t *bh;
-    uint32_t                  s;
+    slc_cache_redis_behind_t snap;
 
-    if (y->rs->sub == NULL) {
+    if (!slc_cache_redis_owed_take(y->rs, &snap)) {
         return SLC_OK;
     }
-    bh = &y->rs->sub->behind;
-    if (bh->n == 0 && !bh->all) {
-        return SLC_OK;
-    }
-    if (slc_cache_redis_sync_bump(y, NULL, bh->hash, bh->n, bh->all)
+    if (slc_cache_redis_sync_bump(y, NULL, snap.hash, snap.n, snap.all)
         != SLC_OK)
     {
         return SLC_ERROR;
     }
-    s = slc_seqlock_write_begin(&bh->seq);
-    bh->all = 0;
-    __atomic_store_n(&bh->n, 0, __ATOMIC_RELEASE);
-    slc_seqlock_write_end(&bh->seq, s);
+    slc_cache_redis_owed_paid(y->rs, &snap);
     slc_log(SLC_LOG_NOTICE, "redis \"%s\": the binlog reader delivered the "
-        "generations it owed: their entries are taken from Redis again",
+        "generations owed: their entries are taken from Redis again",
         y->rs->name);
     return SLC_OK;
 }
@@ -445,7 +408,7 @@ slc_cache_redis_sync_one(slc_cache_redis_sync_t *y, const char *id,
         || ((n > 0 || all)
             && slc_cache_redis_sync_bump(y, id, hash, n, all) != SLC_OK))
     {
-        slc_cache_redis_sync_mark(y, hash, n, all);
+        slc_cache_redis_owed_add(y->rs, hash, n, all);
         return SLC_ERROR;
     }
     if (slc_cache_redis_breaker_success(&y->breaker)

@@ -10,8 +10,8 @@
  * the connection's breaker for lookups (SLC_REDIS_FAILURES in a row open
  * it: lookups skip Redis for a back-off from 1 s doubling to 30 s, then
  * one probe decides; logged and counted).  Stores and plain bumps are
- * never waited for; past SLC_REDIS_QUEUE_MAX unanswered bytes per
- * connection they are dropped and counted.
+ * never waited for; past the service's `queue` of unanswered bytes per
+ * connection (8 MiB by default) they are dropped and counted.
  */
 
 #include "slc_core.h"

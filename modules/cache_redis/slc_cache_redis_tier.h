@@ -11,9 +11,6 @@
 #include "slc_cache_redis_keys.h"
 
 #define SLC_REDIS_GENS  (SLC_REDIS_VALUE_TABLES + 1)   /* tables and all */
-/* unanswered bytes of stores and bumps a connection may have out: past
-   it they are dropped (counted), never buffered */
-#define SLC_REDIS_QUEUE_MAX  (8u << 20)
 
 /*
  * A request the cache waits for: a lookup (done) or a strict bump (ack).
