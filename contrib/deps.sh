@@ -4,13 +4,15 @@
 # own).  Idempotent; uses sudo when not run as root.
 set -eu
 
+# (prometheus: its promtool checks a live scrape of the status listener,
+# t/status.t; its service is not started, as below)
 PKGS="gcc make pkg-config libbsd-dev libmd-dev libpcre2-dev libmariadb-dev \
 check libhiredis-dev \
 mariadb-server mariadb-client redis-server \
 perl libdbi-perl libdbd-mariadb-perl procps iproute2 \
 python3-mysqldb php-cli php-mysql sysbench \
 default-jdk-headless libmariadb-java python3-pymysql \
-golang-go golang-github-go-sql-driver-mysql-dev $*"
+golang-go golang-github-go-sql-driver-mysql-dev prometheus $*"
 
 # node and npm for t/rwsplit_node.t, which gets mysql2 with npm ci: Debian's,
 # unless both are there already (another nodejs, such as nodesource's,

@@ -104,7 +104,7 @@ slc_listen_parse(const char *s, slc_listen_t *l, char *err, size_t errlen)
     return rc;
 }
 
-static int
+int
 slc_listen_socket(slc_listen_t *l, char *err, size_t errlen)
 {
     int fd, on = 1;

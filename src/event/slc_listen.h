@@ -50,6 +50,10 @@ int  slc_listen_parse(const char *s, slc_listen_t *l, char *err,
  */
 int  slc_listen_open_all(slc_listen_t *list, slc_listen_t *old,
     unsigned nworkers, char *err, size_t errlen);
+/* One listening socket for l (non-blocking, SO_REUSEPORT for TCP), for a
+   process that listens on its own (the status listener): the fd, or -1
+   with err set. */
+int  slc_listen_socket(slc_listen_t *l, char *err, size_t errlen);
 /* Close a list's sockets; unix paths are unlinked unless carried over. */
 void slc_listen_close_all(slc_listen_t *list, int unlink_unix);
 /* Close, in a worker, every socket that is not its own slot's. */

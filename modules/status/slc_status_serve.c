@@ -1,0 +1,379 @@
+/*
+ * The status process: HTTP on the status listener (slc_status_serve.h;
+ * what it answers: slc_status.h).  One loop, no blocking call: a
+ * connection reads into a fixed buffer of SLC_STATUS_HEAD_MAX bytes,
+ * answers each whole request in order (pipelining), and is closed at the
+ * first bad one (after its error answer), at its SLC_STATUS_REQUESTS-th,
+ * when the peer asks, or when its deadline passes: `status_timeout` from
+ * its accept and again from each answer, so a peer that trickles bytes
+ * (slowloris) or idles is dropped.  An answer that cannot be written at
+ * once waits in the connection's out buffer (bounded by the body's cap)
+ * and nothing more is read meanwhile.
+ */
+
+#include "slc_core.h"
+#include "slc_event.h"
+#include "slc_log.h"
+#include "slc_status_http.h"
+#include "slc_status_metrics.h"
+#include "slc_status_serve.h"
+
+#include <sys/socket.h>
+#include <time.h>
+
+typedef struct slc_status_conn_s {
+    slc_conn_t                  conn;
+    slc_timer_t                 deadline;
+    char                        in[SLC_STATUS_HEAD_MAX];
+    size_t                      in_len;
+    char                       *out;           /* malloc'ed */
+    size_t                      out_len;
+    size_t                      out_off;
+    unsigned                    requests;
+    unsigned                    closing:1;     /* after the out buffer */
+    unsigned                    closed:1;      /* freed after the batch */
+    slc_defer_t                 release;
+    struct slc_status_conn_s   *next;
+} slc_status_conn_t;
+
+static struct {
+    const slc_cycle_t          *cycle;
+    const slc_status_conf_t    *conf;
+    slc_conn_t                  listen;
+    slc_status_conn_t          *conns;
+    unsigned                    nconns;
+    int                         quitting;
+} slc_status;
+
+static void slc_status_on_read(slc_conn_t *c);
+static void slc_status_on_write(slc_conn_t *c);
+
+
+/* --- connections ---------------------------------------------------------- */
+
+static void
+slc_status_free(void *arg)
+{
+    slc_status_conn_t *sc = arg;
+
+    free(sc->out);
+    free(sc);
+}
+
+/* Closed now, freed after the loop's batch (its events may be queued). */
+static void
+slc_status_close(slc_status_conn_t *sc)
+{
+    slc_status_conn_t **pp;
+
+    if (sc->closed) {
+        return;
+    }
+    for (pp = &slc_status.conns; *pp != sc; pp = &(*pp)->next) {
+        /* find it */
+    }
+    *pp = sc->next;
+    slc_status.nconns--;
+    sc->closed = 1;
+    if (sc->deadline.armed) {
+        slc_timer_del(slc_loop, &sc->deadline);
+    }
+    slc_conn_unregister(slc_loop, &sc->conn);
+    slc_conn_close(&sc->conn);
+    if (slc_loop_defer(slc_loop, &sc->release, slc_status_free, sc)
+        != SLC_OK)
+    {
+        slc_status_free(sc);
+    }
+}
+
+static void
+slc_status_expire(slc_timer_t *t)
+{
+    slc_status_close(t->data);
+}
+
+static void
+slc_status_arm(slc_status_conn_t *sc)
+{
+    if (sc->deadline.armed) {
+        slc_timer_del(slc_loop, &sc->deadline);
+    }
+    slc_timer_add(slc_loop, &sc->deadline,
+        (uint64_t) slc_status.conf->timeout);
+}
+
+static void
+slc_status_accept(slc_conn_t *l)
+{
+    slc_status_conn_t *sc;
+    int                fd;
+
+    while ((fd = accept4(l->fd, NULL, NULL,
+                         SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0)
+    {
+        if (slc_status.quitting || slc_status.nconns >= SLC_STATUS_CONNS
+            || (sc = calloc(1, sizeof(*sc))) == NULL)
+        {
+            slc_status_state.refused++;
+            close(fd);
+            continue;
+        }
+        sc->conn = (slc_conn_t) { .fd = fd, .on_read = slc_status_on_read,
+                                  .on_write = slc_status_on_write,
+                                  .data = sc };
+        sc->deadline.handler = slc_status_expire;
+        sc->deadline.data = sc;
+        if (slc_conn_register(slc_loop, &sc->conn) != SLC_OK) {
+            close(fd);
+            free(sc);
+            continue;
+        }
+        sc->next = slc_status.conns;
+        slc_status.conns = sc;
+        slc_status.nconns++;
+        slc_status_arm(sc);
+    }
+}
+
+
+/* --- answers -------------------------------------------------------------- */
+
+static const char *
+slc_status_reason(unsigned code)
+{
+    switch (code) {
+    case 200: return "OK";
+    case 400: return "Bad Request";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 414: return "URI Too Long";
+    case 431: return "Request Header Fields Too Large";
+    case 505: return "HTTP Version Not Supported";
+    default:  return "Internal Server Error";
+    }
+}
+
+/* The answer's head and (unless HEAD) body appended to the out buffer. */
+static void
+slc_status_answer(slc_status_conn_t *sc, unsigned code, const char *type,
+    const char *body, size_t len, int head)
+{
+    char    h[384];
+    int     n;
+    char   *p;
+
+    slc_status_state.responses[slc_status_code_index(code)]++;
+    n = snprintf(h, sizeof(h), "HTTP/1.1 %u %s\r\nServer: sluice\r\n"
+        "Content-Type: %s\r\nContent-Length: %zu\r\n%s%s\r\n", code,
+        slc_status_reason(code), type, len,
+        code == 405 ? "Allow: GET, HEAD\r\n" : "",
+        sc->closing ? "Connection: close\r\n" : "");
+    len = head ? 0 : len;
+    if ((p = realloc(sc->out, sc->out_len + (size_t) n + len)) == NULL) {
+        sc->closing = 1;
+        return;
+    }
+    sc->out = p;
+    memcpy(p + sc->out_len, h, (size_t) n);
+    memcpy(p + sc->out_len + (size_t) n, body, len);
+    sc->out_len += (size_t) n + len;
+}
+
+static void
+slc_status_error(slc_status_conn_t *sc, unsigned code)
+{
+    char body[64];
+    int  n = snprintf(body, sizeof(body), "%u %s\n", code,
+                      slc_status_reason(code));
+
+    sc->closing = 1;
+    slc_status_answer(sc, code, "text/plain; charset=utf-8", body,
+        (size_t) n, 0);
+}
+
+/* One request's answer. */
+static void
+slc_status_route(slc_status_conn_t *sc, const slc_status_req_t *req)
+{
+    slc_metrics_t m;
+    int           metrics = strcmp(req->path, "/metrics") == 0;
+
+    if (!metrics && strcmp(req->path, "/status") != 0) {
+        slc_status_answer(sc, 404, "text/plain; charset=utf-8",
+            "404 Not Found\n", 14, req->head);
+        return;
+    }
+    slc_metrics_init(&m, SLC_STATUS_BODY_MAX);
+    if (metrics) {
+        slc_status_metrics(slc_status.cycle, &m);
+    } else {
+        slc_status_json(slc_status.cycle, &m);
+    }
+    if (m.error != SLC_METRICS_OK) {
+        slc_log(SLC_LOG_ERR, "status: %s could not be written (%d)",
+            req->path, m.error);
+        slc_status_error(sc, 500);
+    } else {
+        slc_status_answer(sc, 200, metrics
+            ? "text/plain; version=0.0.4; charset=utf-8"
+            : "application/json", m.buf, m.len, req->head);
+    }
+    slc_metrics_free(&m);
+}
+
+/* The whole requests in the in buffer, answered in order. */
+static void
+slc_status_requests(slc_status_conn_t *sc)
+{
+    slc_status_req_t req;
+    int              n;
+
+    while (!sc->closing && sc->in_len > 0) {
+        n = slc_status_http_parse(sc->in, sc->in_len, &req);
+        if (n == 0) {
+            return;                     /* more to come */
+        }
+        if (n < 0) {
+            slc_status_error(sc, (unsigned) -n);
+            return;
+        }
+        sc->in_len -= (size_t) n;
+        memmove(sc->in, sc->in + n, sc->in_len);
+        sc->closing = req.close || slc_status.quitting
+                      || ++sc->requests >= SLC_STATUS_REQUESTS;
+        slc_status_route(sc, &req);
+        slc_status_arm(sc);
+    }
+}
+
+
+/* --- I/O ------------------------------------------------------------------ */
+
+/* Write what waits; 1 while the connection lives. */
+static int
+slc_status_flush(slc_status_conn_t *sc)
+{
+    while (sc->out_off < sc->out_len) {
+        ssize_t n = slc_conn_write(&sc->conn, sc->out + sc->out_off,
+                                   sc->out_len - sc->out_off);
+
+        if (n < 0) {
+            slc_status_close(sc);
+            return 0;
+        }
+        if (n == 0) {
+            return 1;                   /* full: on_write goes on */
+        }
+        sc->out_off += (size_t) n;
+    }
+    free(sc->out);
+    sc->out = NULL;
+    sc->out_len = sc->out_off = 0;
+    if (sc->closing) {
+        shutdown(sc->conn.fd, SHUT_WR);
+        slc_status_close(sc);
+        return 0;
+    }
+    return 1;
+}
+
+static void
+slc_status_on_read(slc_conn_t *c)
+{
+    slc_status_conn_t *sc = c->data;
+    ssize_t            n;
+
+    if (sc->closed) {
+        return;
+    }
+    for ( ;; ) {
+        if (!slc_status_flush(sc) || sc->out_len > 0) {
+            return;                     /* closed, or on_write goes on */
+        }
+        if (sc->in_len == sizeof(sc->in)) {
+            slc_status_error(sc, 431);  /* no whole request in 8 KiB */
+            continue;
+        }
+        n = slc_conn_read(c, sc->in + sc->in_len,
+                          sizeof(sc->in) - sc->in_len);
+        if (n < 0) {
+            slc_status_close(sc);
+            return;
+        }
+        if (n == 0) {
+            if (!c->eof) {
+                return;                 /* nothing more for now */
+            }
+            sc->closing = 1;            /* the peer is done sending */
+            continue;
+        }
+        sc->in_len += (size_t) n;
+        slc_status_requests(sc);
+    }
+}
+
+static void
+slc_status_on_write(slc_conn_t *c)
+{
+    slc_status_on_read(c);              /* flushes first */
+}
+
+
+/* --- the process ---------------------------------------------------------- */
+
+int
+slc_status_serve(const slc_cycle_t *cycle, const slc_status_conf_t *conf)
+{
+    slc_listen_t    l = conf->listen;
+    char            err[256];
+    struct timespec ts;
+    int             fd;
+
+    slc_status.cycle = cycle;
+    slc_status.conf = conf;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    slc_status_state.loaded_ms = (uint64_t) ts.tv_sec * 1000
+                                 + (uint64_t) ts.tv_nsec / 1000000;
+    slc_status_conf_hash(cycle->conf_file);
+    if ((fd = slc_listen_socket(&l, err, sizeof(err))) < 0) {
+        slc_log(SLC_LOG_ERR, "status: %s", err);
+        return SLC_ERROR;
+    }
+    slc_status.listen = (slc_conn_t) { .fd = fd,
+                                       .on_read = slc_status_accept };
+    if (slc_conn_register_listen(slc_loop, &slc_status.listen, 0)
+        != SLC_OK)
+    {
+        close(fd);
+        return SLC_ERROR;
+    }
+    slc_log(SLC_LOG_NOTICE, "status: listening on %s", l.text);
+    return SLC_OK;
+}
+
+void
+slc_status_quit(void)
+{
+    slc_status_conn_t *sc, *next;
+
+    slc_status.quitting = 1;
+    if (slc_status.listen.fd >= 0) {
+        slc_conn_unregister(slc_loop, &slc_status.listen);
+        slc_conn_close(&slc_status.listen);
+    }
+    for (sc = slc_status.conns; sc != NULL; sc = next) {
+        next = sc->next;
+        if (sc->out_len == 0) {
+            slc_status_close(sc);       /* idle: nothing to finish */
+        } else {
+            sc->closing = 1;
+        }
+    }
+}
+
+int
+slc_status_busy(void)
+{
+    return slc_status.nconns > 0;
+}
