@@ -3,13 +3,14 @@
 # The status listener (issue 23, section 1): `status_listen` starts a
 # `status` process that answers GET /metrics (Prometheus' text format,
 # checked by promtool on a live scrape) and GET /status (JSON) from what
-# it knows, never asking a worker; and the HTTP side holds against
-# hostile input: methods other than GET and HEAD, unknown paths, a head
-# past 8 KiB, a body, another HTTP version, a path too long, a request
-# trickled byte by byte (closed at `status_timeout`), pipelining, the
-# cap of requests per connection and of connections.  A reload starts a
-# new status process with the new configuration; bad directives are
-# errors with file:line.
+# it knows, never asking a worker: the build, the configuration, and the
+# upstream servers (the monitor's zone, the workers' counters).  The
+# HTTP side holds against hostile input: methods other than GET and
+# HEAD, unknown paths, a head past 8 KiB, a body, another HTTP version,
+# a path too long, a request trickled byte by byte (closed at
+# `status_timeout`), pipelining, the cap of requests per connection and
+# of connections.  A reload starts a new status process with the new
+# configuration; bad directives are errors with file:line.
 
 use strict;
 use warnings;
@@ -36,13 +37,17 @@ status_timeout 1s;
 events { worker_connections 100; }
 mysql {
     user app { password "secret"; }
-    upstream db { server %%PRIMARY%% role=primary; }
+    upstream db {
+        monitor_user monitor; monitor_password "monitor";
+        monitor_interval 200ms;
+        server %%PRIMARY%% role=primary;
+    }
     server { listen 127.0.0.1:%%PORT_0%%; router readconn; upstream db; }
 }
 EOF
 $t->write_file_expand('sluice.conf', $conf);
 $t->run;
-$t->plan(38);
+$t->plan(46);
 my $port = $t->port(1);
 
 # A request's bytes on a new connection: what came back until the server
@@ -100,6 +105,38 @@ print {$fh} $m;
 close($fh);
 is($? >> 8, 0, 'promtool check metrics finds nothing to say')
     or diag($t->read_file('promtool.out'));
+
+# the upstream servers (the mysql module's metrics hook): what the monitor
+# saw, what the workers count
+my $srv = 'upstream="db",server="' . $t->primary . '"';
+ok(wait_for(sub { body(get('/metrics'))
+                  =~ /^sluice_server_state\{$srv,state="up"\} 1$/m },
+            what => 'the monitor\'s check'),
+   'the primary: state up, once the monitor checked it');
+$m = body(get('/metrics'));
+like($m, qr/^sluice_server_state\{$srv,state="down"\} 0$/m,
+     '... and not down');
+like($m, qr/^sluice_server_role\{$srv,role="primary"\} 1$/m, 'its role');
+like($m, qr/^sluice_server_check_timestamp_seconds\{$srv\} \d/m,
+     'when it was checked');
+my $opened = ($m =~ /^sluice_server_connections_opened_total\{$srv\} (\d+)/m)
+    ? $1 : -1;
+my $d = $t->dbh;
+$d->selectrow_array('SELECT 1');
+$m = body(get('/metrics'));
+ok(($m =~ /^sluice_server_connections_opened_total\{$srv\} (\d+)/m
+    ? $1 : -1) > $opened, 'a session\'s backend connection counted');
+like($m, qr/^sluice_server_connections\{$srv\} [1-9]/m,
+     'and open now');
+like($m, qr/^sluice_server_sent_bytes_total\{$srv\} [1-9]/m,
+     'its bytes counted');
+open($fh, '|-', 'promtool check metrics > '
+     . $t->testdir . '/promtool.out 2>&1') or die "promtool: $!";
+print {$fh} $m;
+close($fh);
+is($? >> 8, 0, 'promtool is content with the servers\' families too')
+    or diag($t->read_file('promtool.out'));
+$d->disconnect;
 
 # --- GET /status, HEAD, errors --------------------------------------------
 

@@ -124,6 +124,11 @@ slc_status_metrics(const slc_cycle_t *cycle, slc_metrics_t *m)
 {
     slc_status_build(cycle, m);
     slc_status_self(m);
+    for (unsigned i = 0; slc_modules[i] != NULL; i++) {
+        if (slc_modules[i]->metrics != NULL) {
+            slc_modules[i]->metrics(cycle, m);
+        }
+    }
 }
 
 void

@@ -36,7 +36,7 @@ typedef enum {
     SLC_METRIC_HISTOGRAM
 } slc_metric_type_e;
 
-typedef struct {
+typedef struct slc_metrics_s {
     char               *buf;        /* malloc'ed, NUL-terminated */
     size_t              len;
     size_t              cap;

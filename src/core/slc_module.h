@@ -16,6 +16,7 @@ typedef struct slc_module_s   slc_module_t;
 typedef struct slc_cycle_s    slc_cycle_t;
 typedef struct slc_conf_s     slc_conf_t;
 typedef struct slc_role_s     slc_role_t;
+struct slc_metrics_s;
 
 #define SLC_MODULE_CORE    1
 #define SLC_MODULE_ROUTER  2
@@ -80,6 +81,15 @@ struct slc_module_s {
      * module's counters (those in shared memory) at notice.
      */
     void                  (*report)(slc_cycle_t *cycle);
+    /*
+     * Called in the status process (modules/status) for GET /metrics:
+     * write the module's families (slc_metrics.h) from its
+     * configuration and shared memory, never by asking a worker.  Every
+     * series the configuration knows is written, at 0 when nothing
+     * happened yet.
+     */
+    void                  (*metrics)(const slc_cycle_t *cycle,
+                                     struct slc_metrics_s *m);
 
     /*
      * Called in every child of the master once it has set up its loop

@@ -13,6 +13,7 @@
 #include "slc_mysql_handover.h"
 #include "slc_mysql_registry.h"
 #include "slc_mysql_session.h"
+#include "slc_mysql_upstream_metrics.h"
 #include "slc_worker.h"
 
 static int slc_mysql_init_conf(slc_cycle_t *cycle, char *err, size_t errlen);
@@ -112,6 +113,7 @@ slc_module_t slc_mysql_module = {
     .close_idle = slc_sessions_close_idle,
     .handover = slc_mysql_handover_start,
     .handover_recv = slc_mysql_handover_recv,
+    .metrics = slc_upstream_metrics,
 };
 
 /* The buffers of a worker (or of a role, which may talk to servers too)
