@@ -3,11 +3,11 @@
 # The status listener (issue 23, section 1): `status_listen` starts a
 # `status` process that answers GET /metrics (Prometheus' text format,
 # checked by promtool on a live scrape) and GET /status (JSON) from what
-# it knows, never asking a worker: the build, the configuration, and the
-# upstream servers (the monitor's zone, the workers' counters).  The
-# HTTP side holds against hostile input: methods other than GET and
-# HEAD, unknown paths, a head past 8 KiB, a body, another HTTP version,
-# a path too long, a request trickled byte by byte (closed at
+# it knows, never asking a worker: the build, the configuration, the
+# upstream servers (the monitor's zone, the workers' counters) and the
+# cache zones.  The HTTP side holds against hostile input: methods other
+# than GET and HEAD, unknown paths, a head past 8 KiB, a body, another
+# HTTP version, a path too long, a request trickled byte by byte (closed at
 # `status_timeout`), pipelining, the cap of requests per connection and
 # of connections.  A reload starts a new status process with the new
 # configuration; bad directives are errors with file:line.
@@ -26,7 +26,7 @@ use Time::HiRes qw(time);
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
-$t->has('status', 'readconn');
+$t->has('status', 'readconn', 'cache');
 $t->need((grep { -x "$_/promtool" } split /:/, $ENV{PATH}),
          'promtool is not in PATH (contrib/deps.sh installs prometheus)');
 
@@ -37,17 +37,19 @@ status_timeout 1s;
 events { worker_connections 100; }
 mysql {
     user app { password "secret"; }
+    cache_zone qc size=8m;
     upstream db {
         monitor_user monitor; monitor_password "monitor";
         monitor_interval 200ms;
         server %%PRIMARY%% role=primary;
     }
-    server { listen 127.0.0.1:%%PORT_0%%; router readconn; upstream db; }
+    server { listen 127.0.0.1:%%PORT_0%%; router readconn; upstream db;
+             filters cache; cache qc; cache_ttl 60s; }
 }
 EOF
 $t->write_file_expand('sluice.conf', $conf);
 $t->run;
-$t->plan(46);
+$t->plan(50);
 my $port = $t->port(1);
 
 # A request's bytes on a new connection: what came back until the server
@@ -121,8 +123,11 @@ like($m, qr/^sluice_server_check_timestamp_seconds\{$srv\} \d/m,
      'when it was checked');
 my $opened = ($m =~ /^sluice_server_connections_opened_total\{$srv\} (\d+)/m)
     ? $1 : -1;
+my $p = $t->primary_dbh;
+$p->do('CREATE OR REPLACE TABLE test.st (id INT PRIMARY KEY, v INT)');
+$p->do('INSERT INTO test.st VALUES (1, 7)');
 my $d = $t->dbh;
-$d->selectrow_array('SELECT 1');
+$d->selectrow_array('SELECT v FROM st WHERE id = 1') for 1 .. 3;
 $m = body(get('/metrics'));
 ok(($m =~ /^sluice_server_connections_opened_total\{$srv\} (\d+)/m
     ? $1 : -1) > $opened, 'a session\'s backend connection counted');
@@ -130,11 +135,19 @@ like($m, qr/^sluice_server_connections\{$srv\} [1-9]/m,
      'and open now');
 like($m, qr/^sluice_server_sent_bytes_total\{$srv\} [1-9]/m,
      'its bytes counted');
+like($m, qr/^sluice_cache_hits_total\{zone="qc"\} [1-9]/m,
+     'the cache zone\'s hits (the cache module\'s metrics hook)');
+like($m, qr/^sluice_cache_entries\{zone="qc"\} 1$/m, '... its entries');
+like($m, qr/^sluice_cache_size_bytes\{zone="qc"\} 8388608$/m,
+     '... its size');
+like($m, qr/^sluice_cache_redis_lookups_total\{zone="qc"\} 0$/m,
+     '... and the Redis tier\'s counters, at 0 without one');
 open($fh, '|-', 'promtool check metrics > '
      . $t->testdir . '/promtool.out 2>&1') or die "promtool: $!";
 print {$fh} $m;
 close($fh);
-is($? >> 8, 0, 'promtool is content with the servers\' families too')
+is($? >> 8, 0, 'promtool is content with the servers\' and the cache\'s '
+   . 'families too')
     or diag($t->read_file('promtool.out'));
 $d->disconnect;
 

@@ -28,6 +28,7 @@
 #include "slc_mysql_conf.h"
 #include "slc_slab.h"
 #include "slc_cache.h"
+#include "slc_cache_metrics.h"
 #include "slc_cache_binlog.h"
 #include "slc_mysql_catalog.h"
 
@@ -38,6 +39,8 @@ static int  slc_cache_init_conf(slc_cycle_t *cycle, char *err,
     size_t errlen);
 static void slc_cache_reap_pid(slc_cycle_t *cycle, pid_t pid);
 static void slc_cache_report(slc_cycle_t *cycle);
+static void slc_cache_metrics_hook(const slc_cycle_t *cycle,
+    slc_metrics_t *m);
 static const char *slc_cache_zone_directive(slc_conf_t *cf,
     const slc_command_t *cmd, void *conf);
 static const char *slc_cache_use_directive(slc_conf_t *cf,
@@ -115,6 +118,7 @@ slc_module_t slc_cache_module = {
     .init_conf = slc_cache_init_conf,
     .reap_pid = slc_cache_reap_pid,
     .report = slc_cache_report,
+    .metrics = slc_cache_metrics_hook,
     .exit_process = slc_cache_binlog_exit,
 };
 
@@ -707,4 +711,35 @@ slc_cache_report(slc_cycle_t *cycle)
         }
     }
     slc_cache_binlog_report(cycle);
+}
+
+/* The status listener's GET /metrics: every zone's counters as they are
+   now (slc_cache_metrics.c writes them). */
+static void
+slc_cache_metrics_hook(const slc_cycle_t *cycle, slc_metrics_t *m)
+{
+    slc_cache_conf_t      *main = slc_cache_main(cycle);
+    slc_cache_zone_view_t *v;
+    unsigned               n = 0;
+
+    for (slc_cache_zone_t *z = main != NULL ? main->zones : NULL; z != NULL;
+         z = z->next)
+    {
+        n += z->cache != NULL;
+    }
+    if (n == 0 || (v = calloc(n, sizeof(*v))) == NULL) {
+        slc_cache_metrics(NULL, 0, m);      /* the families, empty */
+        return;
+    }
+    n = 0;
+    for (slc_cache_zone_t *z = main->zones; z != NULL; z = z->next) {
+        if (z->cache != NULL) {
+            v[n].name = z->name;
+            v[n].size = z->size;
+            slc_cache_stats(z->cache, &v[n].st);
+            v[n++].cnt = slc_cache_counters(z->cache);
+        }
+    }
+    slc_cache_metrics(v, n, m);
+    free(v);
 }
