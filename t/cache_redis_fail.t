@@ -23,9 +23,7 @@ use Sluice::Redis;
 use POSIX ();
 
 my $t = Sluice::Test->new;
-$t->has('cache', 'cache_redis', 'readconn');
-$t->need((grep { -x "$_/redis-server" } split /:/, $ENV{PATH}),
-         'redis-server is not in PATH (contrib/deps.sh installs it)');
+Sluice::Redis->need($t, qw(cache cache_redis readconn));
 
 my $r = Sluice::Redis->start(dir => $t->testdir);
 my $rport = $r->port;

@@ -23,9 +23,7 @@ use Sluice::Test;
 use Sluice::Redis;
 
 my $A = Sluice::Test->new;
-$A->has('cache', 'cache_redis', 'readconn');
-$A->need((grep { -x "$_/redis-server" } split /:/, $ENV{PATH}),
-         'redis-server is not in PATH (contrib/deps.sh installs it)');
+Sluice::Redis->need($A, qw(cache cache_redis readconn));
 my $B = Sluice::Test->new;
 
 my $r = Sluice::Redis->start(dir => $A->testdir);

@@ -17,8 +17,7 @@ use Sluice::Test;
 use Sluice::Redis;
 
 my $t = Sluice::Test->new;
-$t->need((grep { -x "$_/redis-server" } split /:/, $ENV{PATH}),
-         'redis-server is not in PATH (contrib/deps.sh installs it)');
+Sluice::Redis->need($t);
 plan tests => 5;
 
 my @nodes = Sluice::Redis->cluster(dir => $t->testdir, nodes => 3);

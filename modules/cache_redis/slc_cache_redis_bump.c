@@ -258,7 +258,7 @@ slc_cache_redis_invalidate(void *tier, const uint32_t *hash, unsigned n,
 }
 
 
-/* --- what this host owes ---------------------------------------------------- */
+/* --- what this host owes ------------------------------------------------- */
 
 /* The bumps rc's service is owed by this host, sent (once at a time). */
 static void
@@ -266,10 +266,11 @@ slc_cache_redis_pay(slc_cache_redis_conn_t *rc)
 {
     slc_cache_redis_behind_t *snap;
 
-    if (rc->paying || !slc_cache_redis_conn_ready(rc)
+    if (rc->paying || !slc_cache_redis_owed_any(rc->rs, NULL, 0)
+        || !slc_cache_redis_conn_ready(rc)
         || (snap = malloc(sizeof(*snap))) == NULL)
     {
-        return;
+        return;                     /* (the usual case: nothing owed) */
     }
     if (!slc_cache_redis_owed_take(rc->rs, snap)
         || slc_cache_redis_bump(rc, snap->hash, snap->n, snap->all,

@@ -362,6 +362,18 @@ slc_cache_redis_server_host(const slc_cache_redis_server_t *s, char *host,
     return host;
 }
 
+const char *
+slc_cache_redis_target(const slc_cache_redis_service_t *rs, const char *node,
+    unsigned server, char *buf, size_t len, int *port)
+{
+    if (node[0] != '\0') {
+        return slc_cache_redis_node_addr(node, buf, len, port) == SLC_OK
+               ? buf : NULL;
+    }
+    return slc_cache_redis_server_host(&rs->server[server % rs->nservers],
+                                       buf, len, port);
+}
+
 /* A numeric host and port (or the socket's path) for hiredis: rc's node,
    or its `server`. */
 static redisAsyncContext *
@@ -369,19 +381,9 @@ slc_cache_redis_dial(const slc_cache_redis_conn_t *rc)
 {
     char        buf[NI_MAXHOST];
     int         port;
-    const char *host = buf;
+    const char *host = slc_cache_redis_target(rc->rs, rc->node, rc->server,
+                                              buf, sizeof(buf), &port);
 
-    if (rc->node[0] != '\0') {
-        if (slc_cache_redis_node_addr(rc->node, buf, sizeof(buf), &port)
-            != SLC_OK)
-        {
-            return NULL;
-        }
-    } else {
-        host = slc_cache_redis_server_host(
-                   &rc->rs->server[rc->server % rc->rs->nservers], buf,
-                   sizeof(buf), &port);
-    }
     if (host == NULL) {
         return NULL;
     }

@@ -93,6 +93,11 @@ int  slc_cache_redis_auth_argv(const slc_cache_redis_service_t *rs,
    path and *port -1; NULL if it cannot be told. */
 const char *slc_cache_redis_server_host(const slc_cache_redis_server_t *s,
     char *host, size_t hlen, int *port);
+/* Where a connection to rs goes: node ("ip:port", a cluster's) unless
+   "", else its `server` number `server` (modulo their count): as
+   slc_cache_redis_server_host. */
+const char *slc_cache_redis_target(const slc_cache_redis_service_t *rs,
+    const char *node, unsigned server, char *buf, size_t len, int *port);
 /* Whether a command may go now: connected, set up, and `hiredis` takes
    it (the caller counts what it cannot send). */
 int  slc_cache_redis_conn_ready(const slc_cache_redis_conn_t *rc);

@@ -27,6 +27,7 @@
 #include "slc_cache_redis_tier.h"
 #include "slc_cache_redis_cluster.h"
 #include "slc_cache_redis_keys.h"
+#include "slc_cache_redis_slots.h"
 #include "slc_cache_redis_owed.h"
 
 #include <hiredis.h>
@@ -227,7 +228,7 @@ slc_cache_redis_lookup_failed(slc_cache_redis_req_t *q,
     const redisReply *reply, const char *what)
 {
     if (reply != NULL && reply->type == REDIS_REPLY_ERROR
-        && reply->len >= 8 && memcmp(reply->str, "TRYAGAIN", 8) == 0)
+        && slc_cache_redis_tryagain(reply->str, reply->len))
     {
         slc_cache_bump(q->cnt->misses);
     } else {

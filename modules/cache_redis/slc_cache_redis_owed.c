@@ -2,9 +2,9 @@
  * The bumps a service is owed by this host (slc_cache_redis_owed.h): the
  * marks in its entry of the zone "cache_redis" (slc_cache_redis_sub.c
  * binds them to the service), which every process of the host reads
- * before it takes an entry from Redis.  Writers (the binlog reader, the workers) take the zone's lock
- * (pid-owned: the master frees it if its holder dies) for a few stores;
- * readers only retry under the seqlock.
+ * before it takes an entry from Redis.  Writers (the binlog reader, the
+ * workers) take the zone's lock (pid-owned: the master frees it if its
+ * holder dies) for a few stores; readers only retry under the seqlock.
  */
 
 #include "slc_core.h"
@@ -17,6 +17,20 @@ static slc_cache_redis_behind_t *
 slc_cache_redis_owed_of(const slc_cache_redis_service_t *rs)
 {
     return rs->owed_lock != NULL ? rs->owed : NULL;
+}
+
+/* Its marks when it has some: two atomic loads, the usual answer NULL. */
+static slc_cache_redis_behind_t *
+slc_cache_redis_owed_marked(const slc_cache_redis_service_t *rs)
+{
+    slc_cache_redis_behind_t *bh = slc_cache_redis_owed_of(rs);
+
+    if (bh == NULL || (__atomic_load_n(&bh->n, __ATOMIC_ACQUIRE) == 0
+                       && !__atomic_load_n(&bh->all, __ATOMIC_ACQUIRE)))
+    {
+        return NULL;
+    }
+    return bh;
 }
 
 void
@@ -55,11 +69,9 @@ int
 slc_cache_redis_owed_take(const slc_cache_redis_service_t *rs,
     slc_cache_redis_behind_t *snap)
 {
-    slc_cache_redis_behind_t *bh = slc_cache_redis_owed_of(rs);
+    slc_cache_redis_behind_t *bh = slc_cache_redis_owed_marked(rs);
 
-    if (bh == NULL || (__atomic_load_n(&bh->n, __ATOMIC_ACQUIRE) == 0
-                       && !__atomic_load_n(&bh->all, __ATOMIC_ACQUIRE)))
-    {
+    if (bh == NULL) {
         return 0;
     }
     slc_shmtx_lock(rs->owed_lock);
@@ -102,14 +114,15 @@ int
 slc_cache_redis_owed_any(const slc_cache_redis_service_t *rs,
     const uint32_t *hash, unsigned n)
 {
-    const slc_cache_redis_behind_t *bh = slc_cache_redis_owed_of(rs);
+    const slc_cache_redis_behind_t *bh = slc_cache_redis_owed_marked(rs);
     uint32_t                        s0, k, tries = 0;
     int                             hit;
 
-    if (bh == NULL || (__atomic_load_n(&bh->n, __ATOMIC_ACQUIRE) == 0
-                       && !__atomic_load_n(&bh->all, __ATOMIC_ACQUIRE)))
-    {
+    if (bh == NULL) {
         return 0;                       /* the usual case */
+    }
+    if (n == 0) {
+        return 1;                       /* asked whether anything is */
     }
     do {
         s0 = slc_seqlock_read_begin(&bh->seq);

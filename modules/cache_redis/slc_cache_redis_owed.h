@@ -39,7 +39,7 @@ int  slc_cache_redis_owed_take(const slc_cache_redis_service_t *rs,
 void slc_cache_redis_owed_paid(const slc_cache_redis_service_t *rs,
     const slc_cache_redis_behind_t *snap);
 /* Whether any of tables hash[0..n) is owed to rs (a worker, before a
-   lookup: two atomic loads when nothing is). */
+   lookup: two atomic loads when nothing is); n 0: whether anything is. */
 int  slc_cache_redis_owed_any(const slc_cache_redis_service_t *rs,
     const uint32_t *hash, unsigned n);
 

@@ -154,3 +154,9 @@ slc_cache_redis_node_addr(const char *node, char *host, size_t hlen,
     *port = (int) p;
     return SLC_OK;
 }
+
+int
+slc_cache_redis_tryagain(const char *err, size_t len)
+{
+    return len >= 8 && memcmp(err, "TRYAGAIN", 8) == 0;
+}

@@ -34,4 +34,8 @@ int slc_cache_redis_redirect_parse(const char *err, size_t len, int *ask,
 int  slc_cache_redis_node_addr(const char *node, char *host, size_t hlen,
     int *port);
 
+/* Whether error err[0..len) is a cluster's TRYAGAIN: a multi-key
+   command whose keys a slot in migration holds in part. */
+int slc_cache_redis_tryagain(const char *err, size_t len);
+
 #endif /* SLC_CACHE_REDIS_SLOTS_H */

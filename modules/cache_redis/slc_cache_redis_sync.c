@@ -158,19 +158,9 @@ slc_cache_redis_sync_connect(slc_cache_redis_sync_t *y)
     };
     char           buf[NI_MAXHOST];
     int            port;
-    const char    *host = buf;
+    const char    *host = slc_cache_redis_target(y->rs, y->node, y->server,
+                              buf, sizeof(buf), &port);
 
-    if (y->node[0] != '\0') {
-        if (slc_cache_redis_node_addr(y->node, buf, sizeof(buf), &port)
-            != SLC_OK)
-        {
-            host = NULL;
-        }
-    } else {
-        host = slc_cache_redis_server_host(
-                   &y->rs->server[y->server % y->rs->nservers], buf,
-                   sizeof(buf), &port);
-    }
     if (host == NULL) {
         slc_cache_redis_sync_fail(y, "connect: bad address", 20);
         return SLC_ERROR;
@@ -260,7 +250,7 @@ slc_cache_redis_sync_follow(slc_cache_redis_sync_t *y, const char *what,
     for (unsigned hop = 0; ; hop++) {
         r = redisCommandArgv(y->c, argc, argv, len);
         if (again != NULL && r != NULL && r->type == REDIS_REPLY_ERROR
-            && r->len >= 8 && memcmp(r->str, "TRYAGAIN", 8) == 0)
+            && slc_cache_redis_tryagain(r->str, r->len))
         {
             freeReplyObject(r);
             *again = 1;

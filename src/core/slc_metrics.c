@@ -141,28 +141,17 @@ slc_metrics_shortest(char *buf, size_t cap, double v)
     }
 }
 
+/* v as Prometheus reads a value (buf: 40 bytes). */
 static void
-slc_metrics_double_str(slc_metrics_t *m, double v)
+slc_metrics_format(char *buf, size_t cap, double v)
 {
-    char buf[40];
-
     if (isnan(v)) {
-        slc_metrics_str(m, "NaN");
+        strlcpy(buf, "NaN", cap);
     } else if (isinf(v)) {
-        slc_metrics_str(m, v > 0 ? "+Inf" : "-Inf");
+        strlcpy(buf, v > 0 ? "+Inf" : "-Inf", cap);
     } else {
-        slc_metrics_shortest(buf, sizeof(buf), v);
-        slc_metrics_str(m, buf);
+        slc_metrics_shortest(buf, cap, v);
     }
-}
-
-static void
-slc_metrics_u64_str(slc_metrics_t *m, uint64_t v)
-{
-    char buf[24];
-
-    snprintf(buf, sizeof(buf), "%llu", (unsigned long long) v);
-    slc_metrics_str(m, buf);
 }
 
 
@@ -237,24 +226,34 @@ slc_metrics_plain(slc_metrics_t *m)
     return m->error == SLC_METRICS_OK;
 }
 
-void
-slc_metrics_u64(slc_metrics_t *m, const char *const *labels, uint64_t v)
+/* A plain sample whose value is already text. */
+static void
+slc_metrics_sample(slc_metrics_t *m, const char *const *labels,
+    const char *value)
 {
     if (slc_metrics_plain(m)) {
         slc_metrics_head(m, "", labels, NULL);
-        slc_metrics_u64_str(m, v);
+        slc_metrics_str(m, value);
         slc_metrics_str(m, "\n");
     }
 }
 
 void
+slc_metrics_u64(slc_metrics_t *m, const char *const *labels, uint64_t v)
+{
+    char buf[24];
+
+    snprintf(buf, sizeof(buf), "%llu", (unsigned long long) v);
+    slc_metrics_sample(m, labels, buf);
+}
+
+void
 slc_metrics_double(slc_metrics_t *m, const char *const *labels, double v)
 {
-    if (slc_metrics_plain(m)) {
-        slc_metrics_head(m, "", labels, NULL);
-        slc_metrics_double_str(m, v);
-        slc_metrics_str(m, "\n");
-    }
+    char buf[40];
+
+    slc_metrics_format(buf, sizeof(buf), v);
+    slc_metrics_sample(m, labels, buf);
 }
 
 void
@@ -278,13 +277,14 @@ slc_metrics_histogram(slc_metrics_t *m, const char *const *labels,
             slc_metrics_shortest(b, sizeof(b), le[i]);
         }
         slc_metrics_head(m, "_bucket", labels, i < n ? b : "+Inf");
-        slc_metrics_u64_str(m, cum);
-        slc_metrics_str(m, "\n");
+        snprintf(b, sizeof(b), "%llu\n", (unsigned long long) cum);
+        slc_metrics_str(m, b);
     }
     slc_metrics_head(m, "_sum", labels, NULL);
-    slc_metrics_double_str(m, sum);
+    slc_metrics_format(b, sizeof(b), sum);
+    slc_metrics_str(m, b);
     slc_metrics_str(m, "\n");
     slc_metrics_head(m, "_count", labels, NULL);
-    slc_metrics_u64_str(m, cum);
-    slc_metrics_str(m, "\n");
+    snprintf(b, sizeof(b), "%llu\n", (unsigned long long) cum);
+    slc_metrics_str(m, b);
 }

@@ -60,6 +60,16 @@ sub cluster {
     return @nodes;
 }
 
+# Sluice::Redis->need($t, MODULES...): the test needs those modules built
+# in ($t->has) and a redis-server to start (else it fails: contrib/deps.sh
+# installs one).
+sub need {
+    my ($class, $t, @modules) = @_;
+    $t->has(@modules) if @modules;
+    $t->need((eval { find_bin('redis-server') } ? 1 : 0),
+             'redis-server is not in PATH (contrib/deps.sh installs it)');
+}
+
 sub port { $_[0]{port} }
 sub pid  { $_[0]{pid} }
 
