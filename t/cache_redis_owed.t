@@ -59,14 +59,7 @@ for my $t ($A, $B) {
 $A->plan(12);
 
 sub push_live {
-    my ($t) = @_;
-    my $off = length $t->error_log;
-    $t->signal('USR2');
-    my $line;
-    wait_for(sub { ($line) = substr($t->error_log, $off)
-                       =~ /(redis "shared": push=.*)/ },
-             what => 'the push stats');
-    return ($line // '') =~ /subscriber=live/;
+    ($_[0]->redis_stats('shared')->{subscriber} // '') eq 'live';
 }
 for my $t ($A, $B) {
     ok(wait_for(sub { push_live($t) }, what => 'the subscriber live'),

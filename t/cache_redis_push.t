@@ -58,16 +58,7 @@ for my $t ($A, $B) { $t->run }
 $A->plan(23);
 $_->allow_log(qr/redis "shared": |binlog "db": /) for $A, $B;
 
-sub push_stats {
-    my ($t) = @_;
-    my $off = length $t->error_log;
-    $t->signal('USR2');
-    my $line;
-    wait_for(sub { ($line) = substr($t->error_log, $off)
-                       =~ /(redis "shared": push=.*)/ },
-             what => 'the push stats');
-    return { map { /(\w+)=(\S+)/g } $line // '' };
-}
+sub push_stats { $_[0]->redis_stats('shared') }
 
 ok(wait_for(sub { $A->grep_log(qr/binlog "db": live/) },
             what => 'A\'s reader live'), 'A reads the binlog');

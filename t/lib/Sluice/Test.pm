@@ -547,6 +547,20 @@ sub binlog_account {
              . "TO '$name'\@'%'");
 }
 
+# $t->redis_stats(SERVICE): what `sluice -s stats` logs of the Redis
+# service's pushed invalidations: { push => 'on', subscriber => 'live',
+# received => N, own => N, bad => N, latency_max_ms => N, ... }
+sub redis_stats {
+    my ($self, $rs) = @_;
+    my $off = length $self->error_log;
+    $self->signal('USR2');
+    my $line;
+    wait_for(sub { ($line) = substr($self->error_log, $off)
+                       =~ /(redis "\Q$rs\E": push=.*)/ },
+             what => "the push stats of redis $rs");
+    return { map { /(\w+)=(\S+)/g } $line // '' };
+}
+
 # $t->binlog_stats(UPSTREAM): what `sluice -s stats` logs of the
 # upstream's binlog reader: { state => 'live', pid => N, server_id => N,
 # position => 'D-S-N', all_position => N, ... }
