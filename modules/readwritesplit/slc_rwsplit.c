@@ -27,6 +27,7 @@
  */
 
 #include "slc_core.h"
+#include "slc_mysql_traffic.h"
 #include "slc_conf_file.h"
 #include "slc_log.h"
 #include "slc_mysql_backend.h"
@@ -454,6 +455,9 @@ slc_rwsplit_replica_retry(slc_backend_t *b, const uint8_t **payload,
     *payload = rc->retry;
     *len = rc->retry_len;
     rc->last = nb;
+    if (s->traffic != NULL) {
+        slc_traffic_add(&s->traffic->retries, 1);
+    }
     return nb;
 }
 

@@ -45,6 +45,7 @@
 #include "slc_core.h"
 #include "slc_conf_file.h"
 #include "slc_log.h"
+#include "slc_mysql_traffic.h"
 #include "slc_mysql_backend.h"
 #include "slc_mysql_session.h"
 #include "slc_mysql_codec.h"
@@ -615,6 +616,15 @@ slc_rwsplit_causal_fresh(slc_rwsplit_ctx_t *rc, const slc_backend_t *replica)
     return slc_rwsplit_causal_check(rc, replica, &need) == 1;
 }
 
+/* A read after a write went where its outcome says (the metrics). */
+static void
+slc_rwsplit_causal_count(slc_session_t *s, unsigned outcome)
+{
+    if (s->traffic != NULL) {
+        slc_traffic_add(&s->traffic->causal[outcome], 1);
+    }
+}
+
 slc_backend_t *
 slc_rwsplit_causal_read(slc_session_t *s, slc_rwsplit_ctx_t *rc,
     slc_backend_t *replica)
@@ -634,6 +644,7 @@ slc_rwsplit_causal_read(slc_session_t *s, slc_rwsplit_ctx_t *rc,
         {
             slc_rwsplit_causal_query(s, cc);
         }
+        slc_rwsplit_causal_count(s, SLC_CAUSAL_PRIMARY);
         return s->backend;
     }
     if (conf->causal_timeout > 0 && replica->state == SLC_BS_READY
@@ -649,6 +660,7 @@ slc_rwsplit_causal_read(slc_session_t *s, slc_rwsplit_ctx_t *rc,
                                                        ERR is the next */
         return replica;                 /* the read waits for the wait */
     }
+    slc_rwsplit_causal_count(s, SLC_CAUSAL_PRIMARY);
     return s->backend;
 }
 
@@ -669,9 +681,11 @@ slc_rwsplit_causal_done(slc_backend_t *b, const slc_mysql_reply_t *r)
     }
     cc->waiting = 0;
     if (r->errs == cc->wait_errs) {
+        slc_rwsplit_causal_count(s, SLC_CAUSAL_WAITED);
         slc_rwsplit_causal_seen(cc, b->server, &cc->wait);
         return;
     }
+    slc_rwsplit_causal_count(s, SLC_CAUSAL_TIMEOUT);
     if (slc_rwsplit_copies(rc, b) != NULL) {
         slc_rwsplit_copies(rc, b)->errs_seen = r->errs;  /* the wait's, not a
                                                      copy's */

@@ -50,6 +50,14 @@ slc_latency_observe(slc_latency_t *h, uint64_t us)
 }
 
 void
+slc_latency_observe_shared(slc_latency_t *h, uint64_t us)
+{
+    __atomic_add_fetch(&h->count[slc_latency_bucket(us)], 1,
+        __ATOMIC_RELAXED);
+    __atomic_add_fetch(&h->sum_us, us, __ATOMIC_RELAXED);
+}
+
+void
 slc_latency_add_to(const slc_latency_t *h, slc_latency_t *sum)
 {
     for (unsigned i = 0; i <= SLC_LATENCY_BUCKETS; i++) {

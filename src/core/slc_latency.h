@@ -32,6 +32,8 @@ extern const double    slc_latency_le_s[SLC_LATENCY_BUCKETS];
 unsigned slc_latency_bucket(uint64_t us);
 /* One observation (the only writer of h). */
 void     slc_latency_observe(slc_latency_t *h, uint64_t us);
+/* The same for a histogram that several processes write (atomic adds). */
+void     slc_latency_observe_shared(slc_latency_t *h, uint64_t us);
 /* h's counts added to *sum (a reader; h may be written meanwhile: each
    count is read whole, the set is not a snapshot). */
 void     slc_latency_add_to(const slc_latency_t *h, slc_latency_t *sum);

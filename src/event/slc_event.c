@@ -24,10 +24,16 @@ RB_GENERATE(slc_timer_tree, slc_timer_s, entry, slc_timer_cmp)
 uint64_t
 slc_time_ms(void)
 {
+    return slc_time_us() / 1000;
+}
+
+uint64_t
+slc_time_us(void)
+{
     struct timespec ts;
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t) ts.tv_sec * 1000 + (uint64_t) ts.tv_nsec / 1000000;
+    return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
 }
 
 int
@@ -40,7 +46,8 @@ slc_loop_init(slc_loop_t *loop)
     if (loop->epfd == -1) {
         return SLC_ERROR;
     }
-    loop->now = slc_time_ms();
+    loop->now_us = slc_time_us();
+    loop->now = loop->now_us / 1000;
     return SLC_OK;
 }
 
@@ -111,6 +118,9 @@ slc_conn_read(slc_conn_t *c, void *buf, size_t len)
         if ((size_t) n < len && !c->rdhup) {
             c->readable = 0;
         }
+        if (c->bytes != NULL) {
+            __atomic_add_fetch(&c->bytes[0], (uint64_t) n, __ATOMIC_RELAXED);
+        }
         return n;
     }
     c->readable = 0;
@@ -139,6 +149,9 @@ slc_conn_write(slc_conn_t *c, const void *buf, size_t len)
     if (n >= 0) {
         if ((size_t) n < len) {
             c->writable = 0;
+        }
+        if (c->bytes != NULL) {
+            __atomic_add_fetch(&c->bytes[1], (uint64_t) n, __ATOMIC_RELAXED);
         }
         return n;
     }
@@ -328,7 +341,8 @@ slc_loop_once(slc_loop_t *loop, int max_wait)
        between checking the flags and going to sleep */
     n = epoll_pwait(loop->epfd, events, SLC_EVENT_BATCH,
         slc_loop_timeout(loop, max_wait), loop->sigmask);
-    loop->now = slc_time_ms();
+    loop->now_us = slc_time_us();
+    loop->now = loop->now_us / 1000;
     if (n == -1 && errno != EINTR) {
         slc_log_errno(SLC_LOG_ALERT, errno, "epoll_wait() failed");
     }

@@ -55,6 +55,9 @@ struct slc_conn_s {
     slc_conn_handler_pt  on_read;       /* may be called with nothing to read */
     slc_conn_handler_pt  on_write;
     void                *data;
+    /* bytes read [0] and written [1], added atomically (several
+       processes may share the pair), NULL: not counted */
+    uint64_t            *bytes;
 };
 
 struct slc_timer_s {
@@ -98,6 +101,7 @@ struct slc_loop_s {
     int                    epfd;
     int                    stop;
     uint64_t               now;          /* ms, updated once per iteration */
+    uint64_t               now_us;       /* the same in µs */
     uint64_t               timer_seq;
     struct slc_timer_tree  timers;
     slc_defer_t           *deferred;
@@ -120,7 +124,8 @@ void  slc_loop_once(slc_loop_t *loop, int max_wait);
    the next timer, at most `max_wait` ms (-1: no limit) and at most
    SLC_EVENT_MAX_WAIT. */
 int   slc_loop_timeout(slc_loop_t *loop, int max_wait);
-uint64_t slc_time_ms(void);
+uint64_t slc_time_ms(void);   /* monotonic */
+uint64_t slc_time_us(void);
 
 int   slc_conn_register(slc_loop_t *loop, slc_conn_t *c);
 /* Level-triggered read interest only, shared between processes without a

@@ -2,6 +2,7 @@
 #define SLC_MYSQL_CONF_H
 
 #include "slc_core.h"
+#include "slc_latency.h"
 #include "slc_conf_file.h"
 #include "slc_cycle.h"
 #include "slc_hash.h"
@@ -55,6 +56,7 @@ struct slc_server_stats_s {
     uint64_t             connect_errors;
     uint64_t             bytes_in;        /* from the server */
     uint64_t             bytes_out;       /* to the server */
+    slc_latency_t        response;        /* its responses' times */
 };
 
 struct slc_upstream_server_s {
@@ -134,6 +136,7 @@ struct slc_mysql_srv_s {
     const char               *file;
     unsigned                  line;
     unsigned                  nlisten;
+    unsigned                  traffic_col;  /* slc_mysql_traffic.h */
     slc_mysql_srv_t          *next;
 };
 
@@ -152,6 +155,7 @@ struct slc_mysql_conf_s {
     slc_shm_zone_t           *stats_zone;
     slc_shm_zone_t           *registry_zone;   /* slc_mysql_registry.h */
     slc_shm_zone_t           *held_zone;
+    slc_shm_zone_t           *traffic_zone;    /* slc_mysql_traffic.h */
 };
 
 #define SLC_STATS_MAX  1024

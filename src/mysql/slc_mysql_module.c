@@ -13,9 +13,12 @@
 #include "slc_mysql_handover.h"
 #include "slc_mysql_registry.h"
 #include "slc_mysql_session.h"
+#include "slc_mysql_traffic.h"
 #include "slc_mysql_upstream_metrics.h"
 #include "slc_worker.h"
 
+static void slc_mysql_metrics(const slc_cycle_t *cycle,
+    struct slc_metrics_s *m);
 static int slc_mysql_init_conf(slc_cycle_t *cycle, char *err, size_t errlen);
 static void slc_mysql_registry_zone_init(slc_shm_zone_t *z, const void *prev);
 static void slc_mysql_reap_process(slc_cycle_t *cycle, unsigned proc);
@@ -113,8 +116,16 @@ slc_module_t slc_mysql_module = {
     .close_idle = slc_sessions_close_idle,
     .handover = slc_mysql_handover_start,
     .handover_recv = slc_mysql_handover_recv,
-    .metrics = slc_upstream_metrics,
+    .metrics = slc_mysql_metrics,
 };
+
+/* GET /metrics: the servers' families, then the listeners'. */
+static void
+slc_mysql_metrics(const slc_cycle_t *cycle, struct slc_metrics_s *m)
+{
+    slc_upstream_metrics(cycle, m);
+    slc_traffic_metrics(cycle, m);
+}
 
 /* The buffers of a worker (or of a role, which may talk to servers too)
    are buffer_size bytes, 256 kept on the free list; its sessions forward
@@ -124,9 +135,11 @@ slc_mysql_init_process(slc_cycle_t *cycle, const slc_role_t *role)
 {
     slc_mysql_conf_t *mc = slc_mysql_conf(cycle);
 
-    (void) role;
     slc_buf_setup(mc != NULL ? mc->buffer_size : 16384, 256);
     slc_session_forward_set(&slc_forward);
+    if (role == NULL) {
+        slc_traffic_bind(cycle, slc_worker_slot, slc_worker_proc);
+    }
 }
 
 /*
@@ -281,6 +294,12 @@ slc_mysql_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
         return SLC_ERROR;
     }
     mc->registry_zone->init = slc_mysql_registry_zone_init;
+    mc->traffic_zone = slc_shm_zone_add(cycle, "mysql_traffic",
+        slc_traffic_zone_size(), &slc_mysql_module, err, errlen);
+    if (mc->traffic_zone == NULL) {
+        return SLC_ERROR;
+    }
+    mc->traffic_zone->attach = slc_traffic_attach;
     return SLC_OK;
 }
 
@@ -298,6 +317,7 @@ slc_mysql_reap_process(slc_cycle_t *cycle, unsigned proc)
 
     if (mc != NULL) {
         slc_upstream_stats_reap(mc, proc);
+        slc_traffic_reap(cycle, proc);
     }
     if (mc != NULL && mc->registry_zone != NULL
         && mc->registry_zone->addr != NULL)

@@ -17,6 +17,7 @@
 #include "slc_log.h"
 #include "slc_mysql_backend.h"
 #include "slc_mysql_cmd.h"
+#include "slc_mysql_traffic.h"
 #include "slc_mysql_codec.h"
 #include "slc_mysql_proxycmd.h"
 #include "slc_mysql_handover.h"
@@ -63,6 +64,9 @@ struct slc_cmd_s {
     unsigned             silent:1;      /* the command in flight is such a
                                            prelude: its response is
                                            dropped */
+    unsigned             counted:1;     /* the client's command in flight
+                                           is in the metrics */
+    unsigned             cached:1;      /* a filter answered it */
     uint32_t             rest;          /* bytes of its packet beyond the
                                            head the filters saw, not yet
                                            released (slc_cmd_released) */
@@ -525,6 +529,18 @@ slc_cmd_forward(slc_session_t *s)
     return SLC_OK;
 }
 
+/* The router answered the command itself: an ERR of the proxy's? */
+static void
+slc_cmd_count_refusal(slc_session_t *s)
+{
+    if (s->traffic != NULL && s->out != NULL
+        && slc_buf_len(s->out) > SLC_MYSQL_HDR_LEN
+        && s->out->pos[SLC_MYSQL_HDR_LEN] == SLC_MYSQL_ERR)
+    {
+        slc_traffic_add(&s->traffic->errors[SLC_ERRK_PROXY], 1);
+    }
+}
+
 static int
 slc_cmd_route(slc_session_t *s, const slc_cmd_t *cmd)
 {
@@ -537,6 +553,7 @@ slc_cmd_route(slc_session_t *s, const slc_cmd_t *cmd)
         return SLC_ERROR;
     }
     if (b == NULL) {
+        slc_cmd_count_refusal(s);
         slc_cmd_drop(s);                /* the router answered */
         return SLC_OK;
     }
@@ -574,6 +591,7 @@ slc_cmd_chain(slc_session_t *s)
             return SLC_OK;
         }
         if (v == SLC_FILTER_ANSWER) {
+            c->cached = 1;
             slc_cmd_drop(s);
             return SLC_OK;
         }
@@ -674,6 +692,11 @@ slc_cmd_begin(slc_session_t *s)
     int               rc;
 
     s->seq = 1;                         /* an answer's first packet */
+    if (!c->counted) {
+        c->counted = 1;
+        c->cached = 0;
+        slc_traffic_command(s, s->in->pos[SLC_MYSQL_HDR_LEN]);
+    }
     c->serial = ++slc_cmd_serials;
     c->next = 0;
     c->target = NULL;
@@ -711,6 +734,7 @@ slc_cmd_resumed(void *arg)
         return;
     }
     if (c->verdict == SLC_FILTER_ANSWER) {
+        c->cached = 1;
         slc_cmd_drop(s);
     } else if (slc_cmd_chain(s) != SLC_OK) {
         return;
@@ -804,6 +828,11 @@ slc_cmd_complete(slc_session_t *s)
     c->state = SLC_CMD_IDLE;
     c->target = NULL;
     slc_cmd_running(s, NULL);
+    if (!c->silent) {
+        c->counted = 0;
+        slc_traffic_answered(s, b, r->done != c->done_mark,
+            r->done != c->done_mark && r->first == SLC_MYSQL_ERR, 0);
+    }
     if (r->done == c->done_mark) {
         return;                         /* a command without a response */
     }
@@ -856,6 +885,8 @@ slc_cmd_client(slc_session_t *s)
                 return;
             }
             c->state = SLC_CMD_IDLE;
+            c->counted = 0;
+            slc_traffic_answered(s, NULL, c->cached, 0, 0);
             continue;
         }
         if (s->held) {
@@ -1106,6 +1137,9 @@ slc_cmd_answer_lost(slc_session_t *s, slc_backend_t *b, const char *why,
         connecting ? "Can't connect to" : "Lost connection to",
         b->server->name, why);
     slc_session_log(s, SLC_LOG_WARN, "answered error %u: %s", code, msg);
+    if (s->traffic != NULL) {
+        slc_traffic_add(&s->traffic->errors[SLC_ERRK_BACKEND_LOST], 1);
+    }
     if (slc_reply(s, p, slc_mysql_err_build(p, sizeof(p), code,
                       connecting ? "HY000" : "70100", msg)) != SLC_OK)
     {

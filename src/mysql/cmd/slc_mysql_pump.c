@@ -4,12 +4,28 @@
 #include "slc_mysql_proxycmd.h"
 #include "slc_mysql_handover.h"
 #include "slc_mysql_pump.h"
+#include "slc_mysql_traffic.h"
 #include "slc_mysql_upstream.h"
 
 /*
  * Byte mode (contract in slc_mysql_pump.h): the session's own backend
  * and its client, forwarded both ways through one buffer each.
  */
+
+/* The server's bytes to the tracker; the answers they ended, to the
+   metrics (slc_mysql_traffic.h). */
+static inline void
+slc_pump_track(slc_session_t *s, const uint8_t *p, size_t n)
+{
+    slc_mysql_track_t *t = &s->backend->track;
+    uint64_t           done = t->reply.done, errs = t->reply.errs;
+
+    slc_mysql_track_server(t, p, n);
+    if (t->reply.done != done) {
+        slc_traffic_answered(s, s->backend, t->reply.done - done,
+            t->reply.errs - errs, t->npend > 0);
+    }
+}
 
 /*
  * Backend to client: move bytes through *bufp until the backend has
@@ -46,13 +62,19 @@ slc_pump_bytes(slc_session_t *s, slc_conn_t *src, slc_buf_t **bufp,
         n = slc_conn_read(src, b->last, slc_buf_room(b));
         if (n < 0 || src->eof) {
             /* after the client's COM_QUIT the server hanging up is normal */
-            slc_session_close(s, slc_mysql_track_quit_sent(&s->backend->track)
-                ? SLC_LOG_INFO : SLC_LOG_ERR, "backend closed connection");
+            int quit = slc_mysql_track_quit_sent(&s->backend->track);
+
+            if (!quit && s->traffic != NULL) {
+                slc_traffic_add(&s->traffic->errors[SLC_ERRK_BACKEND_LOST],
+                    1);
+            }
+            slc_session_close(s, quit ? SLC_LOG_INFO : SLC_LOG_ERR,
+                "backend closed connection");
             return SLC_ERROR;
         }
         b->last += n;
         s->last_active = slc_loop->now;
-        slc_mysql_track_server(&s->backend->track, b->pos, (size_t) n);
+        slc_pump_track(s, b->pos, (size_t) n);
         slc_upstream_count_bytes(s->backend->server, (size_t) n, 0);
     }
     slc_buf_put(b);                     /* drained: idle sessions hold none */
@@ -199,6 +221,10 @@ slc_pump_start(slc_session_t *s)
     s->client.on_write = slc_pump_client_write;
     b->conn.on_read = slc_pump_backend_read;
     b->conn.on_write = slc_pump_backend_write;
+    if (s->traffic != NULL) {
+        b->track.on_command = slc_traffic_on_command;
+        b->track.command_data = s;
+    }
     /* what arrived while we were busy with the handshake */
     slc_pump_to_client(s);
     if (s->state == SLC_SS_READY) {

@@ -354,6 +354,9 @@ slc_mysql_track_command(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
         return;
     }
     t->quit |= (f->head[0] == SLC_COM_QUIT);
+    if (t->on_command != NULL) {
+        t->on_command(t->command_data, f->head[0]);
+    }
     kind = slc_mysql_track_cmd_kind(t, f->head[0]);
     if (kind == SLC_TRACK_NONE) {
         return;
@@ -1151,9 +1154,14 @@ slc_mysql_track_feed(slc_mysql_track_t *t, slc_mysql_frame_t *f,
 void
 slc_mysql_track_init(slc_mysql_track_t *t, uint32_t caps, uint16_t status)
 {
+    void  (*on_command)(void *, uint8_t) = t->on_command;
+    void   *command_data = t->command_data;
+
     free(t->runs);                      /* initialised again: a new user */
     free(t->g);
     memset(t, 0, sizeof(*t));
+    t->on_command = on_command;
+    t->command_data = command_data;
     t->caps = caps;
     t->status = status;
     t->rstate = SLC_TRACK_FIRST;

@@ -199,6 +199,10 @@ typedef struct {
     /* the server packets' observer (slc_mysql_track_observe) */
     slc_mysql_observe_pt  observe;
     void                 *observe_data;
+    /* each command the client sends, by its first byte (NULL: none);
+       kept when the tracker is initialised again */
+    void                (*on_command)(void *data, uint8_t com);
+    void                 *command_data;
     int                   observe_held; /* the packet's payload so far
                                            was held back, not seen */
 } slc_mysql_track_t;

@@ -11,6 +11,7 @@
 #include "slc_mysql_accounts.h"
 #include "slc_mysql_backend.h"
 #include "slc_mysql_handover.h"
+#include "slc_mysql_monitor.h"
 #include "slc_mysql_registry.h"
 #include "slc_mysql_router.h"
 #include "slc_mysql_session_backend.h"
@@ -526,6 +527,7 @@ slc_handover_backend(slc_session_t *s, slc_upstream_server_t *us, int fd,
     b->ops = &slc_session_backend_ops;  /* its driver sets its own */
     b->session = s;
     b->server = us;
+    b->role = (uint8_t) slc_monitor_role(us);
     b->state = SLC_BS_READY;
     b->caps = m->caps;
     b->mariadb_caps = m->mariadb_caps;

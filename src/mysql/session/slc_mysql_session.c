@@ -7,6 +7,7 @@
 #include "slc_mysql_registry.h"
 #include "slc_mysql_router.h"
 #include "slc_mysql_session.h"
+#include "slc_mysql_traffic.h"
 #include "slc_worker.h"
 
 #include <sys/socket.h>
@@ -105,6 +106,17 @@ slc_session_peer(slc_session_t *s, const struct sockaddr_storage *ss)
     }
 }
 
+/* A client of the block was refused for `reason` (slc_mysql_traffic.h). */
+static void
+slc_session_refused(const slc_mysql_srv_t *srv, unsigned reason)
+{
+    slc_traffic_t *t = slc_traffic_row(srv);
+
+    if (t != NULL) {
+        slc_traffic_add(&t->refused[reason], 1);
+    }
+}
+
 /* Over a limit: tell the client why, best effort, and close. */
 static void
 slc_session_refuse(int fd, const char *msg)
@@ -172,6 +184,7 @@ slc_session_over_host_limit(int fd, slc_listen_t *l, slc_peer_t *p,
         "host: %llu connections from %s are already logging in)", max,
         host);
     slc_session_refuse(fd, msg);
+    slc_session_refused(srv, SLC_REFUSED_HANDSHAKES_PER_HOST);
     return 1;
 }
 
@@ -196,6 +209,11 @@ slc_session_alloc(int fd, slc_mysql_srv_t *srv)
     s->delay.data = s;
     TAILQ_INSERT_TAIL(&slc_sessions.sessions, s, link);
     slc_sessions.count++;
+    s->traffic = slc_traffic_row(srv);
+    if (s->traffic != NULL) {
+        s->client.bytes = s->traffic->bytes;
+    }
+    slc_traffic_session(srv, 0, 1);
     return s;
 }
 
@@ -209,6 +227,7 @@ slc_session_new(int fd, slc_listen_t *l, const struct sockaddr_storage *ss,
         return NULL;
     }
     s->addr = p;
+    slc_traffic_session(l->srv, 1, 0);
     slc_session_register(s);
     s->client.on_read = slc_auth_local_read;
     slc_session_peer(s, ss);
@@ -252,6 +271,7 @@ slc_session_accept(int fd, slc_listen_t *l, const struct sockaddr_storage *ss)
         slc_log(SLC_LOG_WARN, "%u worker_connections are not enough, "
             "refusing a client on %s", slc_sessions.count, l->text);
         slc_session_refuse(fd, "Too many connections");
+        slc_session_refused(l->srv, SLC_REFUSED_WORKER_CONNECTIONS);
         return;
     }
     p = slc_peer_hold(ss);
@@ -288,6 +308,25 @@ slc_session_send(slc_session_t *s, const uint8_t *payload, size_t len)
     return slc_session_flush(s);
 }
 
+/* A session closes with an ERR: a refusal before it was logged in, an
+   error of the proxy's after. */
+static void
+slc_session_count_fail(slc_session_t *s, uint16_t code)
+{
+    if (s->traffic == NULL) {
+        return;
+    }
+    if (s->state == SLC_SS_READY) {
+        slc_traffic_add(&s->traffic->errors[SLC_ERRK_PROXY], 1);
+        return;
+    }
+    slc_traffic_add(&s->traffic->refused[
+        code == SLC_ER_ACCESS_DENIED_ERROR ? SLC_REFUSED_AUTH
+        : code == SLC_ER_CON_COUNT_ERROR ? SLC_REFUSED_HANDSHAKES
+        : s->state <= SLC_SS_SWITCH ? SLC_REFUSED_PROTOCOL
+        : SLC_REFUSED_BACKEND], 1);
+}
+
 static void
 slc_session_vfail(slc_session_t *s, int level, uint16_t code,
     const char *state, const char *fmt, va_list ap)
@@ -298,6 +337,7 @@ slc_session_vfail(slc_session_t *s, int level, uint16_t code,
 
     vsnprintf(msg, sizeof(msg), fmt, ap);
     slc_session_log(s, level, "closing with error %u: %s", code, msg);
+    slc_session_count_fail(s, code);
     n = slc_mysql_err_build(pkt, sizeof(pkt), code, state, msg);
     if (slc_session_send(s, pkt, n) != SLC_OK) {
         slc_session_close(s, SLC_LOG_INFO, "closed after error");
@@ -373,6 +413,7 @@ slc_session_timeout(slc_timer_t *t)
     case SLC_SS_SWITCH:
     case SLC_SS_DELAY:
     case SLC_SS_RELAY:
+        slc_session_refused(s->srv, SLC_REFUSED_PROTOCOL);
         slc_session_close(s, SLC_LOG_INFO, "client timed out in handshake");
         break;
     case SLC_SS_CLOSING:
@@ -401,6 +442,9 @@ slc_session_idle_timeout(slc_session_t *s)
     if (since >= idle && s->backend != NULL
         && slc_mysql_track_idle(&s->backend->track))
     {
+        if (s->traffic != NULL) {
+            slc_traffic_add(&s->traffic->errors[SLC_ERRK_TIMEOUT], 1);
+        }
         slc_session_close(s, SLC_LOG_INFO, "closed after idle_timeout");
         return;
     }
@@ -430,6 +474,7 @@ slc_session_close(slc_session_t *s, int level, const char *why)
     s->in = s->out = NULL;
     TAILQ_REMOVE(&slc_sessions.sessions, s, link);
     slc_sessions.count--;
+    slc_traffic_session(s->srv, 0, -1);
     if (s->registered) {
         slc_registry_del(slc_mysql_conf(s->cycle)->registry_zone->addr,
             (uint32_t) s->id);

@@ -107,6 +107,11 @@ struct slc_session_s {
 
     slc_defer_t            defer;
     TAILQ_ENTRY(slc_session_s) link;
+    /* this worker's counters of its server {} (slc_mysql_traffic.h),
+       NULL outside a worker; and when its command in flight began (loop
+       µs, 0: none timed) */
+    struct slc_traffic_s  *traffic;
+    uint64_t               started_us;
 
     /* a reload could not hand it over (slc_mysql_handover.h): it stays
        with this worker, under worker_shutdown_timeout */

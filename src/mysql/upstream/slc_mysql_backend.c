@@ -2,6 +2,7 @@
 #include "slc_log.h"
 #include "slc_mysql_auth.h"
 #include "slc_mysql_backend.h"
+#include "slc_mysql_monitor.h"
 #include "slc_mysql_upstream.h"
 
 #include <sys/socket.h>
@@ -86,6 +87,7 @@ slc_backend_open(slc_session_t *s, slc_upstream_server_t *us,
     b->magic = SLC_BACKEND_MAGIC;
     b->session = s;
     b->server = us;
+    b->role = (uint8_t) slc_monitor_role(us);
     b->counted = 1;     /* the caller's slot */
     b->ops = ops;
     b->data = data;

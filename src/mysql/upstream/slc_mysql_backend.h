@@ -123,6 +123,9 @@ struct slc_backend_s {
     uint32_t                magic;    /* SLC_BACKEND_MAGIC */
     slc_session_t          *session;
     slc_upstream_server_t  *server;
+    uint8_t                 role;     /* the server's when it was opened
+                                         (SLC_ROLE_*): the route of what
+                                         it answers, in the metrics */
     slc_buf_t              *in;       /* from the backend */
     slc_buf_t              *out;      /* to the backend */
     slc_timer_t             timer;

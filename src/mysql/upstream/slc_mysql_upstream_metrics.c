@@ -128,6 +128,21 @@ SLC_UPSTREAM_COUNTER(slc_upstream_errors, connect_errors)
 SLC_UPSTREAM_COUNTER(slc_upstream_bytes_in, bytes_in)
 SLC_UPSTREAM_COUNTER(slc_upstream_bytes_out, bytes_out)
 
+static void
+slc_upstream_response(slc_metrics_t *m, const char **labels,
+    const slc_upstream_server_t *us, const slc_monitor_entry_t *e)
+{
+    slc_latency_t sum;
+
+    (void) e;
+    memset(&sum, 0, sizeof(sum));
+    if (us->stats != NULL) {
+        slc_latency_add_to(&us->stats->response, &sum);
+    }
+    slc_metrics_histogram(m, labels, slc_latency_le_s, sum.count,
+        SLC_LATENCY_BUCKETS, (double) sum.sum_us / 1e6);
+}
+
 static const struct {
     const char              *name;
     slc_metric_type_e        type;
@@ -157,6 +172,9 @@ static const struct {
       "Bytes read from the server.", slc_upstream_bytes_in },
     { "sluice_server_sent_bytes_total", SLC_METRIC_COUNTER,
       "Bytes written to the server.", slc_upstream_bytes_out },
+    { "sluice_server_response_duration_seconds", SLC_METRIC_HISTOGRAM,
+      "The server's answers to the clients' commands, from the command's "
+      "arrival to the answer's end.", slc_upstream_response },
 };
 
 void
