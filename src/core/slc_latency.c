@@ -23,21 +23,27 @@ const double slc_latency_le_s[SLC_LATENCY_BUCKETS] = {
     10,
 };
 
+/* The first bucket that may hold a value of floor(log2) k: the first
+   bound >= 2^k (SLC_LATENCY_BUCKETS above them all). */
+static const uint8_t slc_latency_lg[64] = {
+    0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 13,
+    14, 15, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+    16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16,
+    16, 16, 16, 16, 16, 16,
+};
+
 unsigned
 slc_latency_bucket(uint64_t us)
 {
-    unsigned lo = 0, hi = SLC_LATENCY_BUCKETS;
+    /* from the first bound >= 2^floor(log2 us): at most one step on, as
+       no two bounds lie within one power of two of each other but 2.5
+       and 5 (below 2^k, 2^(k+1)) */
+    unsigned b = slc_latency_lg[63 - __builtin_clzll(us | 1)];
 
-    while (lo < hi) {               /* the first bound >= us */
-        unsigned mid = (lo + hi) / 2;
-
-        if (slc_latency_le_us[mid] < us) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
+    while (b < SLC_LATENCY_BUCKETS && slc_latency_le_us[b] < us) {
+        b++;
     }
-    return lo;
+    return b;
 }
 
 void
@@ -50,10 +56,9 @@ slc_latency_observe(slc_latency_t *h, uint64_t us)
 }
 
 void
-slc_latency_observe_shared(slc_latency_t *h, uint64_t us)
+slc_latency_observe_shared(slc_latency_t *h, unsigned b, uint64_t us)
 {
-    __atomic_add_fetch(&h->count[slc_latency_bucket(us)], 1,
-        __ATOMIC_RELAXED);
+    __atomic_add_fetch(&h->count[b], 1, __ATOMIC_RELAXED);
     __atomic_add_fetch(&h->sum_us, us, __ATOMIC_RELAXED);
 }
 

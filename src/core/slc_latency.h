@@ -11,7 +11,7 @@
  * add the copies up (slc_latency_add_to); the counts are cumulative from
  * the start, as Prometheus wants them.  An observation is one increment
  * of one bucket and two additions: no division, no loop past the bucket
- * found (the bounds are searched in at most 5 comparisons).
+ * found (a table by the value's power of two, then one comparison or two).
  */
 
 #define SLC_LATENCY_BUCKETS  16         /* bounds; one more above the last */
@@ -32,8 +32,10 @@ extern const double    slc_latency_le_s[SLC_LATENCY_BUCKETS];
 unsigned slc_latency_bucket(uint64_t us);
 /* One observation (the only writer of h). */
 void     slc_latency_observe(slc_latency_t *h, uint64_t us);
-/* The same for a histogram that several processes write (atomic adds). */
-void     slc_latency_observe_shared(slc_latency_t *h, uint64_t us);
+/* The same for a histogram that several processes write (atomic adds),
+   its bucket b found already (slc_latency_bucket(us)). */
+void     slc_latency_observe_shared(slc_latency_t *h, unsigned b,
+    uint64_t us);
 /* h's counts added to *sum (a reader; h may be written meanwhile: each
    count is read whole, the set is not a snapshot). */
 void     slc_latency_add_to(const slc_latency_t *h, slc_latency_t *sum);

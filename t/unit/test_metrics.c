@@ -226,6 +226,22 @@ START_TEST(test_latency)
         ck_assert(fabs(slc_latency_le_s[i] * 1e6
                        - (double) slc_latency_le_us[i]) < 1e-6);
         ck_assert_uint_eq(slc_latency_bucket(slc_latency_le_us[i]), i);
+        ck_assert_uint_eq(slc_latency_bucket(slc_latency_le_us[i] + 1),
+                          i + 1);
+    }
+    /* the table's guess and its step against a plain search, around
+       every power of two */
+    for (unsigned k = 0; k < 64; k++) {
+        for (int d = -1; d <= 1; d++) {
+            uint64_t us = (k == 0 ? 1 : (uint64_t) 1 << k) + (uint64_t) d;
+            unsigned want = 0;
+
+            while (want < SLC_LATENCY_BUCKETS
+                   && slc_latency_le_us[want] < us) {
+                want++;
+            }
+            ck_assert_uint_eq(slc_latency_bucket(us), want);
+        }
     }
     memset(&h, 0, sizeof(h));
     memset(&sum, 0, sizeof(sum));

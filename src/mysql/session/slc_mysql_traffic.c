@@ -178,16 +178,19 @@ slc_traffic_answered(slc_session_t *s, const slc_backend_t *b, uint64_t n,
 {
     slc_latency_t *h;
     uint64_t       us;
+    unsigned       bucket;
 
     if (s->traffic == NULL || s->started_us == 0) {
         return;
     }
     us = slc_loop->now_us - s->started_us;
+    bucket = slc_latency_bucket(us);
     h = &s->traffic->duration[slc_traffic_route(b)];
     for (uint64_t i = 0; i < n; i++) {
-        slc_latency_observe_shared(h, us);
+        slc_latency_observe_shared(h, bucket, us);
         if (b != NULL && b->server->stats != NULL) {
-            slc_latency_observe_shared(&b->server->stats->response, us);
+            slc_latency_observe_shared(&b->server->stats->response, bucket,
+                us);
         }
     }
     if (errs > 0) {
