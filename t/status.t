@@ -242,7 +242,6 @@ is(slurp_sock($s, 1.5), "\n(still open)",
 close $s;
 
 my @bad = (
-    [ 'status_listen unix:/tmp/x.sock;', qr/takes a TCP address/ ],
     [ 'status_listen nowhere;', qr/invalid listen address/ ],
     [ 'status_listen 127.0.0.1:1; status_listen 127.0.0.1:2;',
       qr/"status_listen" is duplicate/ ],

@@ -1,7 +1,7 @@
 /*
  * The status listener's configuration and process role (slc_status.h):
  *
- *   status_listen 127.0.0.1:9104;    main context; TCP only for now
+ *   status_listen 127.0.0.1:9104;    main context; or unix:PATH
  *   status_timeout 5s;               a request's time, and an idle one's
  *
  * `sluice -t` checks them; with a listener the master runs one process
@@ -14,6 +14,7 @@
 #include "slc_cycle.h"
 #include "slc_role.h"
 #include "slc_status.h"
+#include "slc_status_cli.h"
 #include "slc_status_serve.h"
 
 static void *slc_status_create_conf(slc_conf_t *cf, unsigned level);
@@ -39,6 +40,7 @@ slc_module_t slc_status_module = {
     .commands = slc_status_commands,
     .create_conf = slc_status_create_conf,
     .init_conf = slc_status_init_conf,
+    .print_status = slc_status_print,
 };
 
 static void *
@@ -89,11 +91,6 @@ slc_status_listen(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
         != SLC_OK)
     {
         return slc_conf_error(cf, "%s", err);
-    }
-    if (sc->listen.is_unix) {
-        memset(&sc->listen, 0, sizeof(sc->listen));
-        return slc_conf_error(cf, "\"status_listen\" takes a TCP address "
-            "(ADDR:PORT), not a unix socket");
     }
     sc->listen.backlog = 64;
     sc->listen.file = cf->filename;

@@ -17,6 +17,7 @@
 #include "slc_status_http.h"
 #include "slc_status_metrics.h"
 #include "slc_status_serve.h"
+#include "slc_status_text.h"
 
 #include <sys/socket.h>
 #include <time.h>
@@ -192,32 +193,59 @@ slc_status_error(slc_status_conn_t *sc, unsigned code)
         (size_t) n, 0);
 }
 
+/* GET /status/text: the metrics, read back for a person. */
+static void
+slc_status_page_text(const slc_cycle_t *cycle, slc_metrics_t *m)
+{
+    slc_metrics_t raw;
+
+    slc_metrics_init(&raw, m->max);
+    slc_status_metrics(cycle, &raw);
+    if (raw.error != SLC_METRICS_OK) {
+        m->error = raw.error;
+    } else {
+        slc_status_text(raw.buf != NULL ? raw.buf : "", m);
+    }
+    slc_metrics_free(&raw);
+}
+
+static const struct {
+    const char  *path;
+    const char  *type;
+    void       (*write)(const slc_cycle_t *cycle, slc_metrics_t *m);
+} slc_status_pages[] = {
+    { "/metrics", "text/plain; version=0.0.4; charset=utf-8",
+      slc_status_metrics },
+    { "/status", "application/json", slc_status_json },
+    { "/status/text", "text/plain; charset=utf-8", slc_status_page_text },
+};
+
 /* One request's answer. */
 static void
 slc_status_route(slc_status_conn_t *sc, const slc_status_req_t *req)
 {
     slc_metrics_t m;
-    int           metrics = strcmp(req->path, "/metrics") == 0;
+    unsigned      i = 0;
 
-    if (!metrics && strcmp(req->path, "/status") != 0) {
+    while (i < slc_nelems(slc_status_pages)
+           && strcmp(req->path, slc_status_pages[i].path) != 0)
+    {
+        i++;
+    }
+    if (i == slc_nelems(slc_status_pages)) {
         slc_status_answer(sc, 404, "text/plain; charset=utf-8",
             "404 Not Found\n", 14, req->head);
         return;
     }
     slc_metrics_init(&m, SLC_STATUS_BODY_MAX);
-    if (metrics) {
-        slc_status_metrics(slc_status.cycle, &m);
-    } else {
-        slc_status_json(slc_status.cycle, &m);
-    }
+    slc_status_pages[i].write(slc_status.cycle, &m);
     if (m.error != SLC_METRICS_OK) {
         slc_log(SLC_LOG_ERR, "status: %s could not be written (%d)",
             req->path, m.error);
         slc_status_error(sc, 500);
     } else {
-        slc_status_answer(sc, 200, metrics
-            ? "text/plain; version=0.0.4; charset=utf-8"
-            : "application/json", m.buf, m.len, req->head);
+        slc_status_answer(sc, 200, slc_status_pages[i].type,
+            m.buf != NULL ? m.buf : "", m.len, req->head);
     }
     slc_metrics_free(&m);
 }

@@ -25,7 +25,8 @@ slc_usage(FILE *f)
         "  -h         this help\n"
         "  -V         version, configure arguments and modules\n"
         "  -t         test the configuration and exit\n"
-        "  -s signal  send to the master: stop, quit, reopen, reload, stats\n"
+        "  -s signal  send to the master: stop, quit, reopen, reload;\n"
+        "             status, stats: print the status (status_listen)\n"
         "  -p prefix  set the prefix path (default: %s)\n"
         "  -c file    configuration file (default: conf/sluice.conf)\n",
         SLC_PREFIX);
@@ -94,6 +95,38 @@ slc_resolve_paths(slc_opts_t *o, char *prefix, size_t plen, char *conf,
                            : slc_join(conf, clen, prefix, "", p);
 }
 
+/*
+ * -s status, -s stats: the status to the terminal, from the running
+ * instance's status listener.  Without one, `stats` signals the master
+ * to log the counters (as before), `status` is an error.  -1: neither.
+ */
+static int
+slc_print_status(slc_cycle_t *cycle, const char *name)
+{
+    char err[512];
+    int  rc;
+
+    if (strcmp(name, "status") != 0 && strcmp(name, "stats") != 0) {
+        return -1;
+    }
+    rc = slc_module_print_status(cycle, err, sizeof(err));
+    if (rc == SLC_OK) {
+        return 0;
+    }
+    if (rc == SLC_ERROR) {
+        fprintf(stderr, "sluice: %s\n", err);
+        return 1;
+    }
+    if (strcmp(name, "status") == 0) {
+        fprintf(stderr, "sluice: -s status reads the status listener: the "
+            "configuration has no status_listen\n");
+        return 1;
+    }
+    fprintf(stderr, "sluice: no status_listen in the configuration: the "
+        "master logs the counters into the error log\n");
+    return -1;
+}
+
 static int
 slc_send_signal(slc_cycle_t *cycle, const char *name)
 {
@@ -104,6 +137,11 @@ slc_send_signal(slc_cycle_t *cycle, const char *name)
     const char *path = slc_cycle_path(cycle, cycle->pid_path);
     FILE       *f;
     int         pid = 0;
+    int         printed = slc_print_status(cycle, name);
+
+    if (printed >= 0) {
+        return printed;
+    }
 
     for (size_t i = 0; i < slc_nelems(sigs); i++) {
         if (strcmp(sigs[i].name, name) != 0) {
@@ -124,8 +162,8 @@ slc_send_signal(slc_cycle_t *cycle, const char *name)
         }
         return 0;
     }
-    fprintf(stderr, "sluice: invalid signal \"%s\" (stop, quit, reopen, stats, "
-        "reload)\n", name);
+    fprintf(stderr, "sluice: invalid signal \"%s\" (stop, quit, reopen, "
+        "reload, status, stats)\n", name);
     return 1;
 }
 

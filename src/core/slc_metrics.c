@@ -73,6 +73,23 @@ slc_metrics_put(slc_metrics_t *m, const char *s, size_t n)
     }
 }
 
+void
+slc_metrics_printf(slc_metrics_t *m, const char *fmt, ...)
+{
+    char    buf[1024];
+    va_list ap;
+    int     n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t) n >= sizeof(buf)) {
+        slc_metrics_fail(m, SLC_METRICS_MISUSE);
+        return;
+    }
+    slc_metrics_put(m, buf, (size_t) n);
+}
+
 static void
 slc_metrics_str(slc_metrics_t *m, const char *s)
 {

@@ -76,6 +76,12 @@ void slc_metrics_double(slc_metrics_t *m, const char *const *labels,
 void slc_metrics_histogram(slc_metrics_t *m, const char *const *labels,
     const double *le, const uint64_t *count, unsigned n, double sum);
 
+/* Text outside the format (another document the same bound holds: the
+   status listener's JSON and text pages): at most 1023 bytes a call,
+   written as it is. */
+void slc_metrics_printf(slc_metrics_t *m, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Whether name is a valid metric name (label: a valid label name). */
 int  slc_metrics_name_ok(const char *name, int label);
 

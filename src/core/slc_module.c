@@ -67,6 +67,21 @@ slc_module_report(slc_cycle_t *cycle)
     }
 }
 
+int
+slc_module_print_status(slc_cycle_t *cycle, char *err, size_t errlen)
+{
+    for (int i = 0; slc_modules[i] != NULL; i++) {
+        if (slc_modules[i]->print_status != NULL) {
+            int rc = slc_modules[i]->print_status(cycle, err, errlen);
+
+            if (rc != SLC_DONE) {
+                return rc;
+            }
+        }
+    }
+    return SLC_DONE;
+}
+
 void
 slc_module_init_process(slc_cycle_t *cycle, const slc_role_t *role)
 {

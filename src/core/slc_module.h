@@ -90,6 +90,16 @@ struct slc_module_s {
      */
     void                  (*metrics)(const slc_cycle_t *cycle,
                                      struct slc_metrics_s *m);
+    /*
+     * `sluice -s status` (and `-s stats`), in the process that runs the
+     * command: fetch the running instance's status from wherever the
+     * module serves it (never from this process, which started nothing)
+     * and write it to stdout for a person.  SLC_OK; SLC_DONE when the
+     * configuration gives the module nothing to fetch it from (the next
+     * module is asked); SLC_ERROR with the reason in err.
+     */
+    int                   (*print_status)(slc_cycle_t *cycle, char *err,
+                                          size_t errlen);
 
     /*
      * Called in every child of the master once it has set up its loop
@@ -138,6 +148,9 @@ struct slc_module_s {
    waitpid). */
 void slc_module_reap_process(slc_cycle_t *cycle, pid_t pid, unsigned proc);
 void slc_module_report(slc_cycle_t *cycle);
+/* The first print_status hook that does not decline: its result, else
+   SLC_DONE. */
+int  slc_module_print_status(slc_cycle_t *cycle, char *err, size_t errlen);
 void slc_module_init_process(slc_cycle_t *cycle, const slc_role_t *role);
 /* In reverse order of init_process. */
 void slc_module_exit_process(slc_cycle_t *cycle, const slc_role_t *role);
