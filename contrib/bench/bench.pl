@@ -151,6 +151,9 @@ usage: contrib/bench/run [options]        (or: make bench BENCH_ARGS='...')
   --idle-states         let idle CPUs halt (by default the bench holds
                         /dev/cpu_dma_latency at 0 while it runs)
   --no-deps             do not check the Debian packages (run only)
+  --scrape HZ           sluice targets get a status_listen, and a client
+                        GETs its /metrics HZ times a second while they
+                        run (the status process's CPU is in the proxy's)
   --help
 
 Defaults:%DEFAULTS%
@@ -167,7 +170,7 @@ sub parse_args {
         'rounds=i', 'time=i', 'idle-conns=i', 'tables=i', 'table-size=i',
         'keep-sandbox', 'sandbox=s', 'sluice=s', 'build-dir=s',
         'configure=s', 'output=s', 'keep-workdir', 'no-deps',
-        'idle-states', 'help')
+        'idle-states', 'scrape=i', 'help')
         or usage(2);
     usage(0) if $given{help};
     usage(2) if @argv;
@@ -241,7 +244,7 @@ sub make_context {
         top => $TOP, workdir => $work, nproc => nproc(), nofile => $soft,
         nofile_hard => $hard, user => 'app', password => 'secret',
         db => 'test', versions => {}, notes => [],
-        started => time, phases => {},
+        started => time, phases => {}, scrape => $opt{scrape} // 0,
     };
 }
 

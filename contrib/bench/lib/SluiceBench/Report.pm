@@ -866,7 +866,8 @@ sub _json {
                      mem_bytes => 0 + mem_total() },
         versions => $c->{versions},
         settings => { map { ($_ => $res->{opt}{$_}) }
-                      qw(rounds time tables table_size idle_conns) },
+                      qw(rounds time tables table_size idle_conns
+                         scrape) },
         results => \@r, idle => \@idle,
         floor => [ map { +{ check => $_->{check}, result => _verdict($_),
                             detail => $_->{detail} } } @{ $res->{floor} } ],

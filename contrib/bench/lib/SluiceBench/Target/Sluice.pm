@@ -6,6 +6,8 @@ package SluiceBench::Target::Sluice;
 # module => NAME (needed in objs/sluice), server_conf => TEXT, label,
 # sched => POLICY (a worker_sched_policy line; default: none, i.e. batch),
 # replica => 1 (the upstream lists the sandbox's replica as well),
+# With --scrape HZ, a status_listen, and a scraper (contrib/bench/scrape)
+# GETs its /metrics HZ times a second from start to stop.
 # upstream_conf => TEXT (more lines in the upstream: the cache's monitor).
 #
 # The processes are known by pid: the master is the child we spawned (and
@@ -78,12 +80,14 @@ sub _conf {
     $mysql =~ s/%%REDISCL%%/$c->{redis_cluster}{port}/g
         if $c->{redis_cluster};
     my $up = $self->{upstream_conf} // '';
+    my $status = $c->{scrape}
+        ? "status_listen 127.0.0.1:$self->{status_port};\n" : '';
     return <<CONF;
 # written by contrib/bench for target $self->{name}
 daemon off;
 master_process on;
 worker_processes $self->{workers};
-${rlimit}pid $d/sluice.pid;
+${rlimit}${status}pid $d/sluice.pid;
 error_log $d/error.log notice;
 events { worker_connections $wc; }
 mysql {
@@ -111,6 +115,7 @@ sub start {
     my $c = $self->{ctx};
     my $d = $self->prepare_dir('sluice.sock');
     my $conf = "$d/sluice.conf";
+    $self->{status_port} //= Sluice::Sandbox::free_port() if $c->{scrape};
     open(my $fh, '>', $conf) or die "$conf: $!\n";
     print $fh $self->_conf(%o);
     close $fh or die "$conf: $!\n";
@@ -136,7 +141,7 @@ sub start {
     # the workers run once they answer; all of them (and the monitor, a
     # child too, when the upstream has one, and the Redis tier's
     # subscriber, or the binlog reader that replaces it)?
-    my $want = $self->nworkers
+    my $want = $self->nworkers + ($c->{scrape} ? 1 : 0)
         + (($self->{upstream_conf} // '') =~ /monitor_user/ ? 1 : 0)
         + ($self->{redis} ? 1 : 0);
     my $n = 0;
@@ -150,7 +155,30 @@ sub start {
             (slurp("$d/error.log") // '') =~ /schema catalog loaded/;
         }) or die "$self->{name}: no schema catalog\n" . $why->();
     }
+    $self->_scrape_start if $c->{scrape};
     return $self;
+}
+
+# The scraper: GET /metrics at --scrape HZ until stop.
+sub _scrape_start {
+    my ($self) = @_;
+    my $pid = $self->{scraper} = spawn(
+        cmd => [ $^X, "$self->{ctx}{top}/contrib/bench/scrape",
+                 "127.0.0.1:$self->{status_port}", $self->{ctx}{scrape} ],
+        log => "$self->{dir}/scrape.log");
+    guard("pid $pid " . (proc_starttime($pid) // 0));
+}
+
+sub _scrape_stop {
+    my ($self) = @_;
+    my $pid = delete $self->{scraper} or return;
+    kill 'TERM', $pid;
+    wait_exit($pid, 5) or kill 'KILL', $pid;
+    unguard("pid $pid");
+    my ($n, $bad) = (slurp("$self->{dir}/scrape.log") // '')
+        =~ /scrapes (\d+) failed (\d+)/;
+    push @{ $self->{problems} }, "scraper: $bad of $n scrapes failed"
+        if $bad;
 }
 
 sub cpu_pids {
@@ -190,6 +218,7 @@ sub _cache_note {
 sub stop {
     my ($self) = @_;
     my $pid = $self->{pid} or return $self;
+    $self->_scrape_stop;
     $self->_cache_note($pid) if $self->{cache} && pid_alive($pid);
     delete $self->{pid};
     my @workers = map { $_->[0] } children_of($pid);
