@@ -27,8 +27,8 @@ slc_usage(FILE *f)
         "  -t         test the configuration and exit\n"
         "  -s signal  send to the master: stop, quit, reopen, reload, stats\n"
         "  -p prefix  set the prefix path (default: %s)\n"
-        "  -c file    configuration file (default: conf/sluice.conf)\n",
-        SLC_PREFIX);
+        "  -c file    configuration file (default: %s)\n",
+        SLC_PREFIX, SLC_CONF_PATH);
 }
 
 static int
@@ -83,7 +83,7 @@ slc_resolve_paths(slc_opts_t *o, char *prefix, size_t plen, char *conf,
     {
         rc = SLC_ERROR;
     }
-    p = o->conf ? o->conf : "conf/sluice.conf";
+    p = o->conf ? o->conf : SLC_CONF_PATH;
     if (rc != SLC_OK) {
         return rc;
     }
