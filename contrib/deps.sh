@@ -6,13 +6,19 @@ set -eu
 
 # (prometheus: its promtool checks a live scrape of the status listener,
 # t/status.t; its service is not started, as below)
+# The Debian package (contrib/build-deb.sh, t/packaging.t): dpkg-buildpackage
+# (dpkg-dev) checks build-essential as well as the Build-Depends, dh is
+# debhelper's; lintian checks the .deb; logrotate -d and the real thing
+# check the logrotate snippet, systemd-analyze (systemd, not started in a
+# container) the unit, groff (groff-base) the manual pages.
 PKGS="gcc make pkg-config libbsd-dev libmd-dev libpcre2-dev libmariadb-dev \
 check libhiredis-dev \
 mariadb-server mariadb-client redis-server \
 perl libdbi-perl libdbd-mariadb-perl procps iproute2 \
 python3-mysqldb php-cli php-mysql sysbench \
 default-jdk-headless libmariadb-java python3-pymysql \
-golang-go golang-github-go-sql-driver-mysql-dev prometheus $*"
+golang-go golang-github-go-sql-driver-mysql-dev prometheus \
+build-essential dpkg-dev debhelper lintian logrotate systemd groff-base $*"
 
 # node and npm for t/rwsplit_node.t, which gets mysql2 with npm ci: Debian's,
 # unless both are there already (another nodejs, such as nodesource's,

@@ -28,8 +28,8 @@ slc_usage(FILE *f)
         "  -s signal  send to the master: stop, quit, reopen, reload;\n"
         "             status, stats: print the status (status_listen)\n"
         "  -p prefix  set the prefix path (default: %s)\n"
-        "  -c file    configuration file (default: conf/sluice.conf)\n",
-        SLC_PREFIX);
+        "  -c file    configuration file (default: %s)\n",
+        SLC_PREFIX, SLC_CONF_PATH);
 }
 
 static int
@@ -84,7 +84,7 @@ slc_resolve_paths(slc_opts_t *o, char *prefix, size_t plen, char *conf,
     {
         rc = SLC_ERROR;
     }
-    p = o->conf ? o->conf : "conf/sluice.conf";
+    p = o->conf ? o->conf : SLC_CONF_PATH;
     if (rc != SLC_OK) {
         return rc;
     }
