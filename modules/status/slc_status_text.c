@@ -21,11 +21,11 @@ typedef struct {
     double          le[SLC_TEXT_BUCKETS];
     double          cum[SLC_TEXT_BUCKETS];
     double          sum;
-} slc_text_t;
+} slc_status_text_t;
 
 /* The family's name, without the prefix every one has. */
 static const char *
-slc_text_name(const slc_text_t *t)
+slc_status_text_name(const slc_status_text_t *t)
 {
     return strncmp(t->family, "sluice_", 7) == 0 ? t->family + 7
                                                  : t->family;
@@ -33,18 +33,18 @@ slc_text_name(const slc_text_t *t)
 
 /* The family's heading, once, before its first series. */
 static void
-slc_text_heading(slc_text_t *t)
+slc_status_text_heading(slc_status_text_t *t)
 {
     if (!t->shown) {
         t->shown = 1;
-        slc_metrics_printf(t->out, "%s\n", slc_text_name(t));
+        slc_metrics_printf(t->out, "%s\n", slc_status_text_name(t));
     }
 }
 
 /* Labels as name=value pairs, blanks between; bytes a terminal would
    act on shown as '?'. */
 static void
-slc_text_labels(slc_text_t *t, const char *l, size_t n)
+slc_status_text_labels(slc_status_text_t *t, const char *l, size_t n)
 {
     char   buf[512];
     size_t o = 0;
@@ -76,7 +76,7 @@ slc_text_labels(slc_text_t *t, const char *l, size_t n)
 
 /* The bound under which the q-th of the observations falls. */
 static double
-slc_text_quantile(const slc_text_t *t, double count, double q)
+slc_status_text_quantile(const slc_status_text_t *t, double count, double q)
 {
     for (unsigned i = 0; i < t->nle; i++) {
         if (t->cum[i] >= q * count) {
@@ -87,7 +87,7 @@ slc_text_quantile(const slc_text_t *t, double count, double q)
 }
 
 static void
-slc_text_ms(slc_text_t *t, const char *what, double s)
+slc_status_text_ms(slc_status_text_t *t, const char *what, double s)
 {
     if (s < 0 || s > 1e300) {
         slc_metrics_printf(t->out, " %s above the last bucket", what);
@@ -98,8 +98,8 @@ slc_text_ms(slc_text_t *t, const char *what, double s)
 
 /* A histogram's series ends with its _count. */
 static void
-slc_text_histogram(slc_text_t *t, const char *suffix, const char *labels,
-    size_t lablen, double v)
+slc_status_text_histogram(slc_status_text_t *t, const char *suffix,
+    const char *labels, size_t lablen, double v)
 {
     if (strcmp(suffix, "_bucket") == 0) {
         const char *le = strstr(labels, "le=\"");
@@ -115,12 +115,12 @@ slc_text_histogram(slc_text_t *t, const char *suffix, const char *labels,
         return;
     }
     if (v > 0) {
-        slc_text_heading(t);
-        slc_text_labels(t, labels, lablen);
+        slc_status_text_heading(t);
+        slc_status_text_labels(t, labels, lablen);
         slc_metrics_printf(t->out, " count %.0f", v);
-        slc_text_ms(t, "mean", t->sum / v);
-        slc_text_ms(t, "p50 <=", slc_text_quantile(t, v, 0.5));
-        slc_text_ms(t, "p99 <=", slc_text_quantile(t, v, 0.99));
+        slc_status_text_ms(t, "mean", t->sum / v);
+        slc_status_text_ms(t, "p50 <=", slc_status_text_quantile(t, v, 0.5));
+        slc_status_text_ms(t, "p99 <=", slc_status_text_quantile(t, v, 0.99));
         slc_metrics_printf(t->out, "\n");
     }
     t->nle = 0;
@@ -128,7 +128,7 @@ slc_text_histogram(slc_text_t *t, const char *suffix, const char *labels,
 
 /* One sample line: name{labels} value. */
 static void
-slc_text_sample(slc_text_t *t, const char *line, size_t n)
+slc_status_text_sample(slc_status_text_t *t, const char *line, size_t n)
 {
     const char *sp = line + n;
     const char *br = memchr(line, '{', n);
@@ -159,25 +159,26 @@ slc_text_sample(slc_text_t *t, const char *line, size_t n)
 
         snprintf(suffix, sizeof(suffix), "%.*s", (int) (nlen - flen),
             line + flen);
-        slc_text_histogram(t, suffix, labels, lablen, strtod(value, NULL));
+        slc_status_text_histogram(t, suffix, labels, lablen,
+            strtod(value, NULL));
         return;
     }
     if (strcmp(value, "0") == 0) {
         return;
     }
     if (lablen == 0) {
-        slc_metrics_printf(t->out, "%s  %s\n", slc_text_name(t), value);
+        slc_metrics_printf(t->out, "%s  %s\n", slc_status_text_name(t), value);
         return;
     }
-    slc_text_heading(t);
-    slc_text_labels(t, labels, lablen);
+    slc_status_text_heading(t);
+    slc_status_text_labels(t, labels, lablen);
     slc_metrics_printf(t->out, " %s\n", value);
 }
 
 void
 slc_status_text(const char *metrics, slc_metrics_t *out)
 {
-    slc_text_t  t = { .out = out };
+    slc_status_text_t  t = { .out = out };
     const char *p = metrics;
 
     while (*p != '\0') {
@@ -191,7 +192,7 @@ slc_status_text(const char *metrics, slc_metrics_t *out)
             t.shown = 0;
             t.nle = 0;
         } else if (n > 0 && p[0] != '#') {
-            slc_text_sample(&t, p, n);
+            slc_status_text_sample(&t, p, n);
         }
         p += n + (nl != NULL);
     }

@@ -25,8 +25,9 @@ slc_usage(FILE *f)
         "  -h         this help\n"
         "  -V         version, configure arguments and modules\n"
         "  -t         test the configuration and exit\n"
-        "  -s signal  send to the master: stop, quit, reopen, reload;\n"
-        "             status, stats: print the status (status_listen)\n"
+        "  -s signal  send to the master: stop, quit, reopen, reload, "
+        "cachestats\n"
+        "  -s status  print the status (from status_listen); also: stats\n"
         "  -p prefix  set the prefix path (default: %s)\n"
         "  -c file    configuration file (default: %s)\n",
         SLC_PREFIX, SLC_CONF_PATH);
