@@ -98,9 +98,10 @@ like($err, qr/^configure: error: module "cache_redis" needs module "cache"/m,
 
 ($rc, $out, $err) = in_tree('./configure', '--without-readconn',
                             '--without-readwritesplit', '--without-cache',
-                            '--without-status', '--with-cc-opt=-O0');
+                            '--without-status', '--without-admin',
+                            '--with-cc-opt=-O0');
 is($rc, 0, './configure --without-readconn --without-readwritesplit '
-   . '--without-cache --without-status exits 0')
+   . '--without-cache --without-status --without-admin exits 0')
     or diag($out, $err);
 like($out, qr/^modules:[ \t]*$/m, 'and lists no module');
 ($rc, $out, $err) = in_tree('make', '-j2');
@@ -114,7 +115,8 @@ ok(-x $bin, 'objs/sluice is there');
     my $v = qx{"$bin" -V 2>&1};
     like($v, qr/^configure[ ]arguments:[ ]--without-readconn[ ]
                 --without-readwritesplit[ ]--without-cache[ ]
-                --without-status[ ]--with-cc-opt=-O0$/mx,
+                --without-status[ ]--without-admin[ ]
+                --with-cc-opt=-O0$/mx,
          '-V prints the configure arguments');
     ok($v =~ /^modules:(.*)$/m && $1 !~ /readconn/,
        '-V: readconn is not among the modules') or diag($v);

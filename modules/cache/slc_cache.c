@@ -28,6 +28,7 @@
 #include "slc_mysql_conf.h"
 #include "slc_slab.h"
 #include "slc_cache.h"
+#include "slc_cache_admin.h"
 #include "slc_cache_metrics.h"
 #include "slc_cache_binlog.h"
 #include "slc_mysql_catalog.h"
@@ -120,6 +121,7 @@ slc_module_t slc_cache_module = {
     .report = slc_cache_report,
     .metrics = slc_cache_metrics_hook,
     .exit_process = slc_cache_binlog_exit,
+    .admin = slc_cache_admin_commands,
 };
 
 
@@ -319,6 +321,14 @@ slc_cache_zones_invalidate(const slc_cycle_t *cycle, const uint32_t *hash,
             slc_cache_invalidate_hash(z->cache, hash[i], now);
         }
     }
+}
+
+slc_cache_zone_t *
+slc_cache_zones(const slc_cycle_t *cycle)
+{
+    slc_cache_conf_t *main = slc_cache_main(cycle);
+
+    return main != NULL ? main->zones : NULL;
 }
 
 static slc_cache_zone_t *

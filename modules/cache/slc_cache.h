@@ -210,6 +210,8 @@ slc_cache_counters_t *slc_cache_counters(slc_cache_t *c);
  * zone, not only the server's own: an entry of one zone may read what a
  * server of another zone writes.
  */
+/* The cycle's cache zones (NULL: none). */
+slc_cache_zone_t *slc_cache_zones(const slc_cycle_t *cycle);
 void slc_cache_zones_invalidate(const slc_cycle_t *cycle,
     const uint32_t *hash, unsigned n, int all, uint64_t now);
 

@@ -28,6 +28,7 @@
 
 #include "slc_core.h"
 #include "slc_mysql_traffic.h"
+#include "slc_mysql_upstream_admin.h"
 #include "slc_conf_file.h"
 #include "slc_log.h"
 #include "slc_mysql_backend.h"
@@ -438,6 +439,7 @@ slc_rwsplit_replica_retry(slc_backend_t *b, const uint8_t **payload,
          && !rc->retry_primary; i++)
     {
         if (rc->replica[i] != b && slc_rwsplit_idle(rc->replica[i])
+            && slc_upstream_usable(rc->replica[i]->server)
             && slc_rwsplit_causal_fresh(rc, rc->replica[i]))
         {
             nb = rc->replica[i];
@@ -540,15 +542,18 @@ slc_rwsplit_replica(slc_session_t *s, slc_rwsplit_ctx_t *rc)
             return b;
         }
     }
-    if (rc->nreplicas == 0) {
-        return NULL;
+    /* in turn: the first goes to the end; one whose server an admin
+       drained or disabled takes no read */
+    for (unsigned i = 0; i < rc->nreplicas; i++) {
+        b = rc->replica[0];
+        memmove(rc->replica, rc->replica + 1,
+                (rc->nreplicas - 1) * sizeof(rc->replica[0]));
+        rc->replica[rc->nreplicas - 1] = b;
+        if (slc_upstream_usable(b->server)) {
+            return b;
+        }
     }
-    /* in turn: the first goes to the end */
-    b = rc->replica[0];
-    memmove(rc->replica, rc->replica + 1,
-            (rc->nreplicas - 1) * sizeof(rc->replica[0]));
-    rc->replica[rc->nreplicas - 1] = b;
-    return b;
+    return NULL;
 }
 
 /* The replica running a read-only transaction, if one does. */

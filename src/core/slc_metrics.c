@@ -74,6 +74,12 @@ slc_metrics_put(slc_metrics_t *m, const char *s, size_t n)
 }
 
 void
+slc_metrics_append(slc_metrics_t *m, const char *s, size_t n)
+{
+    slc_metrics_put(m, s, n);
+}
+
+void
 slc_metrics_printf(slc_metrics_t *m, const char *fmt, ...)
 {
     char    buf[1024];

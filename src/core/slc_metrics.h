@@ -76,6 +76,8 @@ void slc_metrics_double(slc_metrics_t *m, const char *const *labels,
 void slc_metrics_histogram(slc_metrics_t *m, const char *const *labels,
     const double *le, const uint64_t *count, unsigned n, double sum);
 
+/* n bytes of text outside the format, as they are. */
+void slc_metrics_append(slc_metrics_t *m, const char *s, size_t n);
 /* Text outside the format (another document the same bound holds: the
    status listener's JSON and text pages): at most 1023 bytes a call,
    written as it is. */

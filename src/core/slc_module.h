@@ -100,6 +100,9 @@ struct slc_module_s {
      */
     int                   (*print_status)(slc_cycle_t *cycle, char *err,
                                           size_t errlen);
+    /* Its admin commands (slc_admin.h), ending with { .name = NULL };
+       NULL: none. */
+    const struct slc_admin_command_s *admin;
 
     /*
      * Called in every child of the master once it has set up its loop

@@ -75,6 +75,8 @@ struct slc_upstream_server_s {
     slc_upstream_t           *upstream;
     /* the monitor's entry (shm, mysql_monitor), NULL: not monitored */
     struct slc_monitor_entry_s *monitor;
+    /* its admin state (shm, mysql_admin: slc_mysql_upstream_admin.h) */
+    uint32_t                 *admin;
     /* worker-local health: a failed connect keeps it out for a while */
     uint64_t                  down_until;
     slc_log_burst_t           handshake_burst;  /* max_handshakes log */
@@ -156,6 +158,7 @@ struct slc_mysql_conf_s {
     slc_shm_zone_t           *registry_zone;   /* slc_mysql_registry.h */
     slc_shm_zone_t           *held_zone;
     slc_shm_zone_t           *traffic_zone;    /* slc_mysql_traffic.h */
+    slc_shm_zone_t           *admin_zone;  /* slc_mysql_upstream_admin.h */
 };
 
 #define SLC_STATS_MAX  1024

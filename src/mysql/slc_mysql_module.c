@@ -13,7 +13,9 @@
 #include "slc_mysql_handover.h"
 #include "slc_mysql_registry.h"
 #include "slc_mysql_session.h"
+#include "slc_mysql_session_admin.h"
 #include "slc_mysql_traffic.h"
+#include "slc_mysql_upstream_admin.h"
 #include "slc_mysql_upstream_metrics.h"
 #include "slc_worker.h"
 
@@ -103,6 +105,25 @@ static const slc_command_t slc_mysql_commands[] = {
     { .name = NULL }
 };
 
+/* The admin socket's commands of servers and sessions. */
+static const slc_admin_command_t slc_mysql_admin_commands[] = {
+    { .name = "show servers", .level = SLC_ADMIN_READ, .usage = "",
+      .help = "every upstream server: role, state, admin state, lag, "
+              "connections", .run = slc_upstream_admin_show },
+    { .name = "show sessions", .level = SLC_ADMIN_READ, .usage = "[N]",
+      .help = "the first N sessions of all workers (100)",
+      .run = slc_session_admin_show },
+    { .name = "server", .level = SLC_ADMIN_OPERATOR,
+      .usage = "NAME drain|disable|enable",
+      .help = "no new sessions or reads there; and close the sessions "
+              "there at rest; as configured (until the next reload)",
+      .run = slc_upstream_admin_server },
+    { .name = "kill session", .level = SLC_ADMIN_ADMIN, .usage = "ID",
+      .help = "close the session whose client has this connection id",
+      .run = slc_session_admin_kill },
+    { .name = NULL }
+};
+
 slc_module_t slc_mysql_module = {
     .name = "mysql",
     .type = SLC_MODULE_CORE,
@@ -117,6 +138,7 @@ slc_module_t slc_mysql_module = {
     .handover = slc_mysql_handover_start,
     .handover_recv = slc_mysql_handover_recv,
     .metrics = slc_mysql_metrics,
+    .admin = slc_mysql_admin_commands,
 };
 
 /* GET /metrics: the servers' families, then the listeners'. */
@@ -139,6 +161,7 @@ slc_mysql_init_process(slc_cycle_t *cycle, const slc_role_t *role)
     slc_session_forward_set(&slc_forward);
     if (role == NULL) {
         slc_traffic_bind(cycle, slc_worker_slot, slc_worker_proc);
+        slc_session_admin_start(cycle);
     }
 }
 
@@ -300,6 +323,12 @@ slc_mysql_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
         return SLC_ERROR;
     }
     mc->traffic_zone->attach = slc_traffic_attach;
+    mc->admin_zone = slc_shm_zone_add(cycle, "mysql_admin",
+        sizeof(slc_upstream_admin_zone_t), &slc_mysql_module, err, errlen);
+    if (mc->admin_zone == NULL) {
+        return SLC_ERROR;
+    }
+    mc->admin_zone->attach = slc_upstream_admin_attach;
     return SLC_OK;
 }
 

@@ -918,7 +918,8 @@ slc_cmd_client(slc_session_t *s)
         s->in = NULL;
     }
     if (c->state == SLC_CMD_IDLE
-        && (slc_sessions.closing || slc_mysql_handover_active()))
+        && (slc_sessions.closing || slc_sessions.maint
+            || slc_mysql_handover_active()))
     {
         slc_session_idle_check(s);      /* at rest: hand it over, or close */
     }

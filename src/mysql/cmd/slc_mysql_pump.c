@@ -171,7 +171,9 @@ slc_pump_to_client(slc_session_t *s)
     if (s->held && !s->paused) {
         /* a KILL or COM_CHANGE_USER waited for this response to end */
         slc_pump_to_backend(s);
-    } else if (slc_sessions.closing || slc_mysql_handover_active()) {
+    } else if (slc_sessions.closing || slc_sessions.maint
+               || slc_mysql_handover_active())
+    {
         slc_session_idle_check(s);
     }
 }

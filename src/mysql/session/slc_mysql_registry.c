@@ -21,6 +21,7 @@ slc_registry_clear(slc_registry_entry_t *e)
     e->server = 0;
     e->run_thread_id = 0;
     e->run_server = 0;
+    e->kill = 0;
 }
 
 size_t
@@ -178,6 +179,34 @@ slc_registry_get(const slc_registry_t *r, uint32_t id,
         return SLC_ERROR;
     }
     return SLC_OK;
+}
+
+int
+slc_registry_mark_kill(slc_registry_t *r, uint32_t id)
+{
+    slc_registry_entry_t *e = &r->e[id & r->mask];
+
+    if (id < SLC_REGISTRY_ID_BASE
+        || __atomic_load_n(&e->id, __ATOMIC_ACQUIRE) != id)
+    {
+        return SLC_ERROR;
+    }
+    __atomic_store_n(&e->kill, 1, __ATOMIC_RELEASE);
+    /* freed and reused meanwhile: the mark is the new session's, which
+       nobody asked for; take it back */
+    if (__atomic_load_n(&e->id, __ATOMIC_ACQUIRE) != id) {
+        __atomic_store_n(&e->kill, 0, __ATOMIC_RELEASE);
+        return SLC_ERROR;
+    }
+    return SLC_OK;
+}
+
+int
+slc_registry_killed(slc_registry_t *r, uint32_t id)
+{
+    slc_registry_entry_t *e = slc_registry_mine(r, id);
+
+    return e != NULL && __atomic_load_n(&e->kill, __ATOMIC_ACQUIRE);
 }
 
 unsigned

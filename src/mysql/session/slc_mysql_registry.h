@@ -34,7 +34,8 @@ typedef struct {
        KILL QUERY goes */
     uint32_t  run_server;
     uint32_t  run_thread_id;
-    uint32_t  reserved;
+    uint32_t  kill;         /* an admin's `kill session`: its worker
+                               closes it (slc_mysql_session_admin.c) */
 } slc_registry_entry_t;
 
 typedef struct {
@@ -74,6 +75,11 @@ int    slc_registry_claim(slc_registry_t *r, unsigned proc, uint32_t id);
 /* A copy of the entry of `id`; SLC_ERROR when there is none. */
 int    slc_registry_get(const slc_registry_t *r, uint32_t id,
     slc_registry_entry_t *out);
+/* An admin's mark on the session `id` (any process): SLC_ERROR when
+   there is no such session. */
+int    slc_registry_mark_kill(slc_registry_t *r, uint32_t id);
+/* Whether this worker's session `id` carries the mark. */
+int    slc_registry_killed(slc_registry_t *r, uint32_t id);
 /* Master: clear the entries a dead worker left; returns how many. */
 unsigned slc_registry_reap(slc_registry_t *r, unsigned proc);
 

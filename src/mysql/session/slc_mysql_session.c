@@ -8,6 +8,7 @@
 #include "slc_mysql_router.h"
 #include "slc_mysql_session.h"
 #include "slc_mysql_traffic.h"
+#include "slc_mysql_upstream_admin.h"
 #include "slc_worker.h"
 
 #include <sys/socket.h>
@@ -659,6 +660,10 @@ slc_session_idle_check(slc_session_t *s)
     }
     if (slc_sessions.closing) {
         slc_session_close(s, SLC_LOG_INFO, "closed idle session on shutdown");
+    } else if (slc_sessions.maint && slc_upstream_in_maint(s->backend->server))
+    {
+        slc_session_close(s, SLC_LOG_INFO, "closed: its server is in "
+            "maintenance");
     }
 }
 

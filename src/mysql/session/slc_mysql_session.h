@@ -132,6 +132,9 @@ typedef struct {
     struct slc_session_list  sessions;
     unsigned                 count;
     int                      closing;    /* close sessions once idle */
+    int                      maint;      /* some wait to be closed once
+                                            idle: their server is in
+                                            maintenance */
 } slc_sessions_t;
 
 extern slc_sessions_t  slc_sessions;

@@ -2,6 +2,7 @@
 #include "slc_event.h"
 #include "slc_mysql_monitor.h"
 #include "slc_mysql_upstream.h"
+#include "slc_mysql_upstream_admin.h"
 #include "slc_worker.h"
 
 /* This process's count of connections to `us`, so that the master can
@@ -49,7 +50,8 @@ slc_upstream_best(slc_upstream_t *up, unsigned roles, int want_up,
 
     for (unsigned i = 0; i < up->nservers; i++) {
         slc_upstream_server_t *us = &up->servers[i];
-        if (!(slc_monitor_role(us) & roles) || slc_upstream_isset(tried, i)
+        if (!slc_upstream_usable(us) || !(slc_monitor_role(us) & roles)
+            || slc_upstream_isset(tried, i)
             || (want_up && us->down_until > now))
         {
             continue;

@@ -10,6 +10,7 @@
 #include "slc_metrics.h"
 #include "slc_mysql_conf.h"
 #include "slc_mysql_monitor.h"
+#include "slc_mysql_upstream_admin.h"
 #include "slc_mysql_upstream_metrics.h"
 
 /* What a family reads of one server. */
@@ -74,6 +75,19 @@ slc_upstream_state(slc_metrics_t *m, const char **labels,
     (void) us;
     slc_upstream_enum(m, labels, "state", states, e == NULL ? "unknown"
                       : (e->st.flags & SLC_MONITOR_UP) ? "up" : "down");
+}
+
+static void
+slc_upstream_admin_state(slc_metrics_t *m, const char **labels,
+    const slc_upstream_server_t *us, const slc_monitor_entry_t *e)
+{
+    static const char *const states[] = { "ready", "drain", "maintenance",
+                                          NULL };
+
+    (void) e;
+    slc_upstream_enum(m, labels, "state", states, slc_upstream_admin_name(
+        us->admin != NULL ? __atomic_load_n(us->admin, __ATOMIC_RELAXED)
+                          : SLC_ADMIN_STATE_READY));
 }
 
 static void
@@ -152,6 +166,9 @@ static const struct {
     { "sluice_server_state", SLC_METRIC_GAUGE, "The server's state as "
       "the monitor last saw it (unknown: not monitored, or not checked "
       "yet): 1 for the state it is in.", slc_upstream_state },
+    { "sluice_server_admin_state", SLC_METRIC_GAUGE, "The server's admin "
+      "state (an admin socket's server command, until the next reload): "
+      "1 for the state it is in.", slc_upstream_admin_state },
     { "sluice_server_role", SLC_METRIC_GAUGE, "The server's role: "
       "configured, or seen by the monitor for role=auto (none: not known "
       "or down).", slc_upstream_role },
