@@ -6,6 +6,7 @@
 #include "slc_core.h"
 #include "slc_event.h"
 #include "slc_log.h"
+#include "slc_serve.h"
 #include "slc_admin_serve.h"
 
 #include <sys/socket.h>
@@ -14,9 +15,8 @@
 
 #define SLC_ADMIN_ANSWER_MAX  (4u << 20)
 
-typedef struct slc_admin_conn_s {
-    slc_conn_t                  conn;
-    slc_timer_t                 deadline;
+typedef struct {
+    slc_serve_conn_t            base;       /* first: slc_serve.h */
     const slc_admin_socket_t   *sock;
     uid_t                       uid;
     pid_t                       pid;
@@ -24,10 +24,6 @@ typedef struct slc_admin_conn_s {
     size_t                      in_len;
     slc_metrics_t               out;        /* the answers not yet sent */
     size_t                      out_off;
-    unsigned                    closing:1;  /* after the out buffer */
-    unsigned                    closed:1;   /* freed after the batch */
-    slc_defer_t                 release;
-    struct slc_admin_conn_s    *next;
 } slc_admin_conn_t;
 
 typedef struct {
@@ -35,68 +31,35 @@ typedef struct {
     const slc_admin_socket_t   *sock;
 } slc_admin_listener_t;
 
+static void slc_admin_on_io(slc_conn_t *c);
+static void slc_admin_release(slc_serve_conn_t *c);
+static int  slc_admin_writing(const slc_serve_conn_t *c);
+
 static struct {
     slc_cycle_t                *cycle;
     slc_admin_listener_t        listen[SLC_ADMIN_SOCKETS];
     unsigned                    nlisten;
-    slc_admin_conn_t           *conns;
-    unsigned                    nconns;
-    int                         quitting;
-} slc_admin;
-
-static void slc_admin_on_read(slc_conn_t *c);
+    slc_serve_t                 serve;
+} slc_admin = {
+    .serve = { .size = sizeof(slc_admin_conn_t), .max = SLC_ADMIN_CONNS,
+               .timeout_ms = SLC_ADMIN_IDLE_MS, .on_io = slc_admin_on_io,
+               .release = slc_admin_release,
+               .writing = slc_admin_writing },
+};
 
 
 /* --- connections ---------------------------------------------------------- */
 
 static void
-slc_admin_free(void *arg)
+slc_admin_release(slc_serve_conn_t *c)
 {
-    slc_admin_conn_t *ac = arg;
-
-    slc_metrics_free(&ac->out);
-    free(ac);
+    slc_metrics_free(&((slc_admin_conn_t *) c)->out);
 }
 
-static void
-slc_admin_close(slc_admin_conn_t *ac)
+static int
+slc_admin_writing(const slc_serve_conn_t *c)
 {
-    slc_admin_conn_t **pp;
-
-    if (ac->closed) {
-        return;
-    }
-    for (pp = &slc_admin.conns; *pp != ac; pp = &(*pp)->next) {
-        /* find it */
-    }
-    *pp = ac->next;
-    slc_admin.nconns--;
-    ac->closed = 1;
-    if (ac->deadline.armed) {
-        slc_timer_del(slc_loop, &ac->deadline);
-    }
-    slc_conn_unregister(slc_loop, &ac->conn);
-    slc_conn_close(&ac->conn);
-    if (slc_loop_defer(slc_loop, &ac->release, slc_admin_free, ac)
-        != SLC_OK)
-    {
-        slc_admin_free(ac);
-    }
-}
-
-static void
-slc_admin_expire(slc_timer_t *t)
-{
-    slc_admin_close(t->data);
-}
-
-static void
-slc_admin_arm(slc_admin_conn_t *ac)
-{
-    if (ac->deadline.armed) {
-        slc_timer_del(slc_loop, &ac->deadline);
-    }
-    slc_timer_add(slc_loop, &ac->deadline, SLC_ADMIN_IDLE_MS);
+    return ((const slc_admin_conn_t *) c)->out.len > 0;
 }
 
 static void
@@ -111,32 +74,21 @@ slc_admin_accept(slc_conn_t *l)
     while ((fd = accept4(l->fd, NULL, NULL,
                          SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0)
     {
-        if (slc_admin.quitting || slc_admin.nconns >= SLC_ADMIN_CONNS
-            || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0
-            || (ac = calloc(1, sizeof(*ac))) == NULL)
-        {
-            slc_log(SLC_LOG_WARN, "admin: a connection to %s refused (%u "
-                "open)", al->sock->path, slc_admin.nconns);
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
             close(fd);
             continue;
         }
-        ac->conn = (slc_conn_t) { .fd = fd, .on_read = slc_admin_on_read,
-                                  .on_write = slc_admin_on_read, .data = ac };
+        if ((ac = (slc_admin_conn_t *) slc_serve_add(&slc_admin.serve, fd))
+            == NULL)
+        {
+            slc_log(SLC_LOG_WARN, "admin: a connection to %s refused (%u "
+                "open)", al->sock->path, slc_admin.serve.nconns);
+            continue;
+        }
         ac->sock = al->sock;
         ac->uid = cred.uid;
         ac->pid = cred.pid;
         slc_metrics_init(&ac->out, SLC_ADMIN_ANSWER_MAX);
-        ac->deadline.handler = slc_admin_expire;
-        ac->deadline.data = ac;
-        if (slc_conn_register(slc_loop, &ac->conn) != SLC_OK) {
-            close(fd);
-            free(ac);
-            continue;
-        }
-        ac->next = slc_admin.conns;
-        slc_admin.conns = ac;
-        slc_admin.nconns++;
-        slc_admin_arm(ac);
     }
 }
 
@@ -224,7 +176,7 @@ slc_admin_line(slc_admin_conn_t *ac, char *line)
     slc_log(SLC_LOG_INFO, "admin: uid %u pid %d on %s: %s",
         (unsigned) ac->uid, (int) ac->pid, ac->sock->path, text);
     if (strcmp(req.argv[0], "quit") == 0 && req.argc == 1) {
-        ac->closing = 1;
+        ac->base.closing = 1;
         return;
     }
     slc_metrics_init(&out, SLC_ADMIN_ANSWER_MAX);
@@ -249,7 +201,7 @@ slc_admin_lines(slc_admin_conn_t *ac)
 {
     char *nl;
 
-    while (!ac->closing
+    while (!ac->base.closing
            && (nl = memchr(ac->in, '\n', ac->in_len)) != NULL)
     {
         size_t n = (size_t) (nl - ac->in) + 1;
@@ -261,12 +213,12 @@ slc_admin_lines(slc_admin_conn_t *ac)
         slc_admin_line(ac, ac->in);
         ac->in_len -= n;
         memmove(ac->in, ac->in + n, ac->in_len);
-        slc_admin_arm(ac);
+        slc_serve_arm(&ac->base);
     }
-    if (!ac->closing && ac->in_len == sizeof(ac->in)) {
+    if (!ac->base.closing && ac->in_len == sizeof(ac->in)) {
         slc_metrics_printf(&ac->out, "error: a line is at most %d bytes\n\n",
             SLC_ADMIN_LINE - 1);
-        ac->closing = 1;
+        ac->base.closing = 1;
     }
 }
 
@@ -278,11 +230,11 @@ static int
 slc_admin_flush(slc_admin_conn_t *ac)
 {
     while (ac->out_off < ac->out.len) {
-        ssize_t n = slc_conn_write(&ac->conn, ac->out.buf + ac->out_off,
+        ssize_t n = slc_conn_write(&ac->base.conn, ac->out.buf + ac->out_off,
                                    ac->out.len - ac->out_off);
 
         if (n < 0) {
-            slc_admin_close(ac);
+            slc_serve_close(&ac->base);
             return 0;
         }
         if (n == 0) {
@@ -293,21 +245,21 @@ slc_admin_flush(slc_admin_conn_t *ac)
     slc_metrics_free(&ac->out);
     slc_metrics_init(&ac->out, SLC_ADMIN_ANSWER_MAX);
     ac->out_off = 0;
-    if (ac->closing) {
-        shutdown(ac->conn.fd, SHUT_WR);
-        slc_admin_close(ac);
+    if (ac->base.closing) {
+        shutdown(ac->base.conn.fd, SHUT_WR);
+        slc_serve_close(&ac->base);
         return 0;
     }
     return 1;
 }
 
 static void
-slc_admin_on_read(slc_conn_t *c)
+slc_admin_on_io(slc_conn_t *c)
 {
     slc_admin_conn_t *ac = c->data;
     ssize_t           n;
 
-    if (ac->closed) {
+    if (ac->base.closed) {
         return;
     }
     for ( ;; ) {
@@ -317,7 +269,7 @@ slc_admin_on_read(slc_conn_t *c)
         n = slc_conn_read(c, ac->in + ac->in_len,
                           sizeof(ac->in) - ac->in_len);
         if (n < 0) {
-            slc_admin_close(ac);
+            slc_serve_close(&ac->base);
             return;
         }
         if (n == 0) {
@@ -328,7 +280,7 @@ slc_admin_on_read(slc_conn_t *c)
                 ac->in[ac->in_len++] = '\n';    /* a last line unended */
                 slc_admin_lines(ac);
             }
-            ac->closing = 1;            /* the peer is done sending */
+            ac->base.closing = 1;   /* the peer is done sending */
             continue;
         }
         ac->in_len += (size_t) n;
@@ -405,26 +357,16 @@ slc_admin_serve(const slc_cycle_t *cycle, const slc_admin_conf_t *conf)
 void
 slc_admin_serve_quit(void)
 {
-    slc_admin_conn_t *ac, *next;
-
-    slc_admin.quitting = 1;
     for (unsigned i = 0; i < slc_admin.nlisten; i++) {
         slc_conn_unregister(slc_loop, &slc_admin.listen[i].conn);
         slc_conn_close(&slc_admin.listen[i].conn);
     }
     slc_admin.nlisten = 0;
-    for (ac = slc_admin.conns; ac != NULL; ac = next) {
-        next = ac->next;
-        if (ac->out.len == 0) {
-            slc_admin_close(ac);        /* idle: nothing to finish */
-        } else {
-            ac->closing = 1;
-        }
-    }
+    slc_serve_quit(&slc_admin.serve);
 }
 
 int
 slc_admin_serve_busy(void)
 {
-    return slc_admin.nconns > 0;
+    return slc_admin.serve.nconns > 0;
 }

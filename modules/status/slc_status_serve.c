@@ -14,6 +14,7 @@
 #include "slc_core.h"
 #include "slc_event.h"
 #include "slc_log.h"
+#include "slc_serve.h"
 #include "slc_status_http.h"
 #include "slc_status_metrics.h"
 #include "slc_status_serve.h"
@@ -22,118 +23,57 @@
 #include <sys/socket.h>
 #include <time.h>
 
-typedef struct slc_status_conn_s {
-    slc_conn_t                  conn;
-    slc_timer_t                 deadline;
+typedef struct {
+    slc_serve_conn_t            base;          /* first: slc_serve.h */
     char                        in[SLC_STATUS_HEAD_MAX];
     size_t                      in_len;
     char                       *out;           /* malloc'ed */
     size_t                      out_len;
     size_t                      out_off;
     unsigned                    requests;
-    unsigned                    closing:1;     /* after the out buffer */
-    unsigned                    closed:1;      /* freed after the batch */
-    slc_defer_t                 release;
-    struct slc_status_conn_s   *next;
 } slc_status_conn_t;
+
+static void slc_status_on_read(slc_conn_t *c);
+static void slc_status_release(slc_serve_conn_t *c);
+static int  slc_status_writing(const slc_serve_conn_t *c);
 
 static struct {
     const slc_cycle_t          *cycle;
     const slc_status_conf_t    *conf;
     slc_conn_t                  listen;
-    slc_status_conn_t          *conns;
-    unsigned                    nconns;
-    int                         quitting;
-} slc_status;
-
-static void slc_status_on_read(slc_conn_t *c);
-static void slc_status_on_write(slc_conn_t *c);
+    slc_serve_t                 serve;
+} slc_status = {
+    .serve = { .size = sizeof(slc_status_conn_t), .max = SLC_STATUS_CONNS,
+               .on_io = slc_status_on_read, .release = slc_status_release,
+               .writing = slc_status_writing },
+};
 
 
 /* --- connections ---------------------------------------------------------- */
 
 static void
-slc_status_free(void *arg)
+slc_status_release(slc_serve_conn_t *c)
 {
-    slc_status_conn_t *sc = arg;
-
-    free(sc->out);
-    free(sc);
+    free(((slc_status_conn_t *) c)->out);
 }
 
-/* Closed now, freed after the loop's batch (its events may be queued). */
-static void
-slc_status_close(slc_status_conn_t *sc)
+static int
+slc_status_writing(const slc_serve_conn_t *c)
 {
-    slc_status_conn_t **pp;
-
-    if (sc->closed) {
-        return;
-    }
-    for (pp = &slc_status.conns; *pp != sc; pp = &(*pp)->next) {
-        /* find it */
-    }
-    *pp = sc->next;
-    slc_status.nconns--;
-    sc->closed = 1;
-    if (sc->deadline.armed) {
-        slc_timer_del(slc_loop, &sc->deadline);
-    }
-    slc_conn_unregister(slc_loop, &sc->conn);
-    slc_conn_close(&sc->conn);
-    if (slc_loop_defer(slc_loop, &sc->release, slc_status_free, sc)
-        != SLC_OK)
-    {
-        slc_status_free(sc);
-    }
-}
-
-static void
-slc_status_expire(slc_timer_t *t)
-{
-    slc_status_close(t->data);
-}
-
-static void
-slc_status_arm(slc_status_conn_t *sc)
-{
-    if (sc->deadline.armed) {
-        slc_timer_del(slc_loop, &sc->deadline);
-    }
-    slc_timer_add(slc_loop, &sc->deadline,
-        (uint64_t) slc_status.conf->timeout);
+    return ((const slc_status_conn_t *) c)->out_len > 0;
 }
 
 static void
 slc_status_accept(slc_conn_t *l)
 {
-    slc_status_conn_t *sc;
-    int                fd;
+    int fd;
 
     while ((fd = accept4(l->fd, NULL, NULL,
                          SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0)
     {
-        if (slc_status.quitting || slc_status.nconns >= SLC_STATUS_CONNS
-            || (sc = calloc(1, sizeof(*sc))) == NULL)
-        {
+        if (slc_serve_add(&slc_status.serve, fd) == NULL) {
             slc_status_state.refused++;
-            close(fd);
-            continue;
         }
-        sc->conn = (slc_conn_t) { .fd = fd, .on_read = slc_status_on_read,
-                                  .on_write = slc_status_on_write,
-                                  .data = sc };
-        sc->deadline.handler = slc_status_expire;
-        sc->deadline.data = sc;
-        if (slc_conn_register(slc_loop, &sc->conn) != SLC_OK) {
-            close(fd);
-            free(sc);
-            continue;
-        }
-        sc->next = slc_status.conns;
-        slc_status.conns = sc;
-        slc_status.nconns++;
-        slc_status_arm(sc);
     }
 }
 
@@ -169,10 +109,10 @@ slc_status_answer(slc_status_conn_t *sc, unsigned code, const char *type,
         "Content-Type: %s\r\nContent-Length: %zu\r\n%s%s\r\n", code,
         slc_status_reason(code), type, len,
         code == 405 ? "Allow: GET, HEAD\r\n" : "",
-        sc->closing ? "Connection: close\r\n" : "");
+        sc->base.closing ? "Connection: close\r\n" : "");
     len = head ? 0 : len;
     if ((p = realloc(sc->out, sc->out_len + (size_t) n + len)) == NULL) {
-        sc->closing = 1;
+        sc->base.closing = 1;
         return;
     }
     sc->out = p;
@@ -188,7 +128,7 @@ slc_status_error(slc_status_conn_t *sc, unsigned code)
     int  n = snprintf(body, sizeof(body), "%u %s\n", code,
                       slc_status_reason(code));
 
-    sc->closing = 1;
+    sc->base.closing = 1;
     slc_status_answer(sc, code, "text/plain; charset=utf-8", body,
         (size_t) n, 0);
 }
@@ -257,7 +197,7 @@ slc_status_requests(slc_status_conn_t *sc)
     slc_status_req_t req;
     int              n;
 
-    while (!sc->closing && sc->in_len > 0) {
+    while (!sc->base.closing && sc->in_len > 0) {
         n = slc_status_http_parse(sc->in, sc->in_len, &req);
         if (n == 0) {
             return;                     /* more to come */
@@ -268,10 +208,10 @@ slc_status_requests(slc_status_conn_t *sc)
         }
         sc->in_len -= (size_t) n;
         memmove(sc->in, sc->in + n, sc->in_len);
-        sc->closing = req.close || slc_status.quitting
-                      || ++sc->requests >= SLC_STATUS_REQUESTS;
+        sc->base.closing = req.close || slc_status.serve.quitting
+                           || ++sc->requests >= SLC_STATUS_REQUESTS;
         slc_status_route(sc, &req);
-        slc_status_arm(sc);
+        slc_serve_arm(&sc->base);
     }
 }
 
@@ -283,11 +223,11 @@ static int
 slc_status_flush(slc_status_conn_t *sc)
 {
     while (sc->out_off < sc->out_len) {
-        ssize_t n = slc_conn_write(&sc->conn, sc->out + sc->out_off,
+        ssize_t n = slc_conn_write(&sc->base.conn, sc->out + sc->out_off,
                                    sc->out_len - sc->out_off);
 
         if (n < 0) {
-            slc_status_close(sc);
+            slc_serve_close(&sc->base);
             return 0;
         }
         if (n == 0) {
@@ -298,9 +238,9 @@ slc_status_flush(slc_status_conn_t *sc)
     free(sc->out);
     sc->out = NULL;
     sc->out_len = sc->out_off = 0;
-    if (sc->closing) {
-        shutdown(sc->conn.fd, SHUT_WR);
-        slc_status_close(sc);
+    if (sc->base.closing) {
+        shutdown(sc->base.conn.fd, SHUT_WR);
+        slc_serve_close(&sc->base);
         return 0;
     }
     return 1;
@@ -312,7 +252,7 @@ slc_status_on_read(slc_conn_t *c)
     slc_status_conn_t *sc = c->data;
     ssize_t            n;
 
-    if (sc->closed) {
+    if (sc->base.closed) {
         return;
     }
     for ( ;; ) {
@@ -326,14 +266,14 @@ slc_status_on_read(slc_conn_t *c)
         n = slc_conn_read(c, sc->in + sc->in_len,
                           sizeof(sc->in) - sc->in_len);
         if (n < 0) {
-            slc_status_close(sc);
+            slc_serve_close(&sc->base);
             return;
         }
         if (n == 0) {
             if (!c->eof) {
                 return;                 /* nothing more for now */
             }
-            sc->closing = 1;            /* the peer is done sending */
+            sc->base.closing = 1;            /* the peer is done sending */
             continue;
         }
         sc->in_len += (size_t) n;
@@ -341,11 +281,6 @@ slc_status_on_read(slc_conn_t *c)
     }
 }
 
-static void
-slc_status_on_write(slc_conn_t *c)
-{
-    slc_status_on_read(c);              /* flushes first */
-}
 
 
 /* --- the process ---------------------------------------------------------- */
@@ -360,6 +295,7 @@ slc_status_serve(const slc_cycle_t *cycle, const slc_status_conf_t *conf)
 
     slc_status.cycle = cycle;
     slc_status.conf = conf;
+    slc_status.serve.timeout_ms = (uint64_t) conf->timeout;
     clock_gettime(CLOCK_REALTIME, &ts);
     slc_status_state.loaded_ms = (uint64_t) ts.tv_sec * 1000
                                  + (uint64_t) ts.tv_nsec / 1000000;
@@ -383,25 +319,15 @@ slc_status_serve(const slc_cycle_t *cycle, const slc_status_conf_t *conf)
 void
 slc_status_quit(void)
 {
-    slc_status_conn_t *sc, *next;
-
-    slc_status.quitting = 1;
     if (slc_status.listen.fd >= 0) {
         slc_conn_unregister(slc_loop, &slc_status.listen);
         slc_conn_close(&slc_status.listen);
     }
-    for (sc = slc_status.conns; sc != NULL; sc = next) {
-        next = sc->next;
-        if (sc->out_len == 0) {
-            slc_status_close(sc);       /* idle: nothing to finish */
-        } else {
-            sc->closing = 1;
-        }
-    }
+    slc_serve_quit(&slc_status.serve);
 }
 
 int
 slc_status_busy(void)
 {
-    return slc_status.nconns > 0;
+    return slc_status.serve.nconns > 0;
 }
