@@ -53,11 +53,12 @@ mysql {
              upstream both; causal_reads local;
              causal_reads_timeout 10s; }
     server { listen 127.0.0.1:%%PORT_2%%; router readconn; upstream one;
-             filters cache; cache qc; cache_ttl 60s; idle_timeout 1s; }
+             filters cache; cache qc; cache_ttl 60s; idle_timeout 1s;
+             cache_rule long match=table "^test\\.traffic$" ttl=120s; }
 }
 EOF
 $t->run;
-$t->plan(33);
+$t->plan(34);
 
 my @lst = map { '127.0.0.1:' . $t->port($_) } 0 .. 2;
 my $sport = $t->port(3);
@@ -225,6 +226,11 @@ ok(grew('sluice_query_duration_seconds_count', 1, listener => $lst[2],
         route => 'primary'), 'the cache: the miss on the primary route');
 ok(grew('sluice_commands_total', 4, listener => $lst[2],
         command => 'query'), 'the cache: every query counted once');
+my $rule = "long";
+ok(grew('sluice_cache_rule_matches_total', 4, zone => 'qc', rule => $rule)
+   && grew('sluice_cache_rule_hits_total', 3, zone => 'qc', rule => $rule)
+   && grew('sluice_cache_rule_stores_total', 1, zone => 'qc',
+           rule => $rule), 'the cache_rule\'s matches, hits and stores');
 
 # idle_timeout 1s: the server block closes the idle session
 ok(wait_for(sub { metric(scrape(), 'sluice_errors_total',

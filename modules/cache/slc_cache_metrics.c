@@ -168,6 +168,45 @@ static const struct {
       slc_cache_get_size },
 };
 
+/* The cache_rules' counters: a series per zone and rule ("server/rule":
+   the server {} block's first listen, then the rule's name), for the
+   rules the zone has counted since it was made. */
+static void
+slc_cache_rules_metrics(const slc_cache_zone_view_t *z, unsigned n,
+    slc_metrics_t *m)
+{
+    static const struct {
+        const char *name;
+        const char *help;
+        size_t      off;
+    } fam[] = {
+        { "sluice_cache_rule_matches_total", "Statements a cache_rule "
+          "matched.", offsetof(slc_cache_rule_stats_t, matches) },
+        { "sluice_cache_rule_hits_total", "Of those, answered from the "
+          "zone.", offsetof(slc_cache_rule_stats_t, hits) },
+        { "sluice_cache_rule_stores_total", "Of those, stored.",
+          offsetof(slc_cache_rule_stats_t, stores) },
+    };
+    const char *labels[5] = { "zone", NULL, "rule", NULL, NULL };
+
+    for (unsigned f = 0; f < slc_nelems(fam); f++) {
+        slc_metrics_family(m, fam[f].name, SLC_METRIC_COUNTER, fam[f].help);
+        for (unsigned i = 0; i < n; i++) {
+            labels[1] = z[i].name;
+            for (unsigned r = 0; r < SLC_CACHE_RULES_MAX; r++) {
+                const slc_cache_rule_stats_t *rs = &z[i].cnt->rules[r];
+
+                if (rs->name[0] == '\0') {
+                    continue;
+                }
+                labels[3] = rs->name;
+                slc_metrics_u64(m, labels, SLC_CACHE_LD(*(const uint64_t *)
+                    ((const char *) rs + fam[f].off)));
+            }
+        }
+    }
+}
+
 void
 slc_cache_metrics(const slc_cache_zone_view_t *z, unsigned n,
     slc_metrics_t *m)
@@ -197,5 +236,6 @@ slc_cache_metrics(const slc_cache_zone_view_t *z, unsigned n,
     slc_cache_reasons(m, z, n, "sluice_cache_uncacheable_total",
         "Statements not looked up, by reason.", "reason", verdict, 1,
         SLC_CACHE_NVERDICTS, slc_cache_get_uncacheable);
+    slc_cache_rules_metrics(z, n, m);
     slc_cache_redis_metrics(z, n, m);
 }
