@@ -128,6 +128,22 @@ slc_print_status(slc_cycle_t *cycle, const char *name)
     return -1;
 }
 
+/* -t: the shared memory the configuration asks for, zone by zone (what
+   a worker touches of it is less: pages are taken as they are written). */
+static void
+slc_print_zones(const slc_cycle_t *cycle)
+{
+    size_t total = 0;
+
+    for (const slc_shm_zone_t *z = cycle->zones; z != NULL; z = z->next) {
+        printf("sluice: shared memory zone %s: %zu bytes (%.1f MiB)\n",
+            z->name, z->size, (double) z->size / (1 << 20));
+        total += z->size;
+    }
+    printf("sluice: shared memory in all: %zu bytes (%.1f MiB)\n", total,
+        (double) total / (1 << 20));
+}
+
 static int
 slc_send_signal(slc_cycle_t *cycle, const char *name)
 {
@@ -265,6 +281,7 @@ main(int argc, char **argv)
     if (o.test) {
         printf("sluice: the configuration file %s syntax is ok\n"
             "sluice: configuration file %s test is successful\n", conf, conf);
+        slc_print_zones(cycle);
         slc_cycle_free(cycle);
         return 0;
     }

@@ -9,6 +9,7 @@
 #include "slc_core.h"
 #include "slc_conf_file.h"
 #include "slc_mysql_conf.h"
+#include "slc_mysql_digests.h"
 #include "slc_mysql_filter.h"
 #include "slc_mysql_router.h"
 #include "slc_mysql_session.h"
@@ -366,4 +367,67 @@ slc_mysql_check_srv(slc_mysql_conf_t *mc, slc_mysql_srv_t *srv, char *err,
         return slc_mysql_srv_router(srv)->check(srv, err, errlen);
     }
     return SLC_OK;
+}
+
+/* digests off | on [user] [db]; (server and mysql levels) */
+const char *
+slc_mysql_digests(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
+{
+    slc_mysql_srv_conf_t *c = conf;
+    long long             v = 0;
+
+    (void) cmd;
+    if (c->digests != SLC_CONF_UNSET) {
+        return slc_conf_error(cf, "\"digests\" is duplicate");
+    }
+    if (strcmp(cf->args[1].data, "on") == 0) {
+        v = SLC_DIGESTS_ON;
+    } else if (strcmp(cf->args[1].data, "off") != 0 || cf->nargs > 2) {
+        return slc_conf_error(cf, "invalid \"digests\" (off, or on with "
+            "user and db to keep them apart by user, by database)");
+    }
+    for (unsigned i = 2; i < cf->nargs; i++) {
+        if (strcmp(cf->args[i].data, "user") == 0) {
+            v |= SLC_DIGESTS_USER;
+        } else if (strcmp(cf->args[i].data, "db") == 0) {
+            v |= SLC_DIGESTS_DB;
+        } else {
+            return slc_conf_error(cf, "invalid \"digests\" option \"%s\" "
+                "(user, db)", cf->args[i].data);
+        }
+    }
+    c->digests = v;
+    return NULL;
+}
+
+/* A number of the mysql {} level in [min, max]. */
+static const char *
+slc_mysql_count(slc_conf_t *cf, long long *slot, long long min,
+    long long max)
+{
+    long long n = slc_conf_parse_int(&cf->args[1]);
+
+    if (n < min || n > max) {
+        return slc_conf_error(cf, "invalid %s \"%s\" (%lld to %lld)",
+            cf->args[0].data, cf->args[1].data, min, max);
+    }
+    *slot = n;
+    return NULL;
+}
+
+const char *
+slc_mysql_digest_top(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
+{
+    (void) cmd;
+    return slc_mysql_count(cf, &((slc_mysql_conf_t *) conf)->digest_top, 10,
+        100000);
+}
+
+const char *
+slc_mysql_digest_metrics(slc_conf_t *cf, const slc_command_t *cmd,
+    void *conf)
+{
+    (void) cmd;
+    return slc_mysql_count(cf, &((slc_mysql_conf_t *) conf)->digest_metrics,
+        0, 1000);
 }

@@ -103,6 +103,7 @@ typedef struct {
     long long                 auth_failure_threshold;
     long long                 auth_failure_delay;
     long long                 auth_failure_max_delay;
+    long long                 digests;      /* SLC_DIGESTS_* */
 } slc_mysql_srv_conf_t;
 
 struct slc_upstream_s {
@@ -139,6 +140,7 @@ struct slc_mysql_srv_s {
     unsigned                  line;
     unsigned                  nlisten;
     unsigned                  traffic_col;  /* slc_mysql_traffic.h */
+    unsigned                  digests;      /* SLC_DIGESTS_* */
     slc_mysql_srv_t          *next;
 };
 
@@ -159,6 +161,9 @@ struct slc_mysql_conf_s {
     slc_shm_zone_t           *held_zone;
     slc_shm_zone_t           *traffic_zone;    /* slc_mysql_traffic.h */
     slc_shm_zone_t           *admin_zone;  /* slc_mysql_upstream_admin.h */
+    slc_shm_zone_t           *digests_zone;    /* slc_mysql_digests.h */
+    long long                 digest_top;      /* entries per region */
+    long long                 digest_metrics;  /* top N in /metrics */
 };
 
 #define SLC_STATS_MAX  1024
@@ -172,6 +177,9 @@ struct slc_mysql_conf_s {
     const char *name(slc_conf_t *cf, const slc_command_t *cmd, void *conf)
 SLC_MYSQL_HANDLER(slc_mysql_block);
 SLC_MYSQL_HANDLER(slc_mysql_buffer_size);
+SLC_MYSQL_HANDLER(slc_mysql_digests);
+SLC_MYSQL_HANDLER(slc_mysql_digest_top);
+SLC_MYSQL_HANDLER(slc_mysql_digest_metrics);
 SLC_MYSQL_HANDLER(slc_mysql_user);
 SLC_MYSQL_HANDLER(slc_mysql_password);
 SLC_MYSQL_HANDLER(slc_mysql_server_block);

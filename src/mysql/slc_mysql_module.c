@@ -9,6 +9,8 @@
 #include "slc_core.h"
 #include "slc_conf_file.h"
 #include "slc_mysql_conf.h"
+#include "slc_mysql_digests.h"
+#include "slc_mysql_digests_show.h"
 #include "slc_mysql_forward.h"
 #include "slc_mysql_handover.h"
 #include "slc_mysql_registry.h"
@@ -24,6 +26,9 @@ static void slc_mysql_metrics(const slc_cycle_t *cycle,
 static int slc_mysql_init_conf(slc_cycle_t *cycle, char *err, size_t errlen);
 static void slc_mysql_registry_zone_init(slc_shm_zone_t *z, const void *prev);
 static void slc_mysql_reap_process(slc_cycle_t *cycle, unsigned proc);
+static void slc_mysql_reap_pid(slc_cycle_t *cycle, pid_t pid);
+static int  slc_mysql_digests_zone(slc_cycle_t *cycle, slc_mysql_conf_t *mc,
+    char *err, size_t errlen);
 static void slc_mysql_init_process(slc_cycle_t *cycle,
     const slc_role_t *role);
 static void *slc_mysql_create_conf(slc_conf_t *cf, unsigned level);
@@ -41,6 +46,12 @@ static const slc_command_t slc_mysql_commands[] = {
       | SLC_CONF_NOARGS, .set = slc_mysql_block, .conf = SLC_CONF_MODULE },
     { .name = "buffer_size", .type = SLC_CONF_MYSQL | SLC_CONF_TAKE1,
       .set = slc_mysql_buffer_size },
+    { .name = "digests", .type = SLC_CONF_MYSQL | SLC_CONF_SERVER
+      | SLC_CONF_1MORE, .set = slc_mysql_digests, .conf = SLC_CONF_MODULE },
+    { .name = "digest_top", .type = SLC_CONF_MYSQL | SLC_CONF_TAKE1,
+      .set = slc_mysql_digest_top },
+    { .name = "digest_metrics", .type = SLC_CONF_MYSQL | SLC_CONF_TAKE1,
+      .set = slc_mysql_digest_metrics },
     { .name = "user", .type = SLC_CONF_MYSQL | SLC_CONF_BLOCK
       | SLC_CONF_TAKE1, .set = slc_mysql_user },
     { .name = "password", .type = SLC_CONF_USER | SLC_CONF_TAKE1,
@@ -118,6 +129,11 @@ static const slc_admin_command_t slc_mysql_admin_commands[] = {
       .help = "no new sessions or reads there; and close the sessions "
               "there at rest; as configured (until the next reload)",
       .run = slc_upstream_admin_server },
+    { .name = "show digests", .level = SLC_ADMIN_READ, .usage = "[N]",
+      .help = "the top N query digests of all workers (20)",
+      .run = slc_digests_show },
+    { .name = "digests reset", .level = SLC_ADMIN_OPERATOR, .usage = "",
+      .help = "empty the digests", .run = slc_digests_reset_cmd },
     { .name = "kill session", .level = SLC_ADMIN_ADMIN, .usage = "ID",
       .help = "close the session whose client has this connection id",
       .run = slc_session_admin_kill },
@@ -132,6 +148,7 @@ slc_module_t slc_mysql_module = {
     .merge_conf = slc_mysql_merge_conf,
     .init_conf = slc_mysql_init_conf,
     .reap_process = slc_mysql_reap_process,
+    .reap_pid = slc_mysql_reap_pid,
     .init_process = slc_mysql_init_process,
     .conn_count = slc_sessions_count,
     .close_idle = slc_sessions_close_idle,
@@ -147,6 +164,7 @@ slc_mysql_metrics(const slc_cycle_t *cycle, struct slc_metrics_s *m)
 {
     slc_upstream_metrics(cycle, m);
     slc_traffic_metrics(cycle, m);
+    slc_digests_metrics(cycle, m);
 }
 
 /* The buffers of a worker (or of a role, which may talk to servers too)
@@ -161,6 +179,7 @@ slc_mysql_init_process(slc_cycle_t *cycle, const slc_role_t *role)
     slc_session_forward_set(&slc_forward);
     if (role == NULL) {
         slc_traffic_bind(cycle, slc_worker_slot, slc_worker_proc);
+        slc_digests_bind(cycle);
         slc_session_admin_start(cycle);
     }
 }
@@ -183,6 +202,7 @@ slc_mysql_srv_settle(slc_mysql_srv_t *srv)
     srv->auth_failure_threshold = c->auth_failure_threshold;
     srv->auth_failure_delay = c->auth_failure_delay;
     srv->auth_failure_max_delay = c->auth_failure_max_delay;
+    srv->digests = (unsigned) c->digests;
 }
 
 /* Every value a server {} can inherit starts unset. */
@@ -199,6 +219,7 @@ static const slc_mysql_srv_conf_t  slc_mysql_srv_conf_unset = {
     .auth_failure_threshold = SLC_CONF_UNSET,
     .auth_failure_delay = SLC_CONF_UNSET,
     .auth_failure_max_delay = SLC_CONF_UNSET,
+    .digests = SLC_CONF_UNSET,
 };
 
 /* Main level: the slc_mysql_conf_t that a mysql {} block fills.  Mysql
@@ -215,6 +236,7 @@ slc_mysql_create_conf(slc_conf_t *cf, unsigned level)
             return SLC_CONF_ERROR;
         }
         mc->buffer_size = 16384;
+        mc->digest_top = 1000;
         slc_hash_init(&mc->user_hash, cf->pool);
         return mc;
     }
@@ -266,6 +288,7 @@ slc_mysql_merge_conf(slc_conf_t *cf, unsigned level, void *parent,
                          1000);
     slc_conf_merge_value(c->auth_failure_max_delay,
                          prev->auth_failure_max_delay, 4000);
+    slc_conf_merge_value(c->digests, prev->digests, 0);
     return NULL;
 }
 
@@ -329,6 +352,30 @@ slc_mysql_init_conf(slc_cycle_t *cycle, char *err, size_t errlen)
         return SLC_ERROR;
     }
     mc->admin_zone->attach = slc_upstream_admin_attach;
+    return slc_mysql_digests_zone(cycle, mc, err, errlen);
+}
+
+/* The digests' zone, when a server block keeps digests. */
+static int
+slc_mysql_digests_zone(slc_cycle_t *cycle, slc_mysql_conf_t *mc, char *err,
+    size_t errlen)
+{
+    int wanted = 0;
+
+    for (slc_mysql_srv_t *srv = mc->servers; srv != NULL; srv = srv->next) {
+        wanted |= srv->digests != 0;
+    }
+    if (!wanted) {
+        return SLC_OK;
+    }
+    mc->digests_zone = slc_shm_zone_add(cycle, "mysql_digests",
+        slc_digests_zone_size((unsigned) mc->digest_top,
+                              (unsigned) cycle->worker_processes),
+        &slc_mysql_module, err, errlen);
+    if (mc->digests_zone == NULL) {
+        return SLC_ERROR;
+    }
+    mc->digests_zone->attach = slc_digests_attach;
     return SLC_OK;
 }
 
@@ -336,6 +383,13 @@ static void
 slc_mysql_registry_zone_init(slc_shm_zone_t *z, const void *prev)
 {
     slc_registry_init(z->addr, z->size, prev);
+}
+
+/* A dead worker's digests region is free for another. */
+static void
+slc_mysql_reap_pid(slc_cycle_t *cycle, pid_t pid)
+{
+    slc_digests_reap(cycle, pid);
 }
 
 /* A dead worker's backend connections and registry entries go back. */

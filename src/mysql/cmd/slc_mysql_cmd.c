@@ -17,6 +17,7 @@
 #include "slc_log.h"
 #include "slc_mysql_backend.h"
 #include "slc_mysql_cmd.h"
+#include "slc_mysql_digests.h"
 #include "slc_mysql_traffic.h"
 #include "slc_mysql_codec.h"
 #include "slc_mysql_proxycmd.h"
@@ -67,6 +68,8 @@ struct slc_cmd_s {
     unsigned             counted:1;     /* the client's command in flight
                                            is in the metrics */
     unsigned             cached:1;      /* a filter answered it */
+    unsigned             digesting:1;   /* `digest` is the command's */
+    slc_digest_stmt_t   *digest;        /* malloc'ed once, with digests */
     uint32_t             rest;          /* bytes of its packet beyond the
                                            head the filters saw, not yet
                                            released (slc_cmd_released) */
@@ -87,6 +90,7 @@ struct slc_cmd_s {
 };
 
 static void slc_cmd_client(slc_session_t *s);
+static void slc_cmd_digest_begin(slc_session_t *s);
 static void slc_cmd_pump(slc_session_t *s, slc_backend_t *b);
 static int  slc_cmd_chain(slc_session_t *s);
 static void slc_cmd_client_read(slc_conn_t *conn);
@@ -119,7 +123,8 @@ static const slc_backend_ops_t  slc_cmd_peer_ops = {
 int
 slc_cmd_wanted(const slc_mysql_srv_t *srv)
 {
-    return srv->nfilters > 0 || slc_mysql_srv_router(srv)->command != NULL;
+    return srv->nfilters > 0 || srv->digests != 0
+           || slc_mysql_srv_router(srv)->command != NULL;
 }
 
 slc_backend_t *
@@ -684,6 +689,41 @@ slc_cmd_core_resume(slc_session_t *s)
     slc_cmd_client(s);
 }
 
+/* digests: a COM_QUERY's, taken as it begins. */
+static void
+slc_cmd_digest_begin(slc_session_t *s)
+{
+    struct slc_cmd_s *c = s->cmd;
+    slc_cmd_t         cmd;
+
+    c->digesting = 0;
+    if (s->srv->digests == 0
+        || s->in->pos[SLC_MYSQL_HDR_LEN] != SLC_COM_QUERY
+        || (c->digest == NULL
+            && (c->digest = malloc(sizeof(*c->digest))) == NULL))
+    {
+        return;
+    }
+    slc_cmd_head(s, &cmd);
+    slc_digests_prepare(c->digest, cmd.payload + 1, cmd.avail - 1,
+        (slc_cmd_status(s) & SLC_SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0,
+        s->user, s->has_db ? s->db : "", s->srv->digests);
+    c->digesting = 1;
+}
+
+/* ... and recorded as its answer ends. */
+static void
+slc_cmd_digest_end(slc_session_t *s, int err)
+{
+    struct slc_cmd_s *c = s->cmd;
+
+    if (c->digesting) {
+        c->digesting = 0;
+        slc_digests_record(c->digest, s->started_us != 0
+            ? slc_loop->now_us - s->started_us : 0, err);
+    }
+}
+
 /* A held command and nothing in flight: start on it. */
 static int
 slc_cmd_begin(slc_session_t *s)
@@ -696,6 +736,7 @@ slc_cmd_begin(slc_session_t *s)
         c->counted = 1;
         c->cached = 0;
         slc_traffic_command(s, s->in->pos[SLC_MYSQL_HDR_LEN]);
+        slc_cmd_digest_begin(s);
     }
     c->serial = ++slc_cmd_serials;
     c->next = 0;
@@ -830,6 +871,8 @@ slc_cmd_complete(slc_session_t *s)
     slc_cmd_running(s, NULL);
     if (!c->silent) {
         c->counted = 0;
+        slc_cmd_digest_end(s, r->done != c->done_mark
+                              && r->first == SLC_MYSQL_ERR);
         slc_traffic_answered(s, b, r->done != c->done_mark,
             r->done != c->done_mark && r->first == SLC_MYSQL_ERR, 0);
     }
@@ -886,6 +929,7 @@ slc_cmd_client(slc_session_t *s)
             }
             c->state = SLC_CMD_IDLE;
             c->counted = 0;
+            slc_cmd_digest_end(s, 0);
             slc_traffic_answered(s, NULL, c->cached, 0, 0);
             continue;
         }
@@ -1731,6 +1775,7 @@ slc_cmd_free(slc_session_t *s)
         free(c->ctx[i]);
     }
     slc_buf_put(c->rw);
+    free(c->digest);
     free(c->ctx);
     c->magic = 0;
     free(c);
