@@ -19,6 +19,7 @@ use lib "$FindBin::Bin/lib";
 use Test::More;
 use IO::Socket::UNIX;
 use IO::Socket::INET;
+use JSON::PP ();
 use Sluice::Test;
 
 my $t = Sluice::Test->new;
@@ -57,7 +58,7 @@ EOF
 $p->do("CREATE OR REPLACE USER 'other'\@'%' IDENTIFIED BY 'secret'");
 $p->do("GRANT ALL ON test.* TO 'other'\@'%'");
 $t->run;
-$t->plan(20);
+$t->plan(21);
 
 sub admin {
     my ($line) = @_;
@@ -94,7 +95,7 @@ my ($zone) = $out =~ /zone mysql_digests: (\d+) bytes/;
 
 my $d = $t->dbh(port => $t->port(0));
 $d->selectrow_array("SELECT v FROM dg WHERE id = $_") for 1 .. 3;
-$d->selectrow_array("select  V from DG where ID=$_ /* c */") for 1 .. 2;
+$d->selectrow_array("select  v FROM dg where id=$_ /* c */") for 1 .. 2;
 $d->selectall_arrayref('SELECT v FROM dg WHERE id IN (1, 2)');
 $d->selectall_arrayref('SELECT v FROM dg WHERE id IN (3)');
 ok(!defined eval { $d->do('SELECT nope FROM dg WHERE id = 1') },
@@ -103,8 +104,8 @@ my $show;
 ok(wait_for(sub { $show = admin('show digests');
                   (row($show, 'select v from dg where id = ?') // [0])->[0]
                   == 5 }, what => 'the digest'),
-   'five statements that differ in literals, case, blanks and comments: '
-   . 'one digest counted 5');
+   'five statements that differ in literals, keywords\' case, blanks and '
+   . 'comments: one digest counted 5');
 my $in = row($show, 'select v from dg where id in (...)');
 is($in->[0], 2, 'IN lists of any length: one digest');
 my $bad = row($show, 'select nope from dg where id = ?');
@@ -141,6 +142,18 @@ my $lab = 'user="",db="",text="select v from dg where id = ?"';
 like($m, qr/^sluice_digest_calls_total\{digest="[0-9a-f]{16}",\Q$lab\E\} 5$/m,
      '... labelled by digest and text');
 like($m, qr/^sluice_digests_evicted_total 0$/m, 'nothing fell out yet');
+my $js = do {
+    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1:' . $t->port(3));
+    print {$s} "GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    local $/;
+    my $all = <$s> // '';
+    eval { JSON::PP::decode_json((split /\r\n\r\n/, $all, 2)[1]) } // {};
+};
+my ($top) = grep { $_->{text} eq 'select v from dg where id = ?'
+                   && $_->{user} eq '' } @{ $js->{digests}{top} // [] };
+ok($top && $top->{count} == 5 && $top->{errors} == 0 && $top->{seconds} > 0,
+   'GET /status: the top digests, with their counts and times')
+    or diag(JSON::PP->new->canonical->encode($js->{digests} // {}));
 
 # --- bounded: a flood of distinct statements ---------------------------------
 

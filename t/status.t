@@ -49,7 +49,7 @@ mysql {
 EOF
 $t->write_file_expand('sluice.conf', $conf);
 $t->run;
-$t->plan(50);
+$t->plan(53);
 my $port = $t->port(1);
 
 # A request's bytes on a new connection: what came back until the server
@@ -158,6 +158,19 @@ like($r, qr{\r\nContent-Type: application/json\r\n}, 'GET /status: JSON');
 my $j = eval { decode_json(body($r)) } // {};
 is($j->{config}{generation}, 1, '... with the generation');
 is($j->{config}{sha1}, $sha, '... and the configuration\'s hash');
+my $st = $j->{metrics}{sluice_server_state} // {};
+my ($up) = grep { ($_->{labels}{state} // '') eq 'up'
+                  && ($_->{labels}{server} // '') eq $t->primary }
+           @{ $st->{samples} // [] };
+ok($st->{type} eq 'gauge' && $up && $up->{value} == 1,
+   '... every metric family, its type and samples (the primary is up)');
+my $h = $j->{metrics}{sluice_query_duration_seconds} // {};
+ok($h->{type} eq 'histogram'
+   && (grep { $_->{name} eq 'sluice_query_duration_seconds_bucket'
+              && $_->{labels}{le} eq '+Inf' } @{ $h->{samples} }),
+   '... histograms with their buckets');
+ok(exists $j->{digests} && !defined $j->{digests},
+   '... and "digests": null without digests');
 
 $r = raw("HEAD /metrics HTTP/1.1\r\nConnection: close\r\n\r\n");
 like($r, qr/^HTTP\/1\.1 200.*\r\nContent-Length: [1-9]\d*\r\n/s,

@@ -130,27 +130,3 @@ slc_status_metrics(const slc_cycle_t *cycle, slc_metrics_t *m)
         }
     }
 }
-
-void
-slc_status_json(const slc_cycle_t *cycle, slc_metrics_t *m)
-{
-    char buf[512];
-    int  n;
-
-    n = snprintf(buf, sizeof(buf),
-        "{\"version\":\"%s\",\"config\":{\"generation\":%u,"
-        "\"sha1\":\"%s\",\"loaded_ms\":%llu},\"worker_processes\":%d}\n",
-        SLC_VERSION, cycle->generation, slc_status_state.conf_sha1,
-        (unsigned long long) slc_status_state.loaded_ms,
-        cycle->worker_processes);
-    if (n < 0 || (size_t) n >= sizeof(buf) || (size_t) n + 1 > m->max) {
-        m->error = SLC_METRICS_FULL;
-        return;
-    }
-    if ((m->buf = strdup(buf)) == NULL) {
-        m->error = SLC_METRICS_NOMEM;
-        return;
-    }
-    m->len = (size_t) n;
-    m->cap = (size_t) n + 1;
-}

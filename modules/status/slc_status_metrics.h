@@ -30,7 +30,5 @@ void     slc_status_conf_hash(const char *path);
 /* The families of GET /metrics for `cycle` into m (its error set if they
    did not fit). */
 void slc_status_metrics(const slc_cycle_t *cycle, slc_metrics_t *m);
-/* GET /status's JSON into m's buffer (the same bound). */
-void slc_status_json(const slc_cycle_t *cycle, slc_metrics_t *m);
 
 #endif /* SLC_STATUS_METRICS_H */

@@ -16,6 +16,7 @@
 #include "slc_log.h"
 #include "slc_serve.h"
 #include "slc_status_http.h"
+#include "slc_status_json.h"
 #include "slc_status_metrics.h"
 #include "slc_status_serve.h"
 #include "slc_status_text.h"

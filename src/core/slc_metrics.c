@@ -80,6 +80,35 @@ slc_metrics_append(slc_metrics_t *m, const char *s, size_t n)
 }
 
 void
+slc_metrics_json(slc_metrics_t *m, const char *s)
+{
+    slc_metrics_json_n(m, s, strlen(s));
+}
+
+void
+slc_metrics_json_n(slc_metrics_t *m, const char *s, size_t n)
+{
+    char buf[8];
+
+    slc_metrics_put(m, "\"", 1);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char) s[i];
+
+        if (c == '"' || c == '\\') {
+            buf[0] = '\\';
+            buf[1] = (char) c;
+            slc_metrics_put(m, buf, 2);
+        } else if (c < 0x20 || c == 0x7f) {
+            snprintf(buf, sizeof(buf), "\\u%04x", c);
+            slc_metrics_put(m, buf, 6);
+        } else {
+            slc_metrics_put(m, (const char *) &c, 1);
+        }
+    }
+    slc_metrics_put(m, "\"", 1);
+}
+
+void
 slc_metrics_printf(slc_metrics_t *m, const char *fmt, ...)
 {
     char    buf[1024];

@@ -76,6 +76,10 @@ void slc_metrics_double(slc_metrics_t *m, const char *const *labels,
 void slc_metrics_histogram(slc_metrics_t *m, const char *const *labels,
     const double *le, const uint64_t *count, unsigned n, double sum);
 
+/* s as a JSON string (quotes, backslashes and control bytes escaped),
+   for a JSON document the same bound holds. */
+void slc_metrics_json(slc_metrics_t *m, const char *s);
+void slc_metrics_json_n(slc_metrics_t *m, const char *s, size_t n);
 /* n bytes of text outside the format, as they are. */
 void slc_metrics_append(slc_metrics_t *m, const char *s, size_t n);
 /* Text outside the format (another document the same bound holds: the

@@ -100,6 +100,13 @@ struct slc_module_s {
      */
     int                   (*print_status)(slc_cycle_t *cycle, char *err,
                                           size_t errlen);
+    /*
+     * Called in the status process for GET /status: write the module's
+     * own members of the JSON object (`"name":value`, no comma before;
+     * slc_metrics_json for strings), from shared memory.
+     */
+    void                  (*status_json)(const slc_cycle_t *cycle,
+                                         struct slc_metrics_s *m);
     /* Its admin commands (slc_admin.h), ending with { .name = NULL };
        NULL: none. */
     const struct slc_admin_command_s *admin;

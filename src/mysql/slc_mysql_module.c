@@ -155,6 +155,7 @@ slc_module_t slc_mysql_module = {
     .handover = slc_mysql_handover_start,
     .handover_recv = slc_mysql_handover_recv,
     .metrics = slc_mysql_metrics,
+    .status_json = slc_digests_json,
     .admin = slc_mysql_admin_commands,
 };
 

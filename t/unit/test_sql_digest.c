@@ -34,8 +34,11 @@ START_TEST(test_literals)
                      "select v from t where id = ?");
     ck_assert_uint_eq(dg.len, strlen(text));
     ck_assert(!dg.truncated && !dg.bad);
-    ck_assert_str_eq(digest("select  V from T\n where ID=7 -- why\n"),
+    ck_assert_str_eq(digest("select  v FROM t\n WHERE id=7 -- why\n"),
                      "select v from t where id = ?");
+    ck_assert_str_eq(digest("SELECT V FROM T"), "select V from T");
+    ck_assert_str_eq(digest("SELECT NOW(), Concat(a)"),
+                     "select now (), concat (a)");
     ck_assert_uint_eq(hash_of("SELECT v FROM t WHERE id = 42"),
                       hash_of("select v /* c */ from t where id='x'"));
     ck_assert_str_eq(digest("SELECT x'1F', _utf8mb4'abc', -5, a - 1, "

@@ -145,3 +145,45 @@ slc_digests_metrics(const slc_cycle_t *cycle, slc_metrics_t *m)
     }
     free(all);
 }
+
+void
+slc_digests_json(const slc_cycle_t *cycle, slc_metrics_t *m)
+{
+    slc_mysql_conf_t   *mc = slc_mysql_conf(cycle);
+    slc_digest_entry_t *all, over;
+    size_t              n;
+    uint64_t            evicted;
+
+    if (mc == NULL || mc->digests_zone == NULL) {
+        slc_metrics_printf(m, "\"digests\":null");
+        return;
+    }
+    all = slc_digests_snapshot(cycle, &n, &over, &evicted);
+    slc_metrics_printf(m, "\"digests\":{\"evicted\":%llu,\"overflow\":"
+        "%llu,\"top\":[", (unsigned long long) evicted,
+        (unsigned long long) over.count);
+    for (size_t i = 0; i < n && i < SLC_DIGESTS_SHOW; i++) {
+        double q = slc_digests_quantile_ms(&all[i], 0.99);
+        char   p99[32] = "null";
+
+        if (q >= 0) {
+            snprintf(p99, sizeof(p99), "%.4f", q / 1000);
+        }
+        slc_metrics_printf(m, "%s{\"digest\":\"%016llx\",\"text\":",
+            i ? "," : "", (unsigned long long) all[i].hash);
+        slc_metrics_json(m, all[i].text);
+        slc_metrics_printf(m, ",\"user\":");
+        slc_metrics_json(m, all[i].user);
+        slc_metrics_printf(m, ",\"db\":");
+        slc_metrics_json(m, all[i].db);
+        slc_metrics_printf(m, ",\"count\":%llu,\"error\":%llu,\"errors\":"
+            "%llu,\"seconds\":%.6f,\"max_seconds\":%.6f,\"p99_seconds\":"
+            "%s}", (unsigned long long) all[i].count,
+            (unsigned long long) all[i].error,
+            (unsigned long long) all[i].errors,
+            (double) all[i].sum_us / 1e6, (double) all[i].max_us / 1e6,
+            p99);
+    }
+    slc_metrics_printf(m, "]}");
+    free(all);
+}

@@ -22,5 +22,8 @@ int  slc_digests_show(slc_cycle_t *cycle, const slc_admin_req_t *req,
 int  slc_digests_reset_cmd(slc_cycle_t *cycle, const slc_admin_req_t *req,
     slc_metrics_t *out);
 void slc_digests_metrics(const slc_cycle_t *cycle, slc_metrics_t *m);
+/* GET /status's "digests": the top 20, the evictions, the overflow's
+   count (null without digests). */
+void slc_digests_json(const slc_cycle_t *cycle, slc_metrics_t *m);
 
 #endif /* SLC_MYSQL_DIGESTS_SHOW_H */

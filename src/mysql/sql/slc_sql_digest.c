@@ -3,6 +3,7 @@
  */
 
 #include "slc_core.h"
+#include "slc_sql_builtins.h"
 #include "slc_sql_digest.h"
 #include "slc_sql_lex.h"
 
@@ -244,7 +245,10 @@ slc_sql_dg_token(slc_sql_dg_t *g, slc_sql_lex_t *lx, const slc_sql_tok_t *t,
         *list = slc_sql_dg_is_word(lx, t, "in") ? 1
                 : slc_sql_dg_is_word(lx, t, "values")
                   || slc_sql_dg_is_word(lx, t, "value") ? 2 : 0;
-        slc_sql_dg_emit(g, s, t->len, SLC_SQL_DG_WORD, 1);
+        /* keywords and built-in functions, whose case means nothing,
+           folded; a name (a table's may be case-sensitive) kept */
+        slc_sql_dg_emit(g, s, t->len, SLC_SQL_DG_WORD,
+            slc_sql_builtin_find(s, t->len));
         g->intro = slc_sql_dg_is_intro(lx, t);
         g->last_end = t->off + t->len;
         return;

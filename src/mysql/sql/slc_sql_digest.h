@@ -14,8 +14,9 @@
  *     literals after VALUES become one (...): a statement with 3 or 300
  *     values is one digest;
  *   - comments go (an executable comment's content stays: it is code),
- *     blanks become one space where one is needed, unquoted words are
- *     folded to lower case (a backticked name is kept as it is).
+ *     blanks become one space where one is needed, keywords and built-in
+ *     functions are folded to lower case (names are kept as written: a
+ *     table's may be case-sensitive).
  * The text is cut at `cap` - 1 bytes (truncated says so); the hash is of
  * the whole normalised text, so two statements that differ past the cut
  * are two digests.  An unterminated quote or comment ends it (bad).
