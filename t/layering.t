@@ -47,8 +47,10 @@ for my $f (@files) {
 
 # --- src/mysql's floors ----------------------------------------------------
 
-my %floor;          # header name => its folder under src/mysql ('' at top)
-for my $h (glob("$root/src/mysql/*.h $root/src/mysql/*/*.h")) {
+# header name => its folder under src/mysql ('' at top); a .c too, for
+# one compiled into another of its floor (the classifier's tokenizer)
+my %floor;
+for my $h (glob("$root/src/mysql/*.[ch] $root/src/mysql/*/*.[ch]")) {
     my ($dir, $name) = $h =~ m{src/mysql/(?:(\w+)/)?([^/]+)\z};
     $floor{$name} = $dir // '';
 }

@@ -8,7 +8,9 @@
  */
 
 #include "slc_sql_classify.h"
-#include "slc_sql_lex.h"
+/* the tokenizer, compiled in for its inlining (slc_sql_lex.h) */
+#define SLC_SQL_LEX_API static
+#include "slc_sql_lex.c"
 
 #include <ctype.h>
 #include <string.h>
@@ -1336,8 +1338,6 @@ slc_sql_classify(const uint8_t *q, size_t len, unsigned status,
         (status & SLC_SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0);
     for ( ;; ) {
         slc_sql_lex_next(&lx, &t);
-        out->hint = lx.hint;
-        out->flags |= lx.ambiguous ? SLC_SQL_F_AMBIGUOUS : 0;
         if (t.type == SLC_SQL_T_END) {
             break;
         }
@@ -1345,6 +1345,7 @@ slc_sql_classify(const uint8_t *q, size_t len, unsigned status,
             t.word = slc_sql_word_find(q + t.off, t.len);
         }
         if (t.type == SLC_SQL_T_BAD) {
+            out->hint = lx.hint;
             out->kind = SLC_SQL_UNKNOWN;    /* and nothing read before */
             out->flags = SLC_SQL_F_UNTERMINATED;
             out->ntables = 0;
@@ -1352,6 +1353,8 @@ slc_sql_classify(const uint8_t *q, size_t len, unsigned status,
         }
         slc_sql_token(&st, &t);
     }
+    out->hint = lx.hint;
+    out->flags |= lx.ambiguous ? SLC_SQL_F_AMBIGUOUS : 0;
     slc_sql_finish(&st, lx.seen);
     return SLC_OK;
 }

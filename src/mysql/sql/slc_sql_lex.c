@@ -6,7 +6,7 @@
 #include "slc_core.h"
 #include "slc_sql_lex.h"
 
-void
+SLC_SQL_LEX_API void
 slc_sql_lex_init(slc_sql_lex_t *lx, const uint8_t *q, size_t n, int nobs)
 {
     *lx = (slc_sql_lex_t) { .q = q, .n = n, .nobs = nobs };
@@ -170,7 +170,7 @@ slc_sql_lex_var(slc_sql_lex_t *lx, slc_sql_tok_t *t)
  * Longer than a screen because it is a table: one case per first byte,
  * each a line or two; the scanners it calls do the work.
  */
-void
+SLC_SQL_LEX_API void
 slc_sql_lex_next(slc_sql_lex_t *lx, slc_sql_tok_t *t)
 {
     const uint8_t  *q = lx->q;
