@@ -7,9 +7,9 @@
  * One pass, no recursion, no allocation.
  */
 
-#include "slc_sql_classify.h"
 /* the tokenizer, compiled in for its inlining (slc_sql_lex.h) */
 #define SLC_SQL_LEX_API static
+#include "slc_sql_classify.h"
 #include "slc_sql_lex.c"
 
 #include <ctype.h>
@@ -239,14 +239,6 @@ static const slc_sql_wdef_t  slc_sql_words[] = {
 
 #define SLC_SQL_WORD_MAX  40
 
-const uint8_t  slc_sql_cclass[256] = {
-    [' '] = SLC_SQL_C_BLANK, ['\t'] = SLC_SQL_C_BLANK,
-    ['\n'] = SLC_SQL_C_BLANK, ['\r'] = SLC_SQL_C_BLANK,
-    ['\f'] = SLC_SQL_C_BLANK, ['\v'] = SLC_SQL_C_BLANK,
-    ['a' ... 'z'] = SLC_SQL_C_WORD, ['A' ... 'Z'] = SLC_SQL_C_WORD,
-    ['0' ... '9'] = SLC_SQL_C_WORD, ['_'] = SLC_SQL_C_WORD,
-    ['$'] = SLC_SQL_C_WORD, [0x80 ... 0xff] = SLC_SQL_C_WORD,
-};
 
 /*
  * Keywords by hash of their upper-case spelling: open addressing in a

@@ -3,6 +3,7 @@
 
 #include "slc_core.h"
 #include "slc_mysql_proto.h"
+#include "slc_sql_lex.h"
 
 /*
  * The statement classifier: what a COM_QUERY's text is, for a router that
@@ -68,28 +69,6 @@
  */
 
 #define SLC_SQL_MAX_TABLES  16
-
-/*
- * The lexer's character classes (also the tail scanner's): a byte of an
- * unquoted word (letters, digits, _, $ and every byte from 0x80, so
- * that UTF-8 names are words), and a blank.
- */
-#define SLC_SQL_C_WORD   0x01
-#define SLC_SQL_C_BLANK  0x02
-
-extern const uint8_t  slc_sql_cclass[256];
-
-static inline int
-slc_sql_is_word_char(uint8_t c)
-{
-    return slc_sql_cclass[c] & SLC_SQL_C_WORD;
-}
-
-static inline int
-slc_sql_is_blank(uint8_t c)
-{
-    return slc_sql_cclass[c] & SLC_SQL_C_BLANK;
-}
 
 typedef enum {
     SLC_SQL_UNKNOWN = 0,    /* cannot tell: the primary */
@@ -208,14 +187,6 @@ typedef enum {
      | SLC_SQL_F_BINLOG | SLC_SQL_F_GLOBAL | SLC_SQL_F_UNTERMINATED        \
      | SLC_SQL_F_STORED_FUNC)
 
-/* A routing hint in a comment before the first word:
-   / * sluice: route=primary|replica|last * / (also in -- and # comments). */
-typedef enum {
-    SLC_SQL_HINT_NONE = 0,
-    SLC_SQL_HINT_PRIMARY,
-    SLC_SQL_HINT_REPLICA,
-    SLC_SQL_HINT_LAST
-} slc_sql_hint_t;
 
 /*
  * A name, as offsets into the classified text: the table (inside its

@@ -2,7 +2,6 @@
 #define SLC_SQL_LEX_H
 
 #include "slc_core.h"
-#include "slc_sql_classify.h"
 
 /*
  * The statement text's tokenizer (the classifier's and the digests'): one
@@ -15,6 +14,37 @@
  * ("sluice: route=..."); a backslash before a double quote inside "..."
  * makes the text ambiguous under ANSI_QUOTES (slc_sql_classify.h).
  */
+
+/*
+ * The lexer's character classes (also the tail scanner's): a byte of an
+ * unquoted word (letters, digits, _, $ and every byte from 0x80, so
+ * that UTF-8 names are words), and a blank.
+ */
+#define SLC_SQL_C_WORD   0x01
+#define SLC_SQL_C_BLANK  0x02
+
+extern const uint8_t  slc_sql_cclass[256];
+
+static inline int
+slc_sql_is_word_char(uint8_t c)
+{
+    return slc_sql_cclass[c] & SLC_SQL_C_WORD;
+}
+
+static inline int
+slc_sql_is_blank(uint8_t c)
+{
+    return slc_sql_cclass[c] & SLC_SQL_C_BLANK;
+}
+
+/* A routing hint in a comment before the first word:
+   / * sluice: route=primary|replica|last * / (also in -- and # comments). */
+typedef enum {
+    SLC_SQL_HINT_NONE = 0,
+    SLC_SQL_HINT_PRIMARY,
+    SLC_SQL_HINT_REPLICA,
+    SLC_SQL_HINT_LAST
+} slc_sql_hint_t;
 
 typedef enum {
     SLC_SQL_T_END = 0,
