@@ -168,8 +168,10 @@ like(answer('admin.sock', "server $replica enable"),
 
 my $victim = $t->dbh(port => $t->port(0));
 my $vid = $victim->{mariadb_thread_id};
-like(answer('read.sock', 'show sessions'), qr/^$vid \d+ pair\/\S+ \d+ -$/m,
-     'show sessions lists the session by the id its client saw');
+like(answer('read.sock', 'show sessions'),
+     qr/^$vid \d+ app 127\.0\.0\.1 pair\/\S+ \d+ -$/m,
+     'show sessions lists the session by the id its client saw, its user '
+     . 'and address');
 like(answer('read.sock', 'show sessions 0'), qr/^error: usage: show sessions/,
      'show sessions 0: an error');
 like(answer('oper.sock', "kill session $vid"),

@@ -231,6 +231,7 @@ slc_handover_send(slc_session_t *s, size_t n, slc_backend_t *const *extra,
 
         slc_registry_set_backend(r, (uint32_t) s->id,
             slc_upstream_stats_index(mc, b->server->stats) + 1, b->thread_id);
+        slc_registry_set_client(r, (uint32_t) s->id, s->user, s->host);
     } else if (rc != SLC_OK) {
         s->registered = 0;
     }

@@ -22,6 +22,7 @@ slc_registry_clear(slc_registry_entry_t *e)
     e->run_thread_id = 0;
     e->run_server = 0;
     e->kill = 0;
+    e->user[0] = e->host[0] = '\0';
 }
 
 size_t
@@ -87,6 +88,18 @@ slc_registry_mine(slc_registry_t *r, uint32_t id)
     slc_registry_entry_t *e = &r->e[id & r->mask];
 
     return __atomic_load_n(&e->id, __ATOMIC_RELAXED) == id ? e : NULL;
+}
+
+void
+slc_registry_set_client(slc_registry_t *r, uint32_t id, const char *user,
+    const char *host)
+{
+    slc_registry_entry_t *e = slc_registry_mine(r, id);
+
+    if (e != NULL) {
+        strlcpy(e->user, user, sizeof(e->user));
+        strlcpy(e->host, host, sizeof(e->host));
+    }
 }
 
 void
@@ -165,6 +178,10 @@ slc_registry_get(const slc_registry_t *r, uint32_t id,
     out->thread_id = __atomic_load_n(&e->thread_id, __ATOMIC_ACQUIRE);
     out->server = __atomic_load_n(&e->server, __ATOMIC_RELAXED);
     out->proc = e->proc;
+    memcpy(out->user, e->user, sizeof(out->user));
+    memcpy(out->host, e->host, sizeof(out->host));
+    out->user[sizeof(out->user) - 1] = '\0';
+    out->host[sizeof(out->host) - 1] = '\0';
     out->run_thread_id = __atomic_load_n(&e->run_thread_id,
                                          __ATOMIC_ACQUIRE);
     out->run_server = __atomic_load_n(&e->run_server, __ATOMIC_ACQUIRE);

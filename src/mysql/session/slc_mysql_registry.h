@@ -36,6 +36,10 @@ typedef struct {
     uint32_t  run_thread_id;
     uint32_t  kill;         /* an admin's `kill session`: its worker
                                closes it (slc_mysql_session_admin.c) */
+    /* who (cut to fit; for show sessions: a reader may see them torn
+       while they are written, and cleans what it prints) */
+    char      user[32];
+    char      host[48];
 } slc_registry_entry_t;
 
 typedef struct {
@@ -60,6 +64,9 @@ void   slc_registry_init(slc_registry_t *r, size_t size,
 int    slc_registry_add(slc_registry_t *r, unsigned proc, uint32_t *id);
 void   slc_registry_set_backend(slc_registry_t *r, uint32_t id,
     uint32_t server, uint32_t thread_id);
+/* Who the session is: its user and client address, once logged in. */
+void   slc_registry_set_client(slc_registry_t *r, uint32_t id,
+    const char *user, const char *host);
 /* The session's command runs on (server, thread_id), not its own
    backend; (0, 0): it is back on its own. */
 void   slc_registry_set_running(slc_registry_t *r, uint32_t id,

@@ -55,7 +55,7 @@ slc_session_admin_show(slc_cycle_t *cycle, const slc_admin_req_t *req,
     slc_registry_t       *r;
     slc_registry_entry_t  e;
     uint64_t              max = SLC_SESSION_ADMIN_SHOW, n = 0, shown = 0;
-    char                  own[200], run[200];
+    char                  own[200], run[200], user[32], host[48];
 
     if (req->argc > req->first + 1
         || (req->argc == req->first + 1
@@ -70,7 +70,8 @@ slc_session_admin_show(slc_cycle_t *cycle, const slc_admin_req_t *req,
         return SLC_OK;
     }
     r = mc->registry_zone->addr;
-    slc_metrics_printf(out, "# id process server thread_id running_on\n");
+    slc_metrics_printf(out, "# id process user client server thread_id "
+        "running_on\n");
     for (uint64_t i = 0; i <= r->mask; i++) {
         uint64_t id = __atomic_load_n(&r->e[i].id, __ATOMIC_ACQUIRE);
 
@@ -83,8 +84,11 @@ slc_session_admin_show(slc_cycle_t *cycle, const slc_admin_req_t *req,
         shown++;
         slc_session_admin_server(mc, e.server, own, sizeof(own));
         slc_session_admin_server(mc, e.run_server, run, sizeof(run));
-        slc_metrics_printf(out, "%llu %u %s %u %s\n",
-            (unsigned long long) id, e.proc, own, e.thread_id, run);
+        slc_admin_clean(user, sizeof(user), e.user[0] ? e.user : "-");
+        slc_admin_clean(host, sizeof(host), e.host[0] ? e.host : "-");
+        slc_metrics_printf(out, "%llu %u %s %s %s %u %s\n",
+            (unsigned long long) id, e.proc, user, host, own, e.thread_id,
+            run);
     }
     slc_metrics_printf(out, "# %llu sessions, %llu shown\n",
         (unsigned long long) n, (unsigned long long) shown);

@@ -61,6 +61,8 @@ slc_session_backend_register(slc_backend_t *b)
     if (s->registered) {
         slc_registry_set_backend(mc->registry_zone->addr, (uint32_t) s->id,
             slc_upstream_stats_index(mc, b->server->stats) + 1, b->thread_id);
+        slc_registry_set_client(mc->registry_zone->addr, (uint32_t) s->id,
+            s->user, s->host);
     }
 }
 
