@@ -59,7 +59,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(46);
+$t->plan(49);
 
 # One connection, lines in, the answers (each up to its empty line) out.
 sub admin {
@@ -106,6 +106,20 @@ like($long, qr/\Aerror: a line is at most 1023 bytes\n\n\z/,
 my $two = admin('read.sock', 'show servers', '', 'show servers');
 is(() = $two =~ /^# server role state admin/mg, 2,
    'two commands on one connection, two answers');
+
+# 16 connections at once: the 17th is closed unanswered, and logged
+my @held = map { IO::Socket::UNIX->new(Peer => "$dir/read.sock") } 1 .. 16;
+ok(wait_for(sub { $t->grep_log(qr/admin: a connection to \S+ refused/)
+                  || do { my $x = IO::Socket::UNIX->new(
+                              Peer => "$dir/read.sock");
+                          0 } },
+            what => 'the refusal'), 'past 16 connections: refused, logged');
+$t->allow_log(qr/admin: a connection to \S+ refused/);
+is(admin('read.sock', 'show servers') =~ /^# server/m ? 1 : 0, 0,
+   '... and not answered');
+close $_ for @held;
+ok(wait_for(sub { answer('read.sock', 'show servers') =~ /^# server/m },
+            what => 'an answer'), 'answered again once they closed');
 
 # --- show servers, drain ----------------------------------------------------
 

@@ -58,7 +58,7 @@ EOF
 $p->do("CREATE OR REPLACE USER 'other'\@'%' IDENTIFIED BY 'secret'");
 $p->do("GRANT ALL ON test.* TO 'other'\@'%'");
 $t->run;
-$t->plan(21);
+$t->plan(23);
 
 sub admin {
     my ($line) = @_;
@@ -180,3 +180,22 @@ is($zone1, $zone, 'the zone is the size configured');
 cmp_ok(abs(length(metrics()) - $size0), '<', 2048,
        'the scrape is the size it was');
 like(admin('digests reset'), qr/^digests: reset/m, 'digests reset');
+like(admin('show digests 5x'), qr/^error: usage: show digests \[N\]/m,
+     'show digests with a count that is not one: an error');
+
+my @bad = (
+    [ 'digest_top 5;', qr/invalid digest_top "5" \(10 to 100000\)/ ],
+    [ 'digest_metrics 2000;', qr/invalid digest_metrics "2000"/ ],
+    [ 'digests maybe;', qr/invalid "digests" \(off, or on/ ],
+    [ 'digests on user host;', qr/invalid "digests" option "host"/ ],
+    [ 'digests on; digests off;', qr/"digests" is duplicate/ ],
+);
+my @wrong;
+for my $b (@bad) {
+    (my $c = $t->read_file('sluice.conf')) =~ s/digest_top 50;/$b->[0]/;
+    $t->write_file('bad.conf', $c);
+    my ($brc, $bout) = $t->test_config(conf => 'bad.conf');
+    push @wrong, "$b->[0]: $bout" unless $brc != 0
+        && $bout =~ /bad\.conf:\d+: / && $bout =~ $b->[1];
+}
+is("@wrong", '', 'bad digest directives: errors with file:line');

@@ -9,6 +9,7 @@
 #include "slc_module.h"
 #include "slc_status_json.h"
 #include "slc_status_metrics.h"
+#include "slc_status_text.h"
 
 /* s[0..n), written as a JSON string: a metric's escapes (\\ \" \n)
    undone first (at most 4 KiB of it: no value of ours is longer). */
@@ -65,32 +66,20 @@ static void
 slc_status_json_sample(slc_metrics_t *m, const char *line, size_t n,
     int first)
 {
-    const char *sp = line + n, *br = memchr(line, '{', n);
+    slc_status_sample_t sm;
 
-    while (sp > line && sp[-1] != ' ') {
-        sp--;
-    }
-    if (sp == line) {
+    if (slc_status_sample(line, n, &sm) != SLC_OK) {
         return;
     }
-    sp--;
-    if (br == NULL || br > sp) {
-        br = sp;
-    }
     slc_metrics_printf(m, "%s{\"name\":", first ? "" : ",");
-    slc_status_json_string(m, line, (size_t) (br - line));
+    slc_status_json_string(m, sm.name, sm.name_len);
     slc_metrics_printf(m, ",\"labels\":");
-    slc_status_json_labels(m, br < sp ? br + 1 : "",
-        br < sp ? (size_t) (sp - 1 - br - 1) : 0);
-    if (strchr("0123456789-", sp[1]) != NULL
-        && strncmp(sp + 1, "-Inf", 4) != 0)
-    {
-        slc_metrics_printf(m, ",\"value\":%.*s}", (int) (line + n - sp - 1),
-            sp + 1);
-    } else {                            /* +Inf, -Inf, NaN */
-        slc_metrics_printf(m, ",\"value\":\"%.*s\"}",
-            (int) (line + n - sp - 1), sp + 1);
-    }
+    slc_status_json_labels(m, sm.labels, sm.labels_len);
+    /* +Inf, -Inf and NaN have no JSON number: strings */
+    slc_metrics_printf(m, strchr("0123456789-", sm.value[0]) != NULL
+                          && strncmp(sm.value, "-Inf", 4) != 0
+                       ? ",\"value\":%.*s}" : ",\"value\":\"%.*s\"}",
+        (int) sm.value_len, sm.value);
 }
 
 /* The families of the Prometheus text as {"name":{"type":..,"samples":

@@ -126,34 +126,52 @@ slc_status_text_histogram(slc_status_text_t *t, const char *suffix,
     t->nle = 0;
 }
 
-/* One sample line: name{labels} value. */
-static void
-slc_status_text_sample(slc_status_text_t *t, const char *line, size_t n)
+int
+slc_status_sample(const char *line, size_t n, slc_status_sample_t *s)
 {
-    const char *sp = line + n;
-    const char *br = memchr(line, '{', n);
-    size_t      flen = strlen(t->family), nlen, lablen, vlen;
-    const char *labels;
-    char        value[64];
+    const char *sp = line + n, *br = memchr(line, '{', n);
 
     while (sp > line && sp[-1] != ' ') {
         sp--;
     }
     if (sp == line) {
-        return;                         /* no value */
+        return SLC_ERROR;               /* no value */
     }
     sp--;
-    nlen = (size_t) ((br != NULL && br < sp ? br : sp) - line);
-    labels = br != NULL && br < sp ? br + 1 : "";
-    lablen = br != NULL && br < sp ? (size_t) (sp - 1 - labels) : 0;
-    vlen = (size_t) (line + n - sp - 1);
+    if (br == NULL || br > sp) {
+        br = NULL;
+    }
+    s->name = line;
+    s->name_len = (size_t) ((br != NULL ? br : sp) - line);
+    s->labels = br != NULL ? br + 1 : "";
+    s->labels_len = br != NULL ? (size_t) (sp - 1 - s->labels) : 0;
+    s->value = sp + 1;
+    s->value_len = (size_t) (line + n - sp - 1);
+    return SLC_OK;
+}
+
+/* One sample line of the open family. */
+static void
+slc_status_text_sample(slc_status_text_t *t, const char *line, size_t n)
+{
+    slc_status_sample_t sm;
+    size_t              flen = strlen(t->family), nlen, lablen;
+    const char         *labels;
+    char                value[64];
+
+    if (slc_status_sample(line, n, &sm) != SLC_OK) {
+        return;
+    }
+    nlen = sm.name_len;
+    labels = sm.labels;
+    lablen = sm.labels_len;
     if (nlen < flen || strncmp(line, t->family, flen) != 0
-        || vlen >= sizeof(value))
+        || sm.value_len >= sizeof(value))
     {
         return;
     }
-    memcpy(value, sp + 1, vlen);
-    value[vlen] = '\0';
+    memcpy(value, sm.value, sm.value_len);
+    value[sm.value_len] = '\0';
     if (strcmp(t->type, "histogram") == 0) {
         char suffix[16];
 

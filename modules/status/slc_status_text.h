@@ -16,4 +16,17 @@
  */
 void slc_status_text(const char *metrics, slc_metrics_t *out);
 
+/* A sample line of that text, line[0..n): name{labels} value. */
+typedef struct {
+    const char *name;
+    size_t      name_len;
+    const char *labels;         /* inside the braces ("" without) */
+    size_t      labels_len;
+    const char *value;
+    size_t      value_len;
+} slc_status_sample_t;
+
+/* Its parts into *s; SLC_ERROR when it has no value. */
+int  slc_status_sample(const char *line, size_t n, slc_status_sample_t *s);
+
 #endif /* SLC_STATUS_TEXT_H */

@@ -30,6 +30,23 @@ slc_admin_clean(char *dst, size_t n, const char *src)
     }
 }
 
+uint64_t
+slc_admin_number(const char *s, uint64_t max)
+{
+    uint64_t v = 0;
+
+    if (*s == '\0' || strlen(s) > 19) {
+        return 0;
+    }
+    for ( ; *s != '\0'; s++) {
+        if (*s < '0' || *s > '9') {
+            return 0;
+        }
+        v = v * 10 + (uint64_t) (*s - '0');
+    }
+    return v <= max ? v : 0;
+}
+
 /* How many of argv's words `name` is (its words all match), else 0. */
 static unsigned
 slc_admin_match(const char *name, const char *const *argv, unsigned argc)

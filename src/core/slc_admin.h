@@ -56,6 +56,9 @@ const char *slc_admin_level_name(unsigned level);
 /* A word a client sent, fit for an answer or the log: printable ASCII,
    the rest as '?', at most n - 1 bytes. */
 void slc_admin_clean(char *dst, size_t n, const char *src);
+/* A word that must be a decimal number in [1, max] (a count, an id):
+   its value, 0 when it is not one (signs, other bytes, too long). */
+uint64_t slc_admin_number(const char *s, uint64_t max);
 /* The command of the modules' tables whose name is the most of the
    line's first words (*words: how many), NULL when none is. */
 const slc_admin_command_t *slc_admin_find(const char *const *argv,

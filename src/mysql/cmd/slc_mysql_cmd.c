@@ -90,7 +90,7 @@ struct slc_cmd_s {
 };
 
 static void slc_cmd_client(slc_session_t *s);
-static void slc_cmd_digest_begin(slc_session_t *s);
+static void slc_cmd_digest_begin(slc_session_t *s, const slc_cmd_t *cmd);
 static void slc_cmd_pump(slc_session_t *s, slc_backend_t *b);
 static int  slc_cmd_chain(slc_session_t *s);
 static void slc_cmd_client_read(slc_conn_t *conn);
@@ -691,21 +691,19 @@ slc_cmd_core_resume(slc_session_t *s)
 
 /* digests: a COM_QUERY's, taken as it begins. */
 static void
-slc_cmd_digest_begin(slc_session_t *s)
+slc_cmd_digest_begin(slc_session_t *s, const slc_cmd_t *cmd)
 {
     struct slc_cmd_s *c = s->cmd;
-    slc_cmd_t         cmd;
 
     c->digesting = 0;
-    if (s->srv->digests == 0
-        || s->in->pos[SLC_MYSQL_HDR_LEN] != SLC_COM_QUERY
+    if (s->srv->digests == 0 || cmd->avail == 0
+        || cmd->command != SLC_COM_QUERY
         || (c->digest == NULL
             && (c->digest = malloc(sizeof(*c->digest))) == NULL))
     {
         return;
     }
-    slc_cmd_head(s, &cmd);
-    slc_digests_prepare(c->digest, cmd.payload + 1, cmd.avail - 1,
+    slc_digests_prepare(c->digest, cmd->payload + 1, cmd->avail - 1,
         (slc_cmd_status(s) & SLC_SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0,
         s->user, s->has_db ? s->db : "", s->srv->digests);
     c->digesting = 1;
@@ -733,10 +731,14 @@ slc_cmd_begin(slc_session_t *s)
 
     s->seq = 1;                         /* an answer's first packet */
     if (!c->counted) {
+        slc_cmd_t cmd;
+
+        slc_cmd_head(s, &cmd);
         c->counted = 1;
         c->cached = 0;
-        slc_traffic_command(s, s->in->pos[SLC_MYSQL_HDR_LEN]);
-        slc_cmd_digest_begin(s);
+        /* an empty packet is COM_SLEEP to the server */
+        slc_traffic_command(s, cmd.avail > 0 ? cmd.command : SLC_COM_SLEEP);
+        slc_cmd_digest_begin(s, &cmd);
     }
     c->serial = ++slc_cmd_serials;
     c->next = 0;

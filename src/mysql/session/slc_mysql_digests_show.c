@@ -65,8 +65,8 @@ slc_digests_show(slc_cycle_t *cycle, const slc_admin_req_t *req,
 
     if (req->argc > req->first + 1
         || (req->argc == req->first + 1
-            && ((max = strtoul(req->argv[req->first], NULL, 10)) == 0
-                || max > SLC_DIGESTS_SHOW_MAX)))
+            && (max = slc_admin_number(req->argv[req->first],
+                                       SLC_DIGESTS_SHOW_MAX)) == 0))
     {
         slc_metrics_printf(out, "error: usage: show digests [N] (N from 1 "
             "to %d)\n", SLC_DIGESTS_SHOW_MAX);

@@ -29,24 +29,6 @@ slc_session_admin_server(const slc_mysql_conf_t *mc, uint32_t slot,
     }
 }
 
-/* A decimal argument in [1, max]; 0 when it is not one. */
-static uint64_t
-slc_session_admin_number(const char *s, uint64_t max)
-{
-    uint64_t v = 0;
-
-    if (*s == '\0' || strlen(s) > 19) {
-        return 0;
-    }
-    for ( ; *s != '\0'; s++) {
-        if (*s < '0' || *s > '9') {
-            return 0;
-        }
-        v = v * 10 + (uint64_t) (*s - '0');
-    }
-    return v <= max ? v : 0;
-}
-
 int
 slc_session_admin_show(slc_cycle_t *cycle, const slc_admin_req_t *req,
     slc_metrics_t *out)
@@ -59,7 +41,7 @@ slc_session_admin_show(slc_cycle_t *cycle, const slc_admin_req_t *req,
 
     if (req->argc > req->first + 1
         || (req->argc == req->first + 1
-            && (max = slc_session_admin_number(req->argv[req->first],
+            && (max = slc_admin_number(req->argv[req->first],
                           SLC_SESSION_ADMIN_SHOW_MAX)) == 0))
     {
         slc_metrics_printf(out, "error: usage: show sessions [N] (N from 1 "
@@ -104,7 +86,7 @@ slc_session_admin_kill(slc_cycle_t *cycle, const slc_admin_req_t *req,
     char              word[32];
 
     if (req->argc == req->first + 1) {
-        id = slc_session_admin_number(req->argv[req->first], UINT32_MAX);
+        id = slc_admin_number(req->argv[req->first], UINT32_MAX);
     }
     if (id == 0 || mc == NULL || mc->registry_zone == NULL) {
         slc_metrics_printf(out, "error: usage: kill session ID (the "
