@@ -59,7 +59,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(49);
+$t->plan(51);
 
 # One connection, lines in, the answers (each up to its empty line) out.
 sub admin {
@@ -175,6 +175,13 @@ $in_trx->do('COMMIT');
 ok(wait_for(sub { !defined eval { $in_trx->selectrow_array('SELECT 1') } },
             what => 'the session closed'),
    '... and is closed once its transaction ended');
+ok(wait_for(sub { answer('read.sock', 'show servers')
+                  =~ /^\Q$replica\E replica up maintenance \S+ 0 /m },
+            what => 'no connection left on the replica'),
+   'readwritesplit closed its replica backend there at rest')
+    or diag(answer('read.sock', 'show servers'));
+is($w->selectrow_array('SELECT @@server_id'), $pid,
+   '... and its session goes on, reading on the primary');
 like(answer('admin.sock', "server $replica enable"),
      qr/maintenance -> ready/, 'enable again');
 

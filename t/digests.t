@@ -17,8 +17,6 @@ use FindBin;
 use lib "$FindBin::Bin/lib";
 
 use Test::More;
-use IO::Socket::UNIX;
-use IO::Socket::INET;
 use JSON::PP ();
 use Sluice::Test;
 
@@ -58,30 +56,17 @@ EOF
 $p->do("CREATE OR REPLACE USER 'other'\@'%' IDENTIFIED BY 'secret'");
 $p->do("GRANT ALL ON test.* TO 'other'\@'%'");
 $t->run;
-$t->plan(23);
+$t->plan(27);
 
-sub admin {
-    my ($line) = @_;
-    my $s = IO::Socket::UNIX->new(Peer => "$dir/admin.sock") or return '';
-    print {$s} "$line\n";
-    shutdown($s, 1);
-    local $/;
-    return <$s> // '';
-}
-sub metrics {
-    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1:' . $t->port(3))
-        or return '';
-    print {$s} "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-    local $/;
-    my $all = <$s> // '';
-    return (split /\r\n\r\n/, $all, 2)[1] // '';
-}
-# show digests' row of a digest text: [count, errors, mean, max, p99, user]
+sub admin { $t->admin_say('admin.sock', @_) }
+sub metrics { $t->http_body($t->port(3), '/metrics') }
+# show digests' row of a digest text:
+# [count, errors, rows, mean, max, p99, user, db, text]
 sub row {
     my ($show, $text) = @_;
     for (split /\n/, $show) {
-        my @f = split / /, $_, 8;
-        return \@f if @f == 8 && $f[7] eq $text;
+        my @f = split / /, $_, 9;
+        return \@f if @f == 9 && $f[8] eq $text;
     }
     return undef;
 }
@@ -108,12 +93,24 @@ ok(wait_for(sub { $show = admin('show digests');
    . 'comments: one digest counted 5');
 my $in = row($show, 'select v from dg where id in (...)');
 is($in->[0], 2, 'IN lists of any length: one digest');
+is($in->[2], 3, '... and the rows their answers had (2 + 1)');
 my $bad = row($show, 'select nope from dg where id = ?');
 ok($bad && $bad->[0] == 1 && $bad->[1] == 1, 'the refused one: its error');
 my $row = row($show, 'select v from dg where id = ?');
-ok($row->[2] > 0 && $row->[3] >= $row->[2] && $row->[4] =~ /^[\d.e+-]+$/,
+ok($row->[3] > 0 && $row->[4] >= $row->[3] && $row->[5] =~ /^[\d.e+-]+$/,
    'mean, longest and the p99 bound in ms');
-is($row->[5], '-', 'not kept apart by user there');
+is($row->[2], 5, 'rows: one per run');
+is($row->[6], '-', 'not kept apart by user there');
+my $sp = $t->dbh(port => $t->port(0), mariadb_server_prepare => 1);
+my $sth = $sp->prepare('SELECT v, id FROM dg WHERE id = ?');
+$sth->execute($_) && $sth->fetchall_arrayref for 1 .. 3;
+my $ps;
+ok(wait_for(sub { $ps = row(admin('show digests'),
+                            'select v, id from dg where id = ?');
+                  $ps && $ps->[0] == 3 }, what => 'the prepared one'),
+   'COM_STMT_EXECUTE: each execute counted under its statement\'s digest')
+    or diag(admin('show digests'));
+is($ps->[2], 3, '... with its rows');
 my $plain = $t->dbh(port => $t->port(2));
 $plain->selectrow_array('SELECT v FROM dg WHERE id = 1') for 1 .. 3;
 is(row(admin('show digests'), 'select v from dg where id = ?')->[0], 5,
@@ -126,7 +123,7 @@ my $o = $t->dbh(port => $t->port(1), user => 'other');
 $w->selectrow_array('SELECT v FROM dg WHERE id = 2') for 1 .. 2;
 $o->selectrow_array('SELECT v FROM dg WHERE id = 3') for 1 .. 3;
 $show = admin('show digests 100');
-my @by_user = grep { /^\d+ \d+ \S+ \S+ \S+ (app|other) - select v from dg /
+my @by_user = grep { /^\d+ \d+ \d+ \S+ \S+ \S+ (app|other) - select v from dg /
                    } split /\n/, $show;
 is(scalar(@by_user), 2, 'digests on user: a row per user')
     or diag($show);
@@ -142,13 +139,8 @@ my $lab = 'user="",db="",text="select v from dg where id = ?"';
 like($m, qr/^sluice_digest_calls_total\{digest="[0-9a-f]{16}",\Q$lab\E\} 5$/m,
      '... labelled by digest and text');
 like($m, qr/^sluice_digests_evicted_total 0$/m, 'nothing fell out yet');
-my $js = do {
-    my $s = IO::Socket::INET->new(PeerAddr => '127.0.0.1:' . $t->port(3));
-    print {$s} "GET /status HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
-    local $/;
-    my $all = <$s> // '';
-    eval { JSON::PP::decode_json((split /\r\n\r\n/, $all, 2)[1]) } // {};
-};
+my $js = eval { JSON::PP::decode_json($t->http_body($t->port(3),
+                                                    '/status')) } // {};
 my ($top) = grep { $_->{text} eq 'select v from dg where id = ?'
                    && $_->{user} eq '' } @{ $js->{digests}{top} // [] };
 ok($top && $top->{count} == 5 && $top->{errors} == 0 && $top->{seconds} > 0,

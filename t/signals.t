@@ -132,7 +132,7 @@ $p->do("CREATE TABLE $table (id INT PRIMARY KEY, v VARCHAR(16))");
 
 write_conf();
 $t->run;
-$t->plan(83);
+$t->plan(85);
 
 # --- (a) a worker killed with SIGKILL is replaced -------------------------
 
@@ -351,6 +351,8 @@ EOF
                          log => "$dir/stderr.log");
     ok(wait_exit($launcher, 10), 'daemon: the launching command returns');
     is(Sluice::Sandbox::exit_status($launcher), 0, 'daemon: with status 0');
+    like(slurp("$dir/daemon.pid") // '', qr/^\d+\n\z/,
+         'daemon: the pid file is there as it returns (Type=forking)');
     $daemon = wait_for(sub {
         my $pid = (slurp("$dir/daemon.pid") // '') =~ /^(\d+)\n\z/ ? $1 : 0;
         $pid && pid_alive($pid) ? $pid : 0;
@@ -375,6 +377,20 @@ EOF
     ok(wait_for(sub { !IO::Socket::INET->new(PeerAddr => '127.0.0.1',
                                              PeerPort => $t->port(1)) }),
        '-s stop: nothing listens any more');
+}
+
+{
+    # a master that cannot write its pid file: the launcher says so
+    (my $c = $t->read_file('daemon.conf')) =~ s{daemon\.pid}{no/such/dir.pid};
+    $t->write_file('nopid.conf', $c);
+    my $launcher = spawn(cmd => [ $t->binary, '-p', "$dir/", '-c',
+                                  "$dir/nopid.conf" ],
+                         log => "$dir/stderr.log");
+    ok(wait_exit($launcher, 10)
+       && (Sluice::Sandbox::exit_status($launcher) // 0) >> 8 == 1,
+       'daemon: the launching command exits 1 when the master fails '
+       . 'before its pid file');
+    $t->allow_log(qr/no\/such\/dir\.pid/);
 }
 
 # --- (h) master_process off ----------------------------------------------

@@ -49,7 +49,7 @@ mysql {
 EOF
 $t->write_file_expand('sluice.conf', $conf);
 $t->run;
-$t->plan(53);
+$t->plan(54);
 my $port = $t->port(1);
 
 # A request's bytes on a new connection: what came back until the server
@@ -133,6 +133,9 @@ ok(($m =~ /^sluice_server_connections_opened_total\{$srv\} (\d+)/m
     ? $1 : -1) > $opened, 'a session\'s backend connection counted');
 like($m, qr/^sluice_server_connections\{$srv\} [1-9]/m,
      'and open now');
+my ($open) = $m =~ /^sluice_server_connections\{$srv\} (\d+)/m;
+like($m, qr/^sluice_server_connections_in_use\{$srv\} \Q$open\E$/m,
+     '... and in use: a session holds every one (no pooling)');
 like($m, qr/^sluice_server_sent_bytes_total\{$srv\} [1-9]/m,
      'its bytes counted');
 like($m, qr/^sluice_cache_hits_total\{zone="qc"\} [1-9]/m,

@@ -127,12 +127,6 @@ slc_module_t slc_cache_module = {
 
 /* --- configuration ------------------------------------------------------- */
 
-static void
-slc_cache_rules_cleanup(void *data)
-{
-    slc_cache_rules_free(data);
-}
-
 static void *
 slc_cache_create_conf(slc_conf_t *cf, unsigned level)
 {
@@ -157,12 +151,6 @@ slc_cache_create_conf(slc_conf_t *cf, unsigned level)
     cc->shared = SLC_CONF_UNSET;
     cc->file = cf->filename;
     cc->line = cf->line;
-    slc_cache_rules_init(&cc->rules);
-    if (slc_pool_cleanup_add(cf->pool, slc_cache_rules_cleanup, &cc->rules)
-        != SLC_OK)
-    {
-        return SLC_CONF_ERROR;
-    }
     return cc;
 }
 
@@ -280,22 +268,17 @@ static const char *
 slc_cache_rule_directive(slc_conf_t *cf, const slc_command_t *cmd,
     void *conf)
 {
-    slc_cache_conf_t *cc = conf;
-    slc_cache_rule_t  r;
+    slc_sql_rule_t  r;
 
     (void) cmd;
-    if (cc->rules.n >= SLC_CACHE_RULES_MAX) {
-        return slc_conf_error(cf, "more than %d cache_rule in a server",
-            SLC_CACHE_RULES_MAX);
-    }
+    (void) conf;
     if (slc_cache_rule_parse(&cf->args[1], cf->nargs - 1, &r, cf->errbuf,
-                             sizeof(cf->errbuf)) != SLC_OK
-        || slc_cache_rules_add(&cc->rules, &r, cf->errbuf,
-                               sizeof(cf->errbuf)) != SLC_OK)
+                             sizeof(cf->errbuf)) != SLC_OK)
     {
         return cf->errbuf;
     }
-    return NULL;
+    r.line = cf->line;
+    return slc_mysql_rule_add(cf, cf->ctx, &r);     /* the server's list */
 }
 
 
@@ -418,8 +401,8 @@ slc_cache_rules_bind(slc_cycle_t *cycle, slc_cache_zone_t *zc)
         if (!slc_cache_filtered(srv) || cc->zone != zc) {
             continue;
         }
-        for (unsigned i = 0; i < cc->rules.n; i++) {
-            int slot = slc_cache_rule_slot(cnt, cc->rules.rule[i].name);
+        for (unsigned i = 0; srv->rules != NULL && i < srv->rules->n; i++) {
+            int slot = slc_cache_rule_slot(cnt, srv->rules->rule[i].name);
 
             cc->rule_slot[i] = slot < 0 ? SLC_CACHE_RULES_MAX
                                         : (unsigned) slot;

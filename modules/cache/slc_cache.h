@@ -39,7 +39,7 @@ typedef struct slc_cache_zone_s {
 
 /* Counters of one rule, in the zone (a reload keeps them by name). */
 typedef struct {
-    char        name[SLC_CACHE_RULE_NAME_MAX + 64];  /* "server/rule" */
+    char        name[SLC_SQL_RULE_NAME_MAX + 64];  /* "server/rule" */
     uint64_t    matches;
     uint64_t    hits;
     uint64_t    stores;
@@ -179,8 +179,8 @@ typedef struct {
     long long               wait;       /* ms */
     int                     warnings;
     int                     shared;     /* cache_users shared */
-    slc_cache_rules_t       rules;
-    /* index of each rule's counters in the zone, by rule */
+    /* index of each rule's counters in the zone, by the index of the
+       rule in its server's list (srv->rules: cache_rule and rule) */
     unsigned                rule_slot[SLC_CACHE_RULES_MAX];
     const char             *file;       /* where the server block is */
     unsigned                line;

@@ -13,7 +13,7 @@ static int
 slc_cache_admin_usage(slc_metrics_t *out)
 {
     slc_metrics_printf(out, "error: usage: cache flush [zone NAME | table "
-        "DB.TABLE]\n");
+        "DB.TABLE | rule NAME]\n");
     return SLC_ERROR;
 }
 
@@ -27,14 +27,22 @@ slc_cache_admin_flush(slc_cycle_t *cycle, const slc_admin_req_t *req,
     uint64_t    now = slc_time_ms() + 1;    /* after what it answers */
     unsigned    n = 0;
     char        clean[200];
+    char        rkey[SLC_SQL_RULE_NAME_MAX + 8];
 
     if (req->argc != req->first && name == NULL) {
         return slc_cache_admin_usage(out);
     }
     if (name != NULL && strcmp(what, "zone") != 0
+        && strcmp(what, "rule") != 0
         && (strcmp(what, "table") != 0 || strchr(name, '.') == NULL))
     {
         return slc_cache_admin_usage(out);
+    }
+    if (name != NULL && what[0] == 'r') {
+        if (strlen(name) >= SLC_SQL_RULE_NAME_MAX) {
+            return slc_cache_admin_usage(out);
+        }
+        name = slc_cache_rule_key(rkey, name) > 0 ? rkey : name;
     }
     for (slc_cache_zone_t *z = slc_cache_zones(cycle); z != NULL;
          z = z->next)
@@ -44,14 +52,15 @@ slc_cache_admin_flush(slc_cycle_t *cycle, const slc_admin_req_t *req,
         {
             continue;
         }
-        if (name != NULL && what[0] == 't') {
+        if (name != NULL && (what[0] == 't' || what[0] == 'r')) {
             slc_cache_invalidate(z->cache, name, strlen(name), now);
         } else {
             slc_cache_invalidate_all(z->cache, now);
         }
         n++;
     }
-    slc_admin_clean(clean, sizeof(clean), name != NULL ? name : "");
+    slc_admin_clean(clean, sizeof(clean), name == rkey ? rkey + 6
+                                          : name != NULL ? name : "");
     if (n == 0 && name != NULL && what[0] == 'z') {
         slc_metrics_printf(out, "error: no cache zone \"%s\"\n", clean);
         return SLC_ERROR;
@@ -65,8 +74,9 @@ slc_cache_admin_flush(slc_cycle_t *cycle, const slc_admin_req_t *req,
 
 const slc_admin_command_t slc_cache_admin_commands[] = {
     { .name = "cache flush", .level = SLC_ADMIN_OPERATOR,
-      .usage = "[zone NAME | table DB.TABLE]",
-      .help = "make the entries stale: all, a zone's, a table's",
+      .usage = "[zone NAME | table DB.TABLE | rule NAME]",
+      .help = "make the entries stale: all, a zone's, a table's, those "
+              "stored under a rule",
       .run = slc_cache_admin_flush },
     { .name = NULL }
 };

@@ -108,8 +108,8 @@ void
 slc_cache_binlog_group_table(slc_cache_binlog_group_t *g, const char *db,
     size_t dblen, const char *table, size_t tlen)
 {
-    char     key[SLC_CACHE_KEY_MAX];
-    ssize_t  n = slc_cache_table_key_raw(key, db, dblen, table, tlen);
+    char     key[SLC_SQL_KEY_MAX];
+    ssize_t  n = slc_sql_table_key_raw(key, db, dblen, table, tlen);
 
     if (n < 0) {
         slc_cache_binlog_tables_all(&g->t, SLC_BINLOG_ALL_STATEMENT);
@@ -225,9 +225,9 @@ slc_cache_binlog_write(slc_cache_binlog_group_t *g, slc_catalog_t *catalog,
     const slc_sql_info_t *si)
 {
     slc_cache_inv_set_t  set;
-    char                 dbz[SLC_CACHE_NAME_MAX + 1];
+    char                 dbz[SLC_SQL_NAME_MAX + 1];
 
-    if (dblen > SLC_CACHE_NAME_MAX) {
+    if (dblen > SLC_SQL_NAME_MAX) {
         slc_cache_binlog_tables_all(&g->t, SLC_BINLOG_ALL_STATEMENT);
         return;
     }

@@ -130,19 +130,19 @@ static int
 slc_cache_inv_fn_pure(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     const slc_sql_info_t *si)
 {
-    slc_cache_keys_t       *keys = slc_cache_session_keys();
-    const slc_cache_rule_t *r;
+    slc_sql_keys_t       *keys = slc_cache_session_keys();
+    const slc_sql_rule_t   *r;
     int                     i;
 
-    if (cc->conf->rules.n == 0) {
+    if (cc->s->srv->rules == NULL) {
         return 0;
     }
-    if (slc_cache_table_keys(q, si, cc->db, strlen(cc->db), keys) != SLC_OK) {
+    if (slc_sql_table_keys(q, si, cc->db, strlen(cc->db), keys) != SLC_OK) {
         keys->n = 0;
     }
     i = slc_cache_session_rule(cc, q, n, keys);
-    r = i >= 0 ? &cc->conf->rules.rule[i] : NULL;
-    return r != NULL && r->stored_functions && !r->no_cache;
+    r = i >= 0 ? slc_rules_get(cc->s, i) : NULL;
+    return r != NULL && r->cache.stored_functions && !r->cache.no_cache;
 }
 
 /*
@@ -151,7 +151,7 @@ slc_cache_inv_fn_pure(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
  * says; everything when it cannot say (not loaded, DDL seen since).
  */
 static void
-slc_cache_inv_tables(slc_catalog_t *catalog, const slc_cache_keys_t *keys,
+slc_cache_inv_tables(slc_catalog_t *catalog, const slc_sql_keys_t *keys,
     slc_cache_inv_set_t *out)
 {
     slc_catalog_names_t *w = slc_cache_session_names();
@@ -198,7 +198,7 @@ void
 slc_cache_inv_text(slc_catalog_t *catalog, const uint8_t *q, size_t n,
     const slc_sql_info_t *si, const char *db, slc_cache_inv_set_t *out)
 {
-    slc_cache_keys_t *keys = slc_cache_session_keys();
+    slc_sql_keys_t *keys = slc_cache_session_keys();
 
     memset(out, 0, sizeof(*out));
     switch (slc_cache_invalidates(si)) {
@@ -206,7 +206,7 @@ slc_cache_inv_text(slc_catalog_t *catalog, const uint8_t *q, size_t n,
         return;
     case SLC_CACHE_INV_TABLES:
         if ((si->kind != SLC_SQL_DDL || !slc_cache_inv_ddl_calls(q, n))
-            && slc_cache_table_keys(q, si, db, strlen(db), keys) == SLC_OK)
+            && slc_sql_table_keys(q, si, db, strlen(db), keys) == SLC_OK)
         {
             slc_cache_inv_tables(catalog, keys, out);
             return;
@@ -237,11 +237,11 @@ void
 slc_cache_inv_view_calls(slc_cache_ctx_t *cc, const uint8_t *q,
     const slc_sql_info_t *si, const char *db, slc_cache_inv_set_t *out)
 {
-    slc_cache_keys_t    *keys = slc_cache_session_keys();
+    slc_sql_keys_t    *keys = slc_cache_session_keys();
     slc_catalog_names_t *r = slc_cache_session_names();
 
     if (cc->catalog == NULL || si->ntables == 0
-        || slc_cache_table_keys(q, si, db, strlen(db), keys) != SLC_OK)
+        || slc_sql_table_keys(q, si, db, strlen(db), keys) != SLC_OK)
     {
         return;
     }

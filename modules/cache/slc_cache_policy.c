@@ -205,130 +205,6 @@ slc_cache_verdict_name(slc_cache_verdict_t v)
 }
 
 
-/* --- table keys --------------------------------------------------------- */
-
-/*
- * A name into dst (room for SLC_CACHE_NAME_MAX + 1): lowercased, a
- * doubled backtick made one.  Its length, or -1 when it is too long.
- */
-static ssize_t
-slc_cache_name_copy(char *dst, const uint8_t *p, size_t n)
-{
-    size_t  o = 0;
-
-    for (size_t i = 0; i < n; i++) {
-        uint8_t  c = p[i];
-
-        if (c == '`' && i + 1 < n && p[i + 1] == '`') {
-            i++;
-        }
-        if (o == SLC_CACHE_NAME_MAX) {
-            return -1;
-        }
-        dst[o++] = (char) ((c >= 'A' && c <= 'Z') ? c + 32 : c);
-    }
-    dst[o] = '\0';
-    return (ssize_t) o;
-}
-
-/* A raw name (as the server stores it) into dst, lowercased. */
-static ssize_t
-slc_cache_name_raw(char *dst, const char *p, size_t n)
-{
-    if (n > SLC_CACHE_NAME_MAX) {
-        return -1;
-    }
-    for (size_t i = 0; i < n; i++) {
-        uint8_t  c = (uint8_t) p[i];
-
-        dst[i] = (char) ((c >= 'A' && c <= 'Z') ? c + 32 : c);
-    }
-    dst[n] = '\0';
-    return (ssize_t) n;
-}
-
-ssize_t
-slc_cache_table_key_raw(char *dst, const char *db, size_t dblen,
-    const char *table, size_t tlen)
-{
-    ssize_t  d = slc_cache_name_raw(dst, db, dblen), t;
-
-    if (d < 0) {
-        return -1;
-    }
-    dst[d] = '.';
-    t = slc_cache_name_raw(dst + d + 1, table, tlen);
-    return t < 0 ? -1 : d + 1 + t;
-}
-
-/* The key of name nm at dst; its length, or -1. */
-static ssize_t
-slc_cache_key_make(char *dst, const uint8_t *q, const slc_sql_name_t *nm,
-                   const slc_str_t *db, size_t *db_len)
-{
-    ssize_t  d, t;
-
-    if (nm->db_len > 0) {
-        d = slc_cache_name_copy(dst, q + nm->db_off, nm->db_len);
-        if (d < 0) {
-            return -1;
-        }
-    } else {
-        memcpy(dst, db->data, db->len);
-        d = (ssize_t) db->len;
-    }
-    dst[d] = '.';
-    t = slc_cache_name_copy(dst + d + 1, q + nm->off, nm->len);
-    *db_len = (size_t) d;
-    return t < 0 ? -1 : d + 1 + t;
-}
-
-static int
-slc_cache_key_seen(const slc_cache_keys_t *out, const char *k, size_t n)
-{
-    for (unsigned i = 0; i < out->n; i++) {
-        if (out->key[i].len == n && memcmp(out->key[i].data, k, n) == 0) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
-int
-slc_cache_table_keys(const uint8_t *q, const slc_sql_info_t *si,
-                     const char *db, size_t db_len, slc_cache_keys_t *out)
-{
-    char     *p = out->buf;
-    ssize_t   n;
-
-    out->n = 0;
-    out->db.data = p;
-    n = slc_cache_name_copy(p, (const uint8_t *) (db ? db : ""),
-                            db ? db_len : 0);
-    if (n < 0) {
-        out->db.len = 0;
-        p[0] = '\0';
-        return SLC_ERROR;
-    }
-    out->db.len = (size_t) n;
-    p += n + 1;
-    for (unsigned i = 0; i < si->ntables; i++) {
-        size_t  dl;
-
-        n = slc_cache_key_make(p, q, &si->tables[i], &out->db, &dl);
-        if (n < 0) {
-            return SLC_ERROR;
-        }
-        if (slc_cache_key_seen(out, p, (size_t) n)) {
-            continue;
-        }
-        out->key[out->n] = (slc_str_t) { (size_t) n, p };
-        out->db_len[out->n++] = dl;
-        p += n + 1;
-    }
-    return SLC_OK;
-}
-
 slc_cache_inv_t
 slc_cache_invalidates(const slc_sql_info_t *si)
 {
@@ -428,16 +304,16 @@ slc_cache_ddl_may(const uint8_t *q, size_t n)
     return 1;
 }
 
-/* --- rules: parsing ----------------------------------------------------- */
+/* --- rules ------------------------------------------------------------- */
 
 static const struct {
     const char         *name;
-    slc_cache_match_t   match;
+    slc_sql_rule_on_t   on;
 } slc_cache_matches[] = {
-    { "text", SLC_CACHE_MATCH_TEXT },
-    { "table", SLC_CACHE_MATCH_TABLE },
-    { "database", SLC_CACHE_MATCH_DATABASE },
-    { "user", SLC_CACHE_MATCH_USER },
+    { "match=text", SLC_RULE_ON_TEXT },
+    { "match=table", SLC_RULE_ON_TABLE },
+    { "match=database", SLC_RULE_ON_SCHEMA },
+    { "match=user", SLC_RULE_ON_USER },
 };
 
 static int
@@ -446,63 +322,23 @@ slc_cache_rule_word_is(const slc_str_t *w, const char *s)
     return w->len == strlen(s) && memcmp(w->data, s, w->len) == 0;
 }
 
-static int
-slc_cache_rule_name(slc_cache_rule_t *r, const slc_str_t *w)
-{
-    if (w->len == 0 || w->len >= SLC_CACHE_RULE_NAME_MAX) {
-        return SLC_ERROR;
-    }
-    for (size_t i = 0; i < w->len; i++) {
-        uint8_t  c = (uint8_t) w->data[i];
-
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
-              || (c >= '0' && c <= '9') || c == '_' || c == '-'
-              || c == '.'))
-        {
-            return SLC_ERROR;
-        }
-    }
-    memcpy(r->name, w->data, w->len);
-    r->name[w->len] = '\0';
-    return SLC_OK;
-}
-
-static int
-slc_cache_rule_match(slc_cache_rule_t *r, const slc_str_t *w)
-{
-    static const char  pre[] = "match=";
-
-    if (w->len < sizeof(pre) - 1 || memcmp(w->data, pre, sizeof(pre) - 1))
-    {
-        return SLC_ERROR;
-    }
-    for (size_t i = 0; i < slc_nelems(slc_cache_matches); i++) {
-        slc_str_t  v = { w->len - (sizeof(pre) - 1),
-                         w->data + sizeof(pre) - 1 };
-
-        if (slc_cache_rule_word_is(&v, slc_cache_matches[i].name)) {
-            r->match = slc_cache_matches[i].match;
-            return SLC_OK;
-        }
-    }
-    return SLC_ERROR;
-}
-
 /* One action word; NULL or what is wrong with it. */
 static const char *
-slc_cache_rule_action(slc_cache_rule_t *r, const slc_str_t *w)
+slc_cache_rule_action(slc_sql_rule_t *r, const slc_str_t *w)
 {
+    slc_sql_rule_cache_t *c = &r->cache;
+
     if (slc_cache_rule_word_is(w, "no_cache")) {
-        r->no_cache = 1;
+        c->no_cache = 1;
     } else if (slc_cache_rule_word_is(w, "cache_unknown_tables")) {
-        r->unknown_tables = 1;
+        c->unknown_tables = 1;
     } else if (slc_cache_rule_word_is(w, "cache_stored_functions")) {
-        r->stored_functions = 1;
+        c->stored_functions = 1;
     } else if (w->len > 4 && memcmp(w->data, "ttl=", 4) == 0) {
         slc_str_t  v = { w->len - 4, w->data + 4 };
 
-        r->ttl_ms = slc_conf_parse_msec(&v);
-        if (r->ttl_ms <= 0) {
+        c->ttl_ms = slc_conf_parse_msec(&v);
+        if (c->ttl_ms <= 0) {
             return "invalid ttl (a duration above zero: 500ms, 10s, 5m; "
                    "no_cache for none)";
         }
@@ -510,21 +346,22 @@ slc_cache_rule_action(slc_cache_rule_t *r, const slc_str_t *w)
         return "unknown action (ttl=DURATION, no_cache, "
                "cache_unknown_tables or cache_stored_functions)";
     }
+    c->set = 1;
     return NULL;
 }
 
 static int
-slc_cache_rule_fail(slc_cache_rule_t *r, char *err, size_t errlen,
+slc_cache_rule_fail(slc_sql_rule_t *r, char *err, size_t errlen,
                     const char *what)
 {
     snprintf(err, errlen, "cache_rule \"%s\": %s", r->name, what);
-    slc_cache_rule_free(r);
+    slc_sql_rule_free(r);
     return SLC_ERROR;
 }
 
 /* The actions after the pattern: at least one, no_cache alone. */
 static int
-slc_cache_rule_actions(slc_cache_rule_t *r, const slc_str_t *args,
+slc_cache_rule_actions(slc_sql_rule_t *r, const slc_str_t *args,
                        unsigned nargs, char *err, size_t errlen)
 {
     const char  *e;
@@ -540,237 +377,92 @@ slc_cache_rule_actions(slc_cache_rule_t *r, const slc_str_t *args,
             return slc_cache_rule_fail(r, err, errlen, e);
         }
     }
-    if (r->no_cache && (r->unknown_tables || r->stored_functions
-                        || r->ttl_ms >= 0 || nargs > 1))
-    {
+    if (r->cache.no_cache && nargs > 1) {
         return slc_cache_rule_fail(r, err, errlen,
                                    "no_cache takes no other action");
     }
     return SLC_OK;
 }
 
-int
-slc_cache_rule_parse(const slc_str_t *args, unsigned nargs,
-                     slc_cache_rule_t *r, char *err, size_t errlen)
+/* match=KIND "REGEX": r's test. */
+static int
+slc_cache_rule_test(slc_sql_rule_t *r, const slc_str_t *args,
+    unsigned nargs, char *err, size_t errlen)
 {
-    *r = (slc_cache_rule_t) { .ttl_ms = -1 };
-    if (nargs < 1 || slc_cache_rule_name(r, &args[0]) != SLC_OK) {
-        snprintf(err, errlen, "cache_rule: a name of letters, digits, "
-                 "\"_\", \"-\" and \".\" first (at most %d)",
-                 SLC_CACHE_RULE_NAME_MAX - 1);
-        return SLC_ERROR;
+    char   why[200];
+    size_t i;
+
+    for (i = 0; i < slc_nelems(slc_cache_matches); i++) {
+        if (slc_cache_rule_word_is(&args[0], slc_cache_matches[i].name)) {
+            break;
+        }
     }
-    if (nargs < 2 || slc_cache_rule_match(r, &args[1]) != SLC_OK) {
+    if (i == slc_nelems(slc_cache_matches)) {
         return slc_cache_rule_fail(r, err, errlen, "match=text, "
                                    "match=table, match=database or "
                                    "match=user after the name");
     }
-    if (nargs < 3 || memchr(args[2].data, '\0', args[2].len) != NULL) {
+    if (nargs < 2) {
         return slc_cache_rule_fail(r, err, errlen,
                                    "a regular expression after match=");
     }
-    r->pattern = malloc(args[2].len + 1);
-    if (r->pattern == NULL) {
-        return slc_cache_rule_fail(r, err, errlen, "out of memory");
+    if (slc_sql_rule_pattern(r, slc_cache_matches[i].on, args[1].data,
+                             args[1].len, why, sizeof(why)) != SLC_OK)
+    {
+        return slc_cache_rule_fail(r, err, errlen, why);
     }
-    memcpy(r->pattern, args[2].data, args[2].len);
-    r->pattern[args[2].len] = '\0';
-    r->pattern_len = args[2].len;
+    return SLC_OK;
+}
+
+int
+slc_cache_rule_parse(const slc_str_t *args, unsigned nargs,
+                     slc_sql_rule_t *r, char *err, size_t errlen)
+{
+    if (nargs < 1 || !slc_sql_rule_name_ok(&args[0])) {
+        snprintf(err, errlen, "cache_rule: a name of letters, digits, "
+                 "\"_\", \"-\" and \".\" first (at most %d)",
+                 SLC_SQL_RULE_NAME_MAX - 1);
+        return SLC_ERROR;
+    }
+    slc_sql_rule_init(r, args[0].data, args[0].len);
+    if (nargs < 2) {
+        return slc_cache_rule_fail(r, err, errlen, "match=text, "
+                                   "match=table, match=database or "
+                                   "match=user after the name");
+    }
+    if (slc_cache_rule_test(r, args + 1, nargs - 1, err, errlen)
+        != SLC_OK)
+    {
+        return SLC_ERROR;
+    }
     return slc_cache_rule_actions(r, args + 3, nargs - 3, err, errlen);
 }
 
-void
-slc_cache_rule_free(slc_cache_rule_t *r)
+size_t
+slc_cache_rule_key(char *dst, const char *name)
 {
-    free(r->pattern);
-    r->pattern = NULL;
-    if (r->code != NULL) {
-        pcre2_code_free(r->code);
-        r->code = NULL;
-    }
-}
+    int n = snprintf(dst, SLC_SQL_RULE_NAME_MAX + 8, "\1rule.%s", name);
 
-
-/* --- rules: the list ---------------------------------------------------- */
-
-void
-slc_cache_rules_init(slc_cache_rules_t *rl)
-{
-    *rl = (slc_cache_rules_t) { .jit = 1 };
-}
-
-static int
-slc_cache_rules_grow(slc_cache_rules_t *rl)
-{
-    unsigned           cap = rl->cap ? rl->cap * 2 : 4;
-    slc_cache_rule_t  *p;
-
-    if (rl->md == NULL) {
-        /* one pair is enough: a match is all we ask, not where */
-        rl->md = pcre2_match_data_create(1, NULL);
-        if (rl->md == NULL) {
-            return SLC_ERROR;
-        }
-    }
-    if (rl->n < rl->cap) {
-        return SLC_OK;
-    }
-    p = reallocarray(rl->rule, cap, sizeof(*p));
-    if (p == NULL) {
-        return SLC_ERROR;
-    }
-    rl->rule = p;
-    rl->cap = cap;
-    return SLC_OK;
-}
-
-static int
-slc_cache_rules_compile(slc_cache_rules_t *rl, slc_cache_rule_t *r,
-                        char *err, size_t errlen)
-{
-    int          code;
-    PCRE2_SIZE   off;
-    PCRE2_UCHAR  msg[160];
-
-    r->code = pcre2_compile((PCRE2_SPTR) r->pattern, r->pattern_len, 0,
-                            &code, &off, NULL);
-    if (r->code == NULL) {
-        if (pcre2_get_error_message(code, msg, sizeof(msg)) < 0) {
-            strlcpy((char *) msg, "?", sizeof(msg));
-        }
-        snprintf(err, errlen, "cache_rule \"%s\": bad regex at offset %zu: "
-                 "%s", r->name, (size_t) off, (const char *) msg);
-        return SLC_ERROR;
-    }
-    if (rl->jit) {
-        /* fails where pcre2 has no JIT: the pattern is interpreted then */
-        (void) pcre2_jit_compile(r->code, PCRE2_JIT_COMPLETE);
-    }
-    return SLC_OK;
+    return n > 0 ? (size_t) n : 0;
 }
 
 int
-slc_cache_rules_add(slc_cache_rules_t *rl, slc_cache_rule_t *r, char *err,
-                    size_t errlen)
-{
-    for (unsigned i = 0; i < rl->n; i++) {
-        if (strcmp(rl->rule[i].name, r->name) == 0) {
-            snprintf(err, errlen, "cache_rule \"%s\": duplicate name",
-                     r->name);
-            slc_cache_rule_free(r);
-            return SLC_ERROR;
-        }
-    }
-    if (slc_cache_rules_grow(rl) != SLC_OK) {
-        snprintf(err, errlen, "cache_rule \"%s\": out of memory", r->name);
-        slc_cache_rule_free(r);
-        return SLC_ERROR;
-    }
-    if (slc_cache_rules_compile(rl, r, err, errlen) != SLC_OK) {
-        slc_cache_rule_free(r);
-        return SLC_ERROR;
-    }
-    rl->rule[rl->n++] = *r;
-    *r = (slc_cache_rule_t) { .ttl_ms = -1 };   /* the list owns it now */
-    return SLC_OK;
-}
-
-void
-slc_cache_rules_free(slc_cache_rules_t *rl)
-{
-    for (unsigned i = 0; i < rl->n; i++) {
-        slc_cache_rule_free(&rl->rule[i]);
-    }
-    free(rl->rule);
-    if (rl->md != NULL) {
-        pcre2_match_data_free(rl->md);
-    }
-    slc_cache_rules_init(rl);
-}
-
-
-/* --- rules: matching ---------------------------------------------------- */
-
-/*
- * 1 on a match, 0 on none.  A match that fails (match or depth limit) is
- * a match for a no_cache rule and none for the others: the error never
- * makes a statement cached that a rule meant to keep out.
- */
-static int
-slc_cache_rule_test(const slc_cache_rules_t *rl, const slc_cache_rule_t *r,
-                    const char *s, size_t n)
-{
-    int  rc = pcre2_match(r->code, (PCRE2_SPTR) s, n, 0, 0, rl->md, NULL);
-
-    if (rc >= 0) {
-        return 1;
-    }
-    return rc != PCRE2_ERROR_NOMATCH && r->no_cache;
-}
-
-static int
-slc_cache_rule_matches(const slc_cache_rules_t *rl,
-                       const slc_cache_rule_t *r,
-                       const slc_cache_subject_t *s)
-{
-    const slc_cache_keys_t  *k = s->keys;
-
-    switch (r->match) {
-    case SLC_CACHE_MATCH_TEXT:
-        return slc_cache_rule_test(rl, r, (const char *) s->q, s->len);
-    case SLC_CACHE_MATCH_USER:
-        return slc_cache_rule_test(rl, r, s->user ? s->user : "",
-                                   s->user ? s->user_len : 0);
-    case SLC_CACHE_MATCH_TABLE:
-        for (unsigned i = 0; i < k->n; i++) {
-            if (slc_cache_rule_test(rl, r, k->key[i].data, k->key[i].len)) {
-                return 1;
-            }
-        }
-        return 0;
-    case SLC_CACHE_MATCH_DATABASE:
-        if (k->n == 0) {
-            return slc_cache_rule_test(rl, r, k->db.data, k->db.len);
-        }
-        for (unsigned i = 0; i < k->n; i++) {
-            if (slc_cache_rule_test(rl, r, k->key[i].data, k->db_len[i])) {
-                return 1;
-            }
-        }
-        return 0;
-    }
-    return 0;
-}
-
-int
-slc_cache_rules_match(const slc_cache_rules_t *rl,
-                      const slc_cache_subject_t *s)
-{
-    for (unsigned i = 0; i < rl->n; i++) {
-        if (slc_cache_rule_matches(rl, &rl->rule[i], s)) {
-            return (int) i;
-        }
-    }
-    return -1;
-}
-
-int
-slc_cache_rule_allows(const slc_cache_rule_t *r, slc_cache_verdict_t v,
+slc_cache_rule_allows(const slc_sql_rule_t *r, slc_cache_verdict_t v,
                       const slc_sql_info_t *si)
 {
     if (v == SLC_CACHE_CACHEABLE) {
         return 1;
     }
     if ((v != SLC_CACHE_TABLES_UNKNOWN && v != SLC_CACHE_STORED_FUNCTION)
-        || r == NULL || r->no_cache)
+        || r == NULL || r->cache.no_cache)
     {
         return 0;
     }
     /* the verdict names the first reason: the other may hold too */
-    if ((si->flags & SLC_SQL_F_STORED_FUNC) && !r->stored_functions) {
+    if ((si->flags & SLC_SQL_F_STORED_FUNC) && !r->cache.stored_functions) {
         return 0;
     }
-    return r->unknown_tables
+    return r->cache.unknown_tables
            || (v != SLC_CACHE_TABLES_UNKNOWN
                && !(si->flags & SLC_SQL_F_TABLES_PARTIAL));
 }

@@ -8,11 +8,10 @@
  * memory; the cache filter calls them and keeps the counters.
  */
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include "slc_core.h"
 #include "slc_sql_classify.h"
+#include "slc_sql_keys.h"
+#include "slc_sql_rule.h"
 
 
 /* --- the verdict -------------------------------------------------------- */
@@ -107,42 +106,6 @@ const char          *slc_cache_verdict_name(slc_cache_verdict_t v);
 int                  slc_cache_is_system_schema(const char *db, size_t len);
 
 
-/* --- table keys --------------------------------------------------------- */
-
-/* A name is at most 64 characters, 4 bytes each in utf8mb4. */
-#define SLC_CACHE_NAME_MAX  256
-#define SLC_CACHE_KEY_MAX   (2 * SLC_CACHE_NAME_MAX + 2)
-
-/*
- * The tables of a statement as "db.table": the default database filled in
- * for an unqualified name (".table" when there is none), backticks removed
- * (a doubled one is one), ASCII letters lowercased (as the server compares
- * names under lower_case_table_names=1; under 0 two tables that differ by
- * case share a key, which only invalidates more), repeats dropped.  The
- * same keys serve a SELECT's entry and a write's invalidation.
- */
-typedef struct {
-    unsigned   n;
-    slc_str_t  key[SLC_SQL_MAX_TABLES];     /* into buf, NUL terminated */
-    size_t     db_len[SLC_SQL_MAX_TABLES];  /* key[i]'s database part */
-    slc_str_t  db;                          /* the default database, the
-                                               same way ("" when none) */
-    char       buf[SLC_SQL_MAX_TABLES * SLC_CACHE_KEY_MAX
-                   + SLC_CACHE_NAME_MAX + 1];
-} slc_cache_keys_t;
-
-/* SLC_OK, or SLC_ERROR when a name is longer than the server allows (the
-   statement fails there; a write's caller invalidates everything). */
-int  slc_cache_table_keys(const uint8_t *q, const slc_sql_info_t *si,
-                          const char *db, size_t db_len,
-                          slc_cache_keys_t *out);
-
-/* The key of a table named as the server stores it (a binlog's table
-   map: no quotes), into dst (SLC_CACHE_KEY_MAX bytes): its length, or -1
-   when a name is too long. */
-ssize_t slc_cache_table_key_raw(char *dst, const char *db, size_t dblen,
-    const char *table, size_t tlen);
-
 /*
  * What a statement invalidates: nothing (not a write), its table keys, or
  * everything, when a write's tables cannot all be named (CALL, a stored
@@ -170,88 +133,35 @@ int  slc_cache_ddl_may(const uint8_t *q, size_t n);
 
 /* --- rules -------------------------------------------------------------- */
 
-typedef enum {
-    SLC_CACHE_MATCH_TEXT = 0,   /* the statement's bytes */
-    SLC_CACHE_MATCH_TABLE,      /* any of its table keys, "db.table" */
-    SLC_CACHE_MATCH_DATABASE,   /* the database of any table key, or the
-                                   default database when it has none */
-    SLC_CACHE_MATCH_USER        /* the user name */
-} slc_cache_match_t;
-
-#define SLC_CACHE_RULE_NAME_MAX  64
-
-/* A rule as parsed; the list compiles it. */
-typedef struct {
-    char               name[SLC_CACHE_RULE_NAME_MAX];
-    slc_cache_match_t  match;
-    char              *pattern;         /* NUL terminated, malloc'd */
-    size_t             pattern_len;
-    unsigned           no_cache:1;
-    unsigned           unknown_tables:1;    /* cache_unknown_tables */
-    unsigned           stored_functions:1;  /* cache_stored_functions */
-    long long          ttl_ms;          /* -1: the default cache_ttl */
-    pcre2_code        *code;            /* set by slc_cache_rules_add */
-} slc_cache_rule_t;
-
 /*
- * The directive's arguments after its name:
+ * cache_rule's arguments after its name, into the rule engine's *r
+ * (slc_sql_rule.h: the server's one list of rules):
  *   NAME match=text|table|database|user "REGEX" ACTION...
  * where ACTION is ttl=DURATION (slc_conf_parse_msec: 500ms, 10s, 1m30s),
  * no_cache, cache_unknown_tables or cache_stored_functions (with or
- * without a ttl= and each other).  Fills *r
- * (r->pattern malloc'd, freed by slc_cache_rule_free or by the list) or
- * returns an error message in err (for the config parser's "file:line: ").
+ * without a ttl= and each other): the rule of a `rule {}` block with
+ * match_text, match_table, match_schema or match_user and the same cache
+ * actions.  SLC_ERROR with why in err (*r freed).
  */
 int   slc_cache_rule_parse(const slc_str_t *args, unsigned nargs,
-                           slc_cache_rule_t *r, char *err, size_t errlen);
-void  slc_cache_rule_free(slc_cache_rule_t *r);
+                           slc_sql_rule_t *r, char *err, size_t errlen);
 
 /*
- * A list of rules, first match wins.  One match data block serves every
- * match: a list belongs to one worker (single-threaded) and a match
- * allocates nothing.  Patterns are JIT-compiled when jit is set and
- * pcre2 supports it, else interpreted; both give the same answers.
+ * The name an entry stored under rule `name` depends on, as it depends
+ * on its tables ("\1rule.NAME", no table's key): `cache flush rule NAME`
+ * moves its generation.  Into dst (SLC_SQL_RULE_NAME_MAX + 8 bytes): its
+ * length.
  */
-typedef struct {
-    slc_cache_rule_t   *rule;
-    unsigned            n;
-    unsigned            cap;
-    unsigned            jit:1;          /* try JIT (the default) */
-    pcre2_match_data   *md;
-} slc_cache_rules_t;
-
-void  slc_cache_rules_init(slc_cache_rules_t *rl);
-
-/*
- * Compile *r and append it (the list takes r->pattern).  SLC_ERROR with
- * "rule "x": bad regex at offset N: why" or a duplicate name in err; *r
- * is then freed.
- */
-int   slc_cache_rules_add(slc_cache_rules_t *rl, slc_cache_rule_t *r,
-                          char *err, size_t errlen);
-void  slc_cache_rules_free(slc_cache_rules_t *rl);
-
-/* What a statement is matched against. */
-typedef struct {
-    const uint8_t           *q;
-    size_t                   len;
-    const slc_cache_keys_t  *keys;      /* its tables and default db */
-    const char              *user;
-    size_t                   user_len;
-} slc_cache_subject_t;
-
-/* The index of the first rule that matches, or -1 (the defaults). */
-int   slc_cache_rules_match(const slc_cache_rules_t *rl,
-                            const slc_cache_subject_t *s);
+size_t slc_cache_rule_key(char *dst, const char *name);
 
 /*
  * Whether a statement of verdict v, classified into *si, may be cached
- * under rule r (NULL: no rule matched): CACHEABLE always, TABLES_UNKNOWN
- * and STORED_FUNCTION only when r allows everything the statement holds
- * of the two (cache_unknown_tables, cache_stored_functions), the rest
- * never.
+ * under rule r (NULL: no rule with a cache action matched): CACHEABLE
+ * always, TABLES_UNKNOWN and STORED_FUNCTION only when r allows
+ * everything the statement holds of the two (cache_unknown_tables,
+ * cache_stored_functions), the rest never.
  */
-int   slc_cache_rule_allows(const slc_cache_rule_t *r, slc_cache_verdict_t v,
+int   slc_cache_rule_allows(const slc_sql_rule_t *r, slc_cache_verdict_t v,
                             const slc_sql_info_t *si);
 
 #endif /* SLC_CACHE_POLICY_H */

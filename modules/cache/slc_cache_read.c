@@ -135,7 +135,7 @@ slc_cache_read_key(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
  * trigger invalidates the names it changes).
  */
 static slc_cache_verdict_t
-slc_cache_read_depends(slc_cache_ctx_t *cc, const slc_cache_keys_t *keys,
+slc_cache_read_depends(slc_cache_ctx_t *cc, const slc_sql_keys_t *keys,
     slc_str_t *dep, unsigned *ndep)
 {
     slc_catalog_names_t *r = slc_cache_session_names();
@@ -184,7 +184,7 @@ static int slc_cache_read_remote(slc_cache_ctx_t *cc, const uint8_t *key,
  */
 static int
 slc_cache_read_keep(slc_cache_ctx_t *cc, const uint8_t *key, size_t klen,
-    uint64_t hash, const slc_cache_keys_t *keys, long long ttl,
+    uint64_t hash, const slc_sql_keys_t *keys, long long ttl,
     const slc_cache_exec_t *x, int ask)
 {
     slc_cache_refusal_e r;
@@ -197,6 +197,16 @@ slc_cache_read_keep(slc_cache_ctx_t *cc, const uint8_t *key, size_t klen,
         v = SLC_CACHE_TABLES_UNKNOWN;
     } else {
         v = slc_cache_read_depends(cc, keys, dep, &ndep);
+    }
+    if (v == SLC_CACHE_CACHEABLE && cc->rule >= 0) {
+        /* `cache flush rule NAME` reaches it as a table's would */
+        if (ndep == SLC_CACHE_TABLES) {
+            v = SLC_CACHE_SCHEMA_UNKNOWN;
+        } else {
+            dep[ndep].data = cc->rule_key;
+            dep[ndep++].len = slc_cache_rule_key(cc->rule_key,
+                slc_rules_get(cc->s, cc->rule)->name);
+        }
     }
     if (v != SLC_CACHE_CACHEABLE) {
         slc_cache_bump(cc->cnt->uncacheable[v]);
@@ -511,7 +521,7 @@ slc_cache_read_remote(slc_cache_ctx_t *cc, const uint8_t *key, size_t klen,
 /* The rule of the statement, -1 for none; its ttl or no_cache. */
 static int
 slc_cache_read_rule(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
-    const slc_cache_keys_t *keys)
+    const slc_sql_keys_t *keys)
 {
     int i = slc_cache_session_rule(cc, q, n, keys);
 
@@ -525,9 +535,9 @@ slc_cache_read_rule(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
 static int
 slc_cache_read_select(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
     const slc_sql_info_t *si, slc_cache_verdict_t v,
-    const slc_cache_keys_t *keys, const slc_cache_exec_t *x)
+    const slc_sql_keys_t *keys, const slc_cache_exec_t *x)
 {
-    const slc_cache_rule_t *r = NULL;
+    const slc_sql_rule_t   *r = NULL;
     long long               ttl = cc->conf->ttl;
     const uint8_t          *key;
     size_t                  klen;
@@ -535,11 +545,11 @@ slc_cache_read_select(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
 
     cc->rule = slc_cache_read_rule(cc, q, n, keys);
     if (cc->rule >= 0) {
-        r = &cc->conf->rules.rule[cc->rule];
-        if (r->no_cache) {
+        r = slc_rules_get(cc->s, cc->rule);
+        if (r->cache.no_cache) {
             return SLC_FILTER_PASS;
         }
-        ttl = r->ttl_ms >= 0 ? r->ttl_ms : ttl;
+        ttl = r->cache.ttl_ms >= 0 ? r->cache.ttl_ms : ttl;
     }
     if (!slc_cache_rule_allows(r, v, si)) {
         slc_cache_bump(cc->cnt->uncacheable[v]);
@@ -578,7 +588,7 @@ slc_cache_read(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
 {
     const char          *db = x != NULL ? x->ps->db : cc->db;
     slc_cache_session_t  ss;
-    slc_cache_keys_t    *keys;
+    slc_sql_keys_t    *keys;
     slc_cache_verdict_t  v;
 
     cc->select = si->kind == SLC_SQL_SELECT;
@@ -594,7 +604,7 @@ slc_cache_read(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
         return SLC_FILTER_PASS;
     }
     keys = slc_cache_session_keys();
-    if (slc_cache_table_keys(q, si, db, ss.db_len, keys) != SLC_OK) {
+    if (slc_sql_table_keys(q, si, db, ss.db_len, keys) != SLC_OK) {
         return SLC_FILTER_PASS;
     }
     return slc_cache_read_select(cc, q, n, si, v, keys, x);

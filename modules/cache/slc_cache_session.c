@@ -20,10 +20,10 @@
 
 /* 8 KiB each that a statement must not allocate: a worker is single
    threaded, and each is used within one hook call. */
-static slc_cache_keys_t     slc_cache_session_keys_buf;
+static slc_sql_keys_t     slc_cache_session_keys_buf;
 static slc_catalog_names_t  slc_cache_session_names_buf;
 
-slc_cache_keys_t *
+slc_sql_keys_t *
 slc_cache_session_keys(void)
 {
     return &slc_cache_session_keys_buf;
@@ -198,15 +198,18 @@ slc_cache_session_of(slc_cache_ctx_t *cc, const char *db,
 
 int
 slc_cache_session_rule(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
-    const slc_cache_keys_t *keys)
+    const slc_sql_keys_t *keys)
 {
-    slc_cache_subject_t sub = {
-        .q = q, .len = n, .keys = keys,
-        .user = cc->s->user, .user_len = strlen(cc->s->user),
-    };
+    const slc_sql_rule_verdict_t *cv = slc_cmd_rules(cc->s);
+    slc_sql_rule_verdict_t        v;
 
-    if (cc->conf->rules.n == 0) {
+    if (cc->s->srv->rules == NULL) {
         return -1;
     }
-    return slc_cache_rules_match(&cc->conf->rules, &sub);
+    if (cv != NULL && cv->q == q && cv->n == n) {
+        return cv->cache;               /* the command's own, made once */
+    }
+    slc_rules_eval(cc->s, q, n, (slc_cmd_status(cc->s)
+                   & SLC_SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0, keys, &v);
+    return v.cache;
 }

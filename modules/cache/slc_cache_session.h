@@ -12,6 +12,7 @@
 
 #include "slc_event.h"
 #include "slc_mysql_filter.h"
+#include "slc_mysql_rules.h"
 #include "slc_cache.h"
 #include "slc_cache_vars.h"
 #include "slc_mysql_catalog.h"
@@ -137,6 +138,9 @@ typedef struct {
     uint8_t                 iso_use;    /* it takes SET TRANSACTION's
                                            level: SLC_CACHE_ISO_USE_* */
     int                     rule;       /* its rule, -1: none */
+    char                    rule_key[SLC_SQL_RULE_NAME_MAX + 8];
+                                        /* its entry's name for the rule
+                                           (slc_cache_rule_key) */
     slc_cache_store_t       st;
     uint64_t                sent_after; /* the loop's time when it passed */
     uint64_t                npkt;       /* response packets begun */
@@ -229,7 +233,7 @@ typedef struct {
 
 /* The scratch of a hook call: table keys; the schema catalog's names,
    zeroed for a first question (slc_catalog_names_t). */
-slc_cache_keys_t    *slc_cache_session_keys(void);
+slc_sql_keys_t    *slc_cache_session_keys(void);
 slc_catalog_names_t *slc_cache_session_names(void);
 /* The session's sql_mode may have ANSI_QUOTES (its SET, or the server's
    default). */
@@ -248,9 +252,10 @@ void slc_cache_session_iso_after(slc_cache_ctx_t *cc, int ok);
    command in flight whose unqualified names are in db. */
 void slc_cache_session_of(slc_cache_ctx_t *cc, const char *db,
     slc_cache_session_t *ss);
-/* The first rule that matches the statement, -1 for none; no counter. */
+/* The index (in srv->rules) of the rule whose cache actions the statement
+   gets (slc_rules_eval), -1 for none; no counter. */
 int  slc_cache_session_rule(slc_cache_ctx_t *cc, const uint8_t *q, size_t n,
-    const slc_cache_keys_t *keys);
+    const slc_sql_keys_t *keys);
 
 /* slc_cache_inv.c */
 

@@ -36,6 +36,7 @@
 #include "slc_mysql_cmd.h"
 #include "slc_mysql_codec.h"
 #include "slc_mysql_router.h"
+#include "slc_mysql_rules.h"
 #include "slc_mysql_upstream.h"
 #include "slc_rwsplit.h"
 #include "slc_rwsplit_decide.h"
@@ -125,6 +126,7 @@ static const slc_router_t slc_rwsplit_router = {
     .restore = slc_rwsplit_restore,
     .adopt = slc_rwsplit_adopt,
     .own_lost = slc_rwsplit_own_lost,
+    .maint = slc_rwsplit_maint,
 };
 
 static const slc_backend_ops_t slc_rwsplit_replica_ops = {
@@ -556,6 +558,39 @@ slc_rwsplit_replica(slc_session_t *s, slc_rwsplit_ctx_t *rc)
     return NULL;
 }
 
+/* A replica backend on the server a rule names (rc->want): one of the
+   session's, or opened now; NULL when it is not usable. */
+static slc_backend_t *
+slc_rwsplit_replica_at(slc_session_t *s, slc_rwsplit_ctx_t *rc)
+{
+    const slc_upstream_t *up = s->srv->upstream;
+    uint8_t               skip[SLC_UPSTREAM_SET_BYTES];
+    slc_backend_t        *b;
+
+    if (slc_rwsplit_state_has(rc, SLC_RWSPLIT_SESS_PRIMARY_ONLY)
+        || !slc_upstream_usable(rc->want))
+    {
+        return NULL;
+    }
+    for (unsigned i = 0; i < rc->nreplicas; i++) {
+        if (rc->replica[i]->server == rc->want) {
+            return rc->replica[i];
+        }
+    }
+    if (rc->nreplicas >= rc->conf->max_replica_connections) {
+        return NULL;
+    }
+    memset(skip, 0xff, sizeof(skip));
+    skip[(rc->want - up->servers) / 8] &=
+        (uint8_t) ~(1u << ((rc->want - up->servers) % 8));
+    b = slc_rwsplit_open(s, rc, SLC_ROLE_REPLICA, skip,
+                         &slc_rwsplit_replica_ops);
+    if (b != NULL) {
+        slc_rwsplit_add_replica(rc, b);
+    }
+    return b;
+}
+
 /* The replica running a read-only transaction, if one does. */
 static slc_backend_t *
 slc_rwsplit_ro_trx(slc_rwsplit_ctx_t *rc)
@@ -643,9 +678,13 @@ slc_rwsplit_read_on(slc_session_t *s, slc_rwsplit_ctx_t *rc,
     const slc_cmd_t *c,
     slc_rwsplit_go_t go)
 {
-    slc_backend_t *b = slc_rwsplit_replica(s, rc);
+    slc_backend_t *b = NULL;
 
-    if (b == NULL) {
+    if (rc->want != NULL && (b = slc_rwsplit_replica_at(s, rc)) == NULL) {
+        slc_rules_refused(s, slc_cmd_rules(s)->route, "its server is not "
+            "available (a replica that is up, and not drained)");
+    }
+    if (b == NULL && (b = slc_rwsplit_replica(s, rc)) == NULL) {
         return s->backend;
     }
     if (go == SLC_RWSPLIT_GO_REPLICA_HINT) {
@@ -674,10 +713,12 @@ slc_rwsplit_route(slc_session_t *s, slc_rwsplit_ctx_t *rc, const slc_cmd_t *c,
     uint16_t         status = s->backend->track.status;
     slc_rwsplit_facts_t  f;
     slc_rwsplit_go_t     go;
+    slc_sql_info_t       ruled;
 
     if (si->flags & SLC_SQL_F_TEMPORARY) {
         slc_rwsplit_state_temp(rc);
     }
+    si = slc_rwsplit_ruled(s, rc, si, &ruled);
     slc_rwsplit_facts(s, rc, si, ro != NULL, &f);
     go = slc_rwsplit_decide(&f);
     switch (go) {

@@ -136,6 +136,8 @@ typedef struct {
     unsigned        nreplicas;
     slc_rwsplit_copies_t rep[SLC_RWSPLIT_MAX_REPLICAS];
     slc_backend_t  *last;           /* where the last statement ran */
+    const slc_upstream_server_t *want;  /* a rule's route server=NAME for
+                                       the statement (slc_rwsplit_ruled) */
     uint64_t        errs_seen;      /* the reopened primary's (replay) */
     slc_rwsplit_sess_t sess;        /* what decides routing */
     unsigned        restored:1;     /* the history came with a handover */
@@ -197,6 +199,21 @@ extern slc_module_t slc_readwritesplit_module;
 
 /* slc_rwsplit.c */
 int    slc_rwsplit_replay(slc_rwsplit_ctx_t *rc, slc_backend_t *b);
+/* The router's maint hook (slc_rwsplit_maint.c, slc_mysql_router.h). */
+int    slc_rwsplit_maint(slc_session_t *s, int close);
+
+/*
+ * The query rules' route (slc_rwsplit_rules.c) for the statement
+ * classified as *si: si itself, or a copy in *tmp with the routing hint
+ * the rule gives: primary, or replica for a statement that may run on a
+ * replica (a read, outside a read-write transaction), with rc->want the
+ * server a route server=NAME names.  A rule that would send a write (or
+ * what must run on the primary) to a replica is refused: the statement
+ * routes as if no rule had matched, and the refusal is counted and
+ * logged (slc_rules_refused).
+ */
+const slc_sql_info_t *slc_rwsplit_ruled(slc_session_t *s,
+    slc_rwsplit_ctx_t *rc, const slc_sql_info_t *si, slc_sql_info_t *tmp);
 slc_backend_t *slc_rwsplit_open(slc_session_t *s, slc_rwsplit_ctx_t *rc,
     unsigned roles, const uint8_t *skip, const slc_backend_ops_t *ops);
 int    slc_rwsplit_idle(const slc_backend_t *b);

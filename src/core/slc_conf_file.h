@@ -27,6 +27,7 @@
 #define SLC_CONF_UPSTREAM   0x00000010
 #define SLC_CONF_SERVER     0x00000020
 #define SLC_CONF_REDIS      0x00000040    /* redis NAME { } (cache_redis) */
+#define SLC_CONF_RULE       0x00000080    /* rule NAME { } in a server */
 #define SLC_CONF_ANY        0x000000ff
 
 /* Argument counts (number of words after the directive name). */

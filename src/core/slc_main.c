@@ -184,19 +184,34 @@ slc_send_signal(slc_cycle_t *cycle, const char *name)
     return 1;
 }
 
-static void
+/*
+ * The parent waits for the master's word that its pid file is written
+ * (slc_master_run's ready_fd) and exits 0, or 1 if the master died first
+ * (the reason is in the error log).  Returns the pipe's end for the
+ * master.
+ */
+static int
 slc_daemonize(void)
 {
-    pid_t pid = fork();
-    int   fd;
+    int   ready[2], fd;
+    pid_t pid;
+    char  c;
 
-    if (pid == -1) {
-        slc_log_errno(SLC_LOG_EMERG, errno, "fork() failed");
+    if (pipe2(ready, O_CLOEXEC) == -1 || (pid = fork()) == -1) {
+        slc_log_errno(SLC_LOG_EMERG, errno, "daemonizing failed");
         exit(1);
     }
     if (pid > 0) {
-        _exit(0);
+        ssize_t n;
+
+        close(ready[1]);
+        c = 0;
+        do {
+            n = read(ready[0], &c, 1);
+        } while (n == -1 && errno == EINTR);
+        _exit(n == 1 && c == '1' ? 0 : 1);
     }
+    close(ready[0]);
     setsid();
     fd = open("/dev/null", O_RDWR);
     if (fd != -1) {
@@ -206,6 +221,7 @@ slc_daemonize(void)
             close(fd);
         }
     }
+    return ready[1];
 }
 
 static slc_cycle_t *
@@ -293,12 +309,11 @@ main(int argc, char **argv)
     if (slc_start(cycle) != SLC_OK) {
         return 1;
     }
-    if (cycle->daemon) {
-        slc_daemonize();
-    }
+    int ready = cycle->daemon ? slc_daemonize() : -1;
+
     if (!cycle->master_process) {
-        slc_single_run(cycle);
+        slc_single_run(cycle, ready);
     }
-    slc_master_run(cycle, argc, argv);
+    slc_master_run(cycle, argc, argv, ready);
     return 0;
 }

@@ -413,8 +413,18 @@ slc_master_handle_signals(void)
     }
 }
 
+/* The pid file is there: the daemonizing parent may exit. */
+static void
+slc_master_ready(int fd)
+{
+    if (fd != -1) {
+        (void) !write(fd, "1", 1);
+        close(fd);
+    }
+}
+
 void
-slc_master_run(slc_cycle_t *cycle, int argc, char **argv)
+slc_master_run(slc_cycle_t *cycle, int argc, char **argv, int ready_fd)
 {
     slc_master_cycle = cycle;
     slc_master_procs_init();
@@ -425,6 +435,7 @@ slc_master_run(slc_cycle_t *cycle, int argc, char **argv)
     if (slc_master_write_pid(cycle) != SLC_OK) {
         exit(1);
     }
+    slc_master_ready(ready_fd);
     slc_master_title_set(argc, argv);
     slc_log(SLC_LOG_NOTICE, "sluice/%s started, %d worker(s)", SLC_VERSION,
         cycle->worker_processes);
@@ -451,12 +462,13 @@ slc_master_run(slc_cycle_t *cycle, int argc, char **argv)
 }
 
 void
-slc_single_run(slc_cycle_t *cycle)
+slc_single_run(slc_cycle_t *cycle, int ready_fd)
 {
     slc_master_cycle = cycle;
     if (slc_master_write_pid(cycle) != SLC_OK) {
         exit(1);
     }
+    slc_master_ready(ready_fd);
     slc_log(SLC_LOG_NOTICE, "sluice/%s started without a master process",
         SLC_VERSION);
     for (slc_role_t *r = cycle->roles; r != NULL; r = r->next) {

@@ -10,10 +10,17 @@
  * shutdowns.  Never serves a client itself.
  */
 
-/* Never returns. */
-void slc_master_run(slc_cycle_t *cycle, int argc, char **argv);
+/*
+ * Never returns.  ready_fd (-1: none) is the daemonizing parent's pipe:
+ * a byte goes there, and it is closed, once the pid file is written, so
+ * that the parent exits 0 only then (systemd's Type=forking reads the pid
+ * file as the parent exits); a master that dies first closes it unwritten
+ * and the parent exits 1.
+ */
+void slc_master_run(slc_cycle_t *cycle, int argc, char **argv,
+    int ready_fd);
 /* master_process off: serve in this process; never returns. */
-void slc_single_run(slc_cycle_t *cycle);
+void slc_single_run(slc_cycle_t *cycle, int ready_fd);
 
 /*
  * Take back what a reaped child held in shared memory, before its process

@@ -363,6 +363,9 @@ slc_mysql_check_srv(slc_mysql_conf_t *mc, slc_mysql_srv_t *srv, char *err,
             "\"auth passthrough\"", srv->file, srv->line, srv->router->name);
         return SLC_ERROR;
     }
+    if (slc_mysql_rule_check(srv, err, errlen) != SLC_OK) {
+        return SLC_ERROR;
+    }
     if (slc_mysql_srv_router(srv)->check != NULL) {
         return slc_mysql_srv_router(srv)->check(srv, err, errlen);
     }

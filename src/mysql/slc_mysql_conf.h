@@ -30,6 +30,8 @@ typedef struct slc_upstream_server_s slc_upstream_server_t;
 typedef struct slc_mysql_srv_s       slc_mysql_srv_t;
 typedef struct slc_server_stats_s    slc_server_stats_t;
 typedef struct slc_session_s         slc_session_t;
+struct slc_sql_rule_s;
+struct slc_sql_rules_s;
 
 struct slc_mysql_user_s {
     slc_str_t                 name;
@@ -141,8 +143,25 @@ struct slc_mysql_srv_s {
     unsigned                  nlisten;
     unsigned                  traffic_col;  /* slc_mysql_traffic.h */
     unsigned                  digests;      /* SLC_DIGESTS_* */
+    /* its query rules and cache_rules, in order (slc_sql_rule.h); NULL:
+       none */
+    struct slc_sql_rules_s   *rules;
     slc_mysql_srv_t          *next;
 };
+
+/*
+ * The server's rule list, made on first use (the rule and cache_rule
+ * directives; freed with the cycle's pool): NULL when out of memory.
+ */
+struct slc_sql_rules_s *slc_mysql_rule_list(slc_conf_t *cf,
+    slc_mysql_srv_t *srv);
+/* A rule NAME { } block's, or a cache_rule's, rule *r goes on srv's list
+   (which takes it, or frees it): NULL or the error. */
+const char *slc_mysql_rule_add(slc_conf_t *cf, slc_mysql_srv_t *srv,
+    struct slc_sql_rule_s *r);
+/* The checks of srv's rules once its router and upstream are known. */
+int  slc_mysql_rule_check(const slc_mysql_srv_t *srv, char *err,
+    size_t errlen);
 
 /*
  * The module's conf at the main level, which a mysql {} block fills
@@ -178,6 +197,9 @@ struct slc_mysql_conf_s {
 SLC_MYSQL_HANDLER(slc_mysql_block);
 SLC_MYSQL_HANDLER(slc_mysql_buffer_size);
 SLC_MYSQL_HANDLER(slc_mysql_digests);
+SLC_MYSQL_HANDLER(slc_mysql_rule_block);
+SLC_MYSQL_HANDLER(slc_mysql_rule_directive);
+SLC_MYSQL_HANDLER(slc_mysql_rule_match_limit);
 SLC_MYSQL_HANDLER(slc_mysql_digest_top);
 SLC_MYSQL_HANDLER(slc_mysql_digest_metrics);
 SLC_MYSQL_HANDLER(slc_mysql_user);

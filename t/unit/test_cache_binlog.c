@@ -136,10 +136,10 @@ slc_test_xid(const char *data)
 START_TEST(test_rows)
 {
     slc_cache_binlog_group_t g;
-    char                     key[SLC_CACHE_KEY_MAX];
+    char                     key[SLC_SQL_KEY_MAX];
     ssize_t                  n;
 
-    n = slc_cache_table_key_raw(key, "Test", 4, "T1", 2);
+    n = slc_sql_table_key_raw(key, "Test", 4, "T1", 2);
     ck_assert_int_eq(n, 7);
     ck_assert_str_eq(key, "test.t1");
 
@@ -616,7 +616,7 @@ END_TEST
 START_TEST(test_long_names)
 {
     slc_cache_binlog_group_t g;
-    char                     name[SLC_CACHE_NAME_MAX + 2];
+    char                     name[SLC_SQL_NAME_MAX + 2];
 
     memset(name, 'a', sizeof(name) - 1);
     name[sizeof(name) - 1] = '\0';              /* 257 bytes */

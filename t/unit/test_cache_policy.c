@@ -491,7 +491,7 @@ static const struct {
 };
 
 static void
-slc_test_keys_str(const slc_cache_keys_t *k, char *buf, size_t n)
+slc_test_keys_str(const slc_sql_keys_t *k, char *buf, size_t n)
 {
     buf[0] = '\0';
     for (unsigned i = 0; i < k->n; i++) {
@@ -510,11 +510,11 @@ START_TEST(test_keys)
         const char        *q = slc_test_keys[i].q;
         const char        *db = slc_test_keys[i].db;
         slc_sql_info_t     si;
-        slc_cache_keys_t   k;
+        slc_sql_keys_t   k;
         char               got[2048];
 
         (void) slc_sql_classify((const uint8_t *) q, strlen(q), 0, &si);
-        ck_assert_int_eq(slc_cache_table_keys((const uint8_t *) q, &si, db,
+        ck_assert_int_eq(slc_sql_table_keys((const uint8_t *) q, &si, db,
                                               db ? strlen(db) : 0, &k),
                          SLC_OK);
         slc_test_keys_str(&k, got, sizeof(got));
@@ -528,31 +528,31 @@ END_TEST
 /* The default database is kept lowercased; names too long fail. */
 START_TEST(test_keys_limits)
 {
-    char              q[2048], name[SLC_CACHE_NAME_MAX + 2];
+    char              q[2048], name[SLC_SQL_NAME_MAX + 2];
     slc_sql_info_t    si;
-    slc_cache_keys_t  k;
+    slc_sql_keys_t  k;
 
     memset(&si, 0, sizeof(si));
-    ck_assert_int_eq(slc_cache_table_keys((const uint8_t *) "", &si, "ShOp",
+    ck_assert_int_eq(slc_sql_table_keys((const uint8_t *) "", &si, "ShOp",
                                           4, &k), SLC_OK);
     ck_assert_str_eq(k.db.data, "shop");
     ck_assert_uint_eq(k.n, 0);
 
     /* a name of exactly the limit fits, one more does not */
-    memset(name, 'a', SLC_CACHE_NAME_MAX);
-    name[SLC_CACHE_NAME_MAX] = '\0';
+    memset(name, 'a', SLC_SQL_NAME_MAX);
+    name[SLC_SQL_NAME_MAX] = '\0';
     snprintf(q, sizeof(q), "SELECT * FROM `%s`.`%s`", name, name);
     (void) slc_sql_classify((uint8_t *) q, strlen(q), 0, &si);
-    ck_assert_int_eq(slc_cache_table_keys((uint8_t *) q, &si, name,
-                                          SLC_CACHE_NAME_MAX, &k), SLC_OK);
-    ck_assert_uint_eq(k.key[0].len, 2 * SLC_CACHE_NAME_MAX + 1);
-    name[SLC_CACHE_NAME_MAX] = 'a';
-    name[SLC_CACHE_NAME_MAX + 1] = '\0';
+    ck_assert_int_eq(slc_sql_table_keys((uint8_t *) q, &si, name,
+                                          SLC_SQL_NAME_MAX, &k), SLC_OK);
+    ck_assert_uint_eq(k.key[0].len, 2 * SLC_SQL_NAME_MAX + 1);
+    name[SLC_SQL_NAME_MAX] = 'a';
+    name[SLC_SQL_NAME_MAX + 1] = '\0';
     snprintf(q, sizeof(q), "SELECT * FROM `%s`", name);
     (void) slc_sql_classify((uint8_t *) q, strlen(q), 0, &si);
-    ck_assert_int_eq(slc_cache_table_keys((uint8_t *) q, &si, "s", 1, &k),
+    ck_assert_int_eq(slc_sql_table_keys((uint8_t *) q, &si, "s", 1, &k),
                      SLC_ERROR);
-    ck_assert_int_eq(slc_cache_table_keys((uint8_t *) q, &si, name,
+    ck_assert_int_eq(slc_sql_table_keys((uint8_t *) q, &si, name,
                                           strlen(name), &k), SLC_ERROR);
 }
 END_TEST
@@ -560,27 +560,27 @@ END_TEST
 /* Sixteen different longest names fill the buffer exactly. */
 START_TEST(test_keys_full)
 {
-    char              *q = malloc(16 * 600), name[SLC_CACHE_NAME_MAX + 1];
+    char              *q = malloc(16 * 600), name[SLC_SQL_NAME_MAX + 1];
     size_t             n = 0;
     slc_sql_info_t     si;
-    slc_cache_keys_t   k;
+    slc_sql_keys_t   k;
 
     ck_assert_ptr_nonnull(q);
     n += (size_t) sprintf(q, "SELECT * FROM ");
     for (int i = 0; i < SLC_SQL_MAX_TABLES; i++) {
-        memset(name, 'A' + i, SLC_CACHE_NAME_MAX);
-        name[SLC_CACHE_NAME_MAX] = '\0';
+        memset(name, 'A' + i, SLC_SQL_NAME_MAX);
+        name[SLC_SQL_NAME_MAX] = '\0';
         n += (size_t) sprintf(q + n, "%s`%s`.`%s`", i ? ", " : "", name,
                               name);
     }
     (void) slc_sql_classify((uint8_t *) q, n, 0, &si);
     ck_assert_uint_eq(si.ntables, SLC_SQL_MAX_TABLES);
-    memset(name, 'z', SLC_CACHE_NAME_MAX);
-    ck_assert_int_eq(slc_cache_table_keys((uint8_t *) q, &si, name,
-                                          SLC_CACHE_NAME_MAX, &k), SLC_OK);
+    memset(name, 'z', SLC_SQL_NAME_MAX);
+    ck_assert_int_eq(slc_sql_table_keys((uint8_t *) q, &si, name,
+                                          SLC_SQL_NAME_MAX, &k), SLC_OK);
     ck_assert_uint_eq(k.n, SLC_SQL_MAX_TABLES);
     ck_assert_int_eq(k.key[15].data[0], 'p');
-    ck_assert_uint_eq(k.key[15].len, 2 * SLC_CACHE_NAME_MAX + 1);
+    ck_assert_uint_eq(k.key[15].len, 2 * SLC_SQL_NAME_MAX + 1);
     free(q);
 }
 END_TEST
@@ -731,51 +731,66 @@ slc_test_args(char *line, slc_str_t *args, unsigned max)
     return n;
 }
 
+/* A rule that holds nothing to free (a failed parse leaves it so). */
+static void
+slc_test_rule_empty(const slc_sql_rule_t *r)
+{
+    for (unsigned on = 0; on < SLC_RULE_ON_N; on++) {
+        ck_assert_ptr_null(r->code[on]);
+    }
+    ck_assert_ptr_null(r->rewrite);
+}
+
 /* Parse and add one rule line; SLC_OK or SLC_ERROR with err set. */
 static int
-slc_test_rule(slc_cache_rules_t *rl, const char *line, char *err,
+slc_test_rule(slc_sql_rules_t *rl, const char *line, char *err,
               size_t errlen)
 {
-    char              buf[512];
-    slc_str_t         args[16];
-    unsigned          n;
-    slc_cache_rule_t  r;
+    char            buf[512];
+    slc_str_t       args[16];
+    unsigned        n;
+    slc_sql_rule_t  r;
 
+    memset(&r, 0, sizeof(r));
     strlcpy(buf, line, sizeof(buf));
     n = slc_test_args(buf, args, 16);
     if (slc_cache_rule_parse(args, n, &r, err, errlen) != SLC_OK) {
-        ck_assert_ptr_null(r.pattern);
+        slc_test_rule_empty(&r);
         return SLC_ERROR;
     }
-    return slc_cache_rules_add(rl, &r, err, errlen);
+    return slc_sql_rules_add(rl, &r, err, errlen);
 }
+
+#define ON_TEXT    SLC_RULE_ON_TEXT
+#define ON_TABLE   SLC_RULE_ON_TABLE
+#define ON_SCHEMA  SLC_RULE_ON_SCHEMA     /* match=database */
+#define ON_USER    SLC_RULE_ON_USER
 
 START_TEST(test_rule_parse)
 {
     static const struct {
         const char  *line;
         const char  *err;       /* NULL: valid */
-        int          match;
+        int          on;
         long long    ttl;
         int          no_cache;
         int          unknown;
     } p[] = {
-        { "r1 match=text '^SELECT' ttl=10s", NULL, SLC_CACHE_MATCH_TEXT,
-          10000, 0, 0 },
-        { "r2 match=table '^shop\\.prices$' no_cache", NULL,
-          SLC_CACHE_MATCH_TABLE, -1, 1, 0 },
-        { "r3 match=database ^shop$ ttl=1m30s", NULL,
-          SLC_CACHE_MATCH_DATABASE, 90000, 0, 0 },
+        { "r1 match=text '^SELECT' ttl=10s", NULL, ON_TEXT, 10000, 0, 0 },
+        { "r2 match=table '^shop\\.prices$' no_cache", NULL, ON_TABLE, -1,
+          1, 0 },
+        { "r3 match=database ^shop$ ttl=1m30s", NULL, ON_SCHEMA, 90000, 0,
+          0 },
         { "r4 match=user ^report$ ttl=500ms cache_unknown_tables", NULL,
-          SLC_CACHE_MATCH_USER, 500, 0, 1 },
-        { "r5 match=table . cache_unknown_tables", NULL,
-          SLC_CACHE_MATCH_TABLE, -1, 0, 1 },
-        { "r6.x-y_z match=text x ttl=5", NULL, SLC_CACHE_MATCH_TEXT, 5000,
-          0, 0 },
+          ON_USER, 500, 0, 1 },
+        { "r5 match=table . cache_unknown_tables", NULL, ON_TABLE, -1, 0,
+          1 },
+        { "r6.x-y_z match=text x ttl=5", NULL, ON_TEXT, 5000, 0, 0 },
         { "", "a name", 0, 0, 0, 0 },
         { "bad/name match=text x ttl=1s", "a name", 0, 0, 0, 0 },
         { "r match=column x ttl=1s", "match=text, match=table", 0, 0, 0, 0 },
         { "r text x ttl=1s", "match=text, match=table", 0, 0, 0, 0 },
+        { "r", "match=text, match=table", 0, 0, 0, 0 },
         { "r match=text", "a regular expression", 0, 0, 0, 0 },
         { "r match=text x", "no action", 0, 0, 0, 0 },
         { "r match=text x ttl=0", "invalid ttl", 0, 0, 0, 0 },
@@ -795,28 +810,39 @@ START_TEST(test_rule_parse)
     };
 
     for (size_t i = 0; i < slc_nelems(p); i++) {
-        char              buf[512], err[256] = "";
-        slc_str_t         args[16];
-        unsigned          n;
-        slc_cache_rule_t  r;
-        int               rc;
+        char            buf[512], err[256] = "";
+        slc_str_t       args[16];
+        unsigned        n;
+        slc_sql_rule_t  r;
+        int             rc;
 
+        memset(&r, 0, sizeof(r));
         strlcpy(buf, p[i].line, sizeof(buf));
         n = slc_test_args(buf, args, 16);
         rc = slc_cache_rule_parse(args, n, &r, err, sizeof(err));
         if (p[i].err != NULL) {
             ck_assert_msg(rc == SLC_ERROR && strstr(err, p[i].err) != NULL,
                           "\"%s\": %d \"%s\"", p[i].line, rc, err);
-            ck_assert_ptr_null(r.pattern);
+            slc_test_rule_empty(&r);
             continue;
         }
         ck_assert_msg(rc == SLC_OK, "\"%s\": %s", p[i].line, err);
-        ck_assert_int_eq(r.match, p[i].match);
-        ck_assert_int_eq(r.ttl_ms, p[i].ttl);
-        ck_assert_int_eq(r.no_cache, p[i].no_cache);
-        ck_assert_int_eq(r.unknown_tables, p[i].unknown);
-        ck_assert_str_eq(r.pattern, args[2].data);
-        slc_cache_rule_free(&r);
+        ck_assert_str_eq(r.name, args[0].data);
+        /* the one test its match= names, and a cache action */
+        for (int on = 0; on < SLC_RULE_ON_N; on++) {
+            ck_assert_msg((r.code[on] != NULL) == (on == p[i].on),
+                          "\"%s\": %s", p[i].line,
+                          slc_sql_rule_on_name(on));
+        }
+        ck_assert(r.cache.set);
+        ck_assert_int_eq(r.cache.ttl_ms, p[i].ttl);
+        ck_assert_int_eq(r.cache.no_cache, p[i].no_cache);
+        ck_assert_int_eq(r.cache.unknown_tables, p[i].unknown);
+        ck_assert_int_eq(r.route, SLC_RULE_ROUTE_NONE);
+        ck_assert(!r.block && !r.cont);
+        ck_assert_ptr_null(r.rewrite);
+        slc_sql_rule_free(&r);
+        slc_test_rule_empty(&r);
     }
 }
 END_TEST
@@ -831,7 +857,7 @@ slc_test_classify(const char *q, slc_sql_info_t *si)
 }
 
 static void
-slc_test_rule_of(const char *line, slc_cache_rule_t *r)
+slc_test_rule_of(const char *line, slc_sql_rule_t *r)
 {
     char       buf[256], err[256];
     slc_str_t  args[16];
@@ -850,7 +876,7 @@ slc_test_rule_of(const char *line, slc_cache_rule_t *r)
  */
 START_TEST(test_rule_allows)
 {
-    slc_cache_rule_t     fn, unk, both, ttl;
+    slc_sql_rule_t       fn, unk, both, ttl, no;
     slc_sql_info_t       si;
     slc_cache_verdict_t  v;
     char                 q[1024];
@@ -862,10 +888,11 @@ START_TEST(test_rule_allows)
     slc_test_rule_of("both match=text . cache_stored_functions "
                      "cache_unknown_tables", &both);
     slc_test_rule_of("ttl match=text . ttl=1s", &ttl);
-    ck_assert(fn.stored_functions && !fn.unknown_tables);
-    ck_assert_int_eq(fn.ttl_ms, 10000);
-    ck_assert(both.stored_functions && both.unknown_tables);
-    ck_assert(!ttl.stored_functions && !unk.stored_functions);
+    slc_test_rule_of("no match=text . no_cache", &no);
+    ck_assert(fn.cache.stored_functions && !fn.cache.unknown_tables);
+    ck_assert_int_eq(fn.cache.ttl_ms, 10000);
+    ck_assert(both.cache.stored_functions && both.cache.unknown_tables);
+    ck_assert(!ttl.cache.stored_functions && !unk.cache.stored_functions);
 
     v = slc_test_classify("SELECT audit(1)", &si);
     ck_assert_int_eq(v, SLC_CACHE_STORED_FUNCTION);
@@ -873,6 +900,7 @@ START_TEST(test_rule_allows)
     ck_assert(slc_cache_rule_allows(&both, v, &si));
     ck_assert(!slc_cache_rule_allows(&unk, v, &si));
     ck_assert(!slc_cache_rule_allows(&ttl, v, &si));
+    ck_assert(!slc_cache_rule_allows(&no, v, &si));
     ck_assert(!slc_cache_rule_allows(NULL, v, &si));
 
     v = slc_test_classify("SELECT COUNT(*) FROM t", &si);
@@ -904,20 +932,21 @@ START_TEST(test_rule_allows)
     ck_assert(slc_cache_rule_allows(&both, v, &si));
     ck_assert(!slc_cache_rule_allows(&ttl, v, &si));
 
-    slc_cache_rule_free(&fn);
-    slc_cache_rule_free(&unk);
-    slc_cache_rule_free(&both);
-    slc_cache_rule_free(&ttl);
+    slc_sql_rule_free(&fn);
+    slc_sql_rule_free(&unk);
+    slc_sql_rule_free(&both);
+    slc_sql_rule_free(&ttl);
+    slc_sql_rule_free(&no);
 }
 END_TEST
 
 /* A bad regex says where; a name twice is refused; nothing leaks. */
 START_TEST(test_rule_errors)
 {
-    slc_cache_rules_t  rl;
-    char               err[256];
+    slc_sql_rules_t  rl;
+    char             err[256];
 
-    slc_cache_rules_init(&rl);
+    slc_sql_rules_init(&rl);
     ck_assert_int_eq(slc_test_rule(&rl, "bad match=text 'ab(c' ttl=1s", err,
                                    sizeof(err)), SLC_ERROR);
     ck_assert_msg(strstr(err, "cache_rule \"bad\": bad regex at offset 4: ")
@@ -930,11 +959,12 @@ START_TEST(test_rule_errors)
     ck_assert_msg(strstr(err, "at offset ") != NULL, "%s", err);
     ck_assert_int_eq(slc_test_rule(&rl, "ok match=text x ttl=1s", err,
                                    sizeof(err)), SLC_OK);
+    /* the list's check: the server's one list of rule and cache_rule */
     ck_assert_int_eq(slc_test_rule(&rl, "ok match=user y no_cache", err,
                                    sizeof(err)), SLC_ERROR);
-    ck_assert_str_eq(err, "cache_rule \"ok\": duplicate name");
+    ck_assert_str_eq(err, "rule \"ok\": duplicate name");
     ck_assert_uint_eq(rl.n, 1);
-    slc_cache_rules_free(&rl);
+    slc_sql_rules_free(&rl);
     ck_assert_uint_eq(rl.n, 0);
     ck_assert_ptr_null(rl.md);
 }
@@ -985,38 +1015,49 @@ static const struct {
 static void
 slc_test_match_all(int jit)
 {
-    slc_cache_rules_t  rl;
-    char               err[256];
+    slc_sql_rules_t  rl;
+    char             err[256];
 
-    slc_cache_rules_init(&rl);
+    slc_sql_rules_init(&rl);
     rl.jit = jit != 0;
     for (size_t i = 0; i < slc_nelems(slc_test_rule_lines); i++) {
         ck_assert_msg(slc_test_rule(&rl, slc_test_rule_lines[i], err,
                                     sizeof(err)) == SLC_OK, "%s", err);
     }
+    ck_assert_uint_eq(rl.needs, SLC_RULE_NEEDS(ON_TEXT)
+                      | SLC_RULE_NEEDS(ON_TABLE) | SLC_RULE_NEEDS(ON_SCHEMA)
+                      | SLC_RULE_NEEDS(ON_USER));
+    ck_assert(!rl.routes);
     for (size_t i = 0; i < slc_nelems(slc_test_matches); i++) {
-        const char          *q = slc_test_matches[i].q;
-        const char          *db = slc_test_matches[i].db;
-        const char          *user = slc_test_matches[i].user;
-        slc_sql_info_t       si;
-        slc_cache_keys_t     k;
-        slc_cache_subject_t  s = {
+        const char              *q = slc_test_matches[i].q;
+        const char              *db = slc_test_matches[i].db;
+        const char              *user = slc_test_matches[i].user;
+        int                      want = slc_test_matches[i].rule;
+        slc_sql_info_t           si;
+        slc_sql_keys_t           k;
+        slc_sql_rule_verdict_t   v;
+        slc_sql_rule_subject_t   s = {
             .q = (const uint8_t *) q, .len = strlen(q), .keys = &k,
-            .user = user, .user_len = user ? strlen(user) : 0
+            .user = user, .db = db ? db : ""
         };
-        int                  m;
 
         (void) slc_sql_classify(s.q, s.len, 0, &si);
-        ck_assert_int_eq(slc_cache_table_keys(s.q, &si, db,
-                                              db ? strlen(db) : 0, &k),
+        ck_assert_int_eq(slc_sql_table_keys(s.q, &si, db,
+                                            db ? strlen(db) : 0, &k),
                          SLC_OK);
-        m = slc_cache_rules_match(&rl, &s);
-        ck_assert_msg(m == slc_test_matches[i].rule,
-                      "jit %d: \"%s\" db %s user %s: rule %d, want %d", jit,
-                      q, db ? db : "-", user ? user : "-", m,
-                      slc_test_matches[i].rule);
+        slc_sql_rules_eval(&rl, &s, &v);
+        ck_assert_msg(v.first == want && v.cache == want,
+                      "jit %d: \"%s\" db %s user %s: rule %d/%d, want %d",
+                      jit, q, db ? db : "-", user ? user : "-", v.first,
+                      v.cache, want);
+        /* first match wins: that rule's bit alone */
+        ck_assert_uint_eq(v.matched, want < 0 ? 0 : 1ull << want);
+        ck_assert_uint_eq(v.failed, 0);
+        ck_assert_int_eq(v.route, -1);
+        ck_assert_int_eq(v.block, -1);
+        ck_assert_int_eq(v.rewrite, -1);
     }
-    slc_cache_rules_free(&rl);
+    slc_sql_rules_free(&rl);
 }
 
 START_TEST(test_rule_match)
@@ -1035,27 +1076,27 @@ END_TEST
    two tests above run both matchers); without, they are not. */
 START_TEST(test_rule_jit)
 {
-    slc_cache_rules_t  rl;
-    char               err[256];
-    uint32_t           have = 0;
-    size_t             size = 0;
+    slc_sql_rules_t  rl;
+    char             err[256];
+    uint32_t         have = 0;
+    size_t           size = 0;
 
     (void) pcre2_config(PCRE2_CONFIG_JIT, &have);
-    slc_cache_rules_init(&rl);
+    slc_sql_rules_init(&rl);
     ck_assert_int_eq(slc_test_rule(&rl, "j match=text ^a ttl=1s", err,
                                    sizeof(err)), SLC_OK);
-    ck_assert_int_eq(pcre2_pattern_info(rl.rule[0].code,
+    ck_assert_int_eq(pcre2_pattern_info(rl.rule[0].code[ON_TEXT],
                                         PCRE2_INFO_JITSIZE, &size), 0);
     ck_assert_int_eq(size > 0, have != 0);
-    slc_cache_rules_free(&rl);
+    slc_sql_rules_free(&rl);
 
     rl.jit = 0;
     ck_assert_int_eq(slc_test_rule(&rl, "j match=text ^a ttl=1s", err,
                                    sizeof(err)), SLC_OK);
-    ck_assert_int_eq(pcre2_pattern_info(rl.rule[0].code,
+    ck_assert_int_eq(pcre2_pattern_info(rl.rule[0].code[ON_TEXT],
                                         PCRE2_INFO_JITSIZE, &size), 0);
     ck_assert_uint_eq(size, 0);
-    slc_cache_rules_free(&rl);
+    slc_sql_rules_free(&rl);
 }
 END_TEST
 
@@ -1063,16 +1104,17 @@ END_TEST
    bytes that are not UTF-8 is matched as bytes. */
 START_TEST(test_rule_many)
 {
-    slc_cache_rules_t    rl;
-    char                 err[256], line[64];
-    const char          *q = "SELECT '\xff\xfe' FROM t";
-    slc_sql_info_t       si;
-    slc_cache_keys_t     k;
-    slc_cache_subject_t  s = {
-        .q = (const uint8_t *) q, .len = strlen(q), .keys = &k
+    slc_sql_rules_t         rl;
+    char                    err[256], line[64];
+    const char             *q = "SELECT '\xff\xfe' FROM t";
+    slc_sql_info_t          si;
+    slc_sql_keys_t          k;
+    slc_sql_rule_verdict_t  v;
+    slc_sql_rule_subject_t  s = {
+        .q = (const uint8_t *) q, .len = strlen(q), .keys = &k, .db = "x"
     };
 
-    slc_cache_rules_init(&rl);
+    slc_sql_rules_init(&rl);
     for (int i = 0; i < 40; i++) {
         snprintf(line, sizeof(line), "r%d match=table '^x%d$' ttl=%ds", i, i,
                  i + 1);
@@ -1081,10 +1123,14 @@ START_TEST(test_rule_many)
     ck_assert_int_eq(slc_test_rule(&rl, "bytes match=text '\\xff' no_cache",
                                    err, sizeof(err)), SLC_OK);
     (void) slc_sql_classify(s.q, s.len, 0, &si);
-    (void) slc_cache_table_keys(s.q, &si, "x", 1, &k);
-    ck_assert_int_eq(slc_cache_rules_match(&rl, &s), 40);
-    ck_assert_int_eq(rl.rule[39].ttl_ms, 40000);
-    slc_cache_rules_free(&rl);
+    (void) slc_sql_table_keys(s.q, &si, "x", 1, &k);
+    slc_sql_rules_eval(&rl, &s, &v);
+    ck_assert_int_eq(v.first, 40);
+    ck_assert_int_eq(v.cache, 40);
+    ck_assert_uint_eq(v.matched, 1ull << 40);
+    ck_assert_int_eq(rl.rule[39].cache.ttl_ms, 40000);
+    ck_assert(rl.rule[40].cache.no_cache);
+    slc_sql_rules_free(&rl);
 }
 END_TEST
 

@@ -213,9 +213,9 @@ slc_test_start(const char *roles, int master_process)
     }
     slc_log_level = cycle->log_level;
     if (!master_process) {
-        slc_single_run(cycle);
+        slc_single_run(cycle, -1);
     }
-    slc_master_run(cycle, 0, NULL);
+    slc_master_run(cycle, 0, NULL, -1);
     _exit(3);
 }
 

@@ -17,7 +17,8 @@
 #include "slc_log.h"
 #include "slc_mysql_backend.h"
 #include "slc_mysql_cmd.h"
-#include "slc_mysql_digests.h"
+#include "slc_mysql_digests_sess.h"
+#include "slc_mysql_rules.h"
 #include "slc_mysql_traffic.h"
 #include "slc_mysql_codec.h"
 #include "slc_mysql_proxycmd.h"
@@ -55,6 +56,7 @@ struct slc_cmd_s {
     int                  verdict;
     slc_backend_t       *target;
     uint64_t             done_mark;     /* target's reply.done at send */
+    uint64_t             rows_mark;     /* and its reply.rows */
     unsigned             discard:1;     /* released bytes are dropped */
     unsigned             replied:1;     /* response bytes reached the
                                            client */
@@ -68,8 +70,9 @@ struct slc_cmd_s {
     unsigned             counted:1;     /* the client's command in flight
                                            is in the metrics */
     unsigned             cached:1;      /* a filter answered it */
-    unsigned             digesting:1;   /* `digest` is the command's */
-    slc_digest_stmt_t   *digest;        /* malloc'ed once, with digests */
+    unsigned             ruled:1;       /* the rules ran on it: `rules` */
+    slc_sql_rule_verdict_t rules;
+    slc_digests_sess_t   dg;            /* with digests */
     uint32_t             rest;          /* bytes of its packet beyond the
                                            head the filters saw, not yet
                                            released (slc_cmd_released) */
@@ -123,7 +126,7 @@ static const slc_backend_ops_t  slc_cmd_peer_ops = {
 int
 slc_cmd_wanted(const slc_mysql_srv_t *srv)
 {
-    return srv->nfilters > 0 || srv->digests != 0
+    return srv->nfilters > 0 || srv->digests != 0 || srv->rules != NULL
            || slc_mysql_srv_router(srv)->command != NULL;
 }
 
@@ -500,6 +503,7 @@ slc_cmd_forward(slc_session_t *s)
     size_t            skip = 0;
 
     c->done_mark = b->track.reply.done;
+    c->rows_mark = b->track.reply.rows;
     c->replied = 0;
     c->discard = 0;
     slc_cmd_running(s, b);
@@ -670,6 +674,7 @@ slc_cmd_core_done(slc_session_t *s)
     if (b != NULL && !slc_mysql_track_idle(&b->track)) {
         c->target = b;                  /* passed on, rewritten or not */
         c->done_mark = b->track.reply.done;
+        c->rows_mark = b->track.reply.rows;
         c->replied = 0;
         c->state = SLC_CMD_FORWARD;
     } else {
@@ -689,37 +694,60 @@ slc_cmd_core_resume(slc_session_t *s)
     slc_cmd_client(s);
 }
 
-/* digests: a COM_QUERY's, taken as it begins. */
+/* digests: a command's, taken as it begins (slc_mysql_digests_sess.h) */
 static void
 slc_cmd_digest_begin(slc_session_t *s, const slc_cmd_t *cmd)
 {
-    struct slc_cmd_s *c = s->cmd;
-
-    c->digesting = 0;
-    if (s->srv->digests == 0 || cmd->avail == 0
-        || cmd->command != SLC_COM_QUERY
-        || (c->digest == NULL
-            && (c->digest = malloc(sizeof(*c->digest))) == NULL))
-    {
-        return;
-    }
-    slc_digests_prepare(c->digest, cmd->payload + 1, cmd->avail - 1,
+    slc_digests_begin(&s->cmd->dg, cmd->payload, cmd->avail,
         (slc_cmd_status(s) & SLC_SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0,
         s->user, s->has_db ? s->db : "", s->srv->digests);
-    c->digesting = 1;
 }
 
-/* ... and recorded as its answer ends. */
+/* ... and recorded as its answer ends (stmt_id: a PREPARE_OK's). */
 static void
-slc_cmd_digest_end(slc_session_t *s, int err)
+slc_cmd_digest_end(slc_session_t *s, int err, uint64_t rows,
+    uint32_t stmt_id)
+{
+    slc_digests_end(&s->cmd->dg, s->started_us != 0
+        ? slc_loop->now_us - s->started_us : 0, err, rows, stmt_id);
+}
+
+/* The query rules, once per client command, before the filters. */
+static int
+slc_cmd_rules_run(slc_session_t *s)
 {
     struct slc_cmd_s *c = s->cmd;
+    slc_cmd_t         cmd;
+    slc_rules_err_t   err;
+    uint8_t           p[600];
 
-    if (c->digesting) {
-        c->digesting = 0;
-        slc_digests_record(c->digest, s->started_us != 0
-            ? slc_loop->now_us - s->started_us : 0, err);
+    slc_cmd_head(s, &cmd);
+    c->ruled = 1;
+    if (slc_rules_command(s, &cmd, (slc_cmd_status(s)
+                          & SLC_SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0,
+            c->dg.digesting || c->dg.preparing ? c->dg.st->text : NULL,
+            &c->rules, &err) == SLC_OK)
+    {
+        return slc_cmd_chain(s);
     }
+    if (slc_reply(s, p, slc_mysql_err_build(p, sizeof(p), err.code,
+                      err.state, err.msg)) != SLC_OK)
+    {
+        slc_session_close(s, SLC_LOG_ERR, "out of memory");
+        return SLC_ERROR;
+    }
+    slc_cmd_count_refusal(s);
+    slc_cmd_drop(s);                    /* blocked: answered */
+    return SLC_OK;
+}
+
+const slc_sql_rule_verdict_t *
+slc_cmd_rules(const slc_session_t *s)
+{
+    const struct slc_cmd_s *c = s->cmd;
+
+    return c != NULL && c->ruled && s->held && c->rules.q != NULL
+           ? &c->rules : NULL;
 }
 
 /* A held command and nothing in flight: start on it. */
@@ -739,6 +767,7 @@ slc_cmd_begin(slc_session_t *s)
         /* an empty packet is COM_SLEEP to the server */
         slc_traffic_command(s, cmd.avail > 0 ? cmd.command : SLC_COM_SLEEP);
         slc_cmd_digest_begin(s, &cmd);
+        c->ruled = 0;
     }
     c->serial = ++slc_cmd_serials;
     c->next = 0;
@@ -763,6 +792,9 @@ slc_cmd_begin(slc_session_t *s)
         {
             return SLC_ERROR;
         }
+    }
+    if (!c->ruled && s->srv->rules != NULL) {
+        return slc_cmd_rules_run(s);
     }
     return slc_cmd_chain(s);
 }
@@ -874,7 +906,10 @@ slc_cmd_complete(slc_session_t *s)
     if (!c->silent) {
         c->counted = 0;
         slc_cmd_digest_end(s, r->done != c->done_mark
-                              && r->first == SLC_MYSQL_ERR);
+                              && r->first == SLC_MYSQL_ERR,
+                           r->rows - c->rows_mark,
+                           r->done != c->done_mark
+                           && r->first == SLC_MYSQL_OK ? r->stmt_id : 0);
         slc_traffic_answered(s, b, r->done != c->done_mark,
             r->done != c->done_mark && r->first == SLC_MYSQL_ERR, 0);
     }
@@ -931,7 +966,7 @@ slc_cmd_client(slc_session_t *s)
             }
             c->state = SLC_CMD_IDLE;
             c->counted = 0;
-            slc_cmd_digest_end(s, 0);
+            slc_cmd_digest_end(s, 0, 0, 0);     /* a filter's answer */
             slc_traffic_answered(s, NULL, c->cached, 0, 0);
             continue;
         }
@@ -1236,6 +1271,7 @@ slc_cmd_retry(slc_session_t *s, slc_backend_t *b)
         s->in_ready = 0;
     }
     c->done_mark = nb->track.reply.done;
+    c->rows_mark = nb->track.reply.rows;
     slc_cmd_running(s, nb);
     if (slc_cmd_inject(nb, p, len) != SLC_OK) {
         c->target = b;                  /* the caller answers for b */
@@ -1777,7 +1813,7 @@ slc_cmd_free(slc_session_t *s)
         free(c->ctx[i]);
     }
     slc_buf_put(c->rw);
-    free(c->digest);
+    slc_digests_sess_free(&c->dg);
     free(c->ctx);
     c->magic = 0;
     free(c);

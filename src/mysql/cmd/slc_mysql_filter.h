@@ -220,6 +220,13 @@ uint16_t slc_cmd_status(const slc_session_t *s);
 const slc_sql_info_t *slc_cmd_classify(slc_session_t *s, const slc_cmd_t *c);
 
 /*
+ * The query rules' verdict on the client's command (slc_mysql_rules.h),
+ * for its router and filters: NULL when the server has no rules or the
+ * command is none they look at.
+ */
+const struct slc_sql_rule_verdict_s *slc_cmd_rules(const slc_session_t *s);
+
+/*
  * Answers in the form the client negotiated (slc_mysql_reply.c): a text
  * result set is reply_columns (names of string columns, at most 64), a
  * reply_row per row (a NULL value is SQL NULL), then reply_end; or one

@@ -104,6 +104,14 @@ struct slc_router_s {
      * on it ERR 1927), or NULL: the session ends, as without the hook.
      */
     slc_backend_t *(*own_lost)(slc_session_t *s, const char *why);
+    /*
+     * Optional: the backends the router opened on servers in maintenance
+     * (the admin socket's `server NAME disable`, slc_upstream_in_maint).
+     * With close 0: whether it has any.  With close 1, the session at
+     * rest: it closes those it can (not one in a transaction) and says
+     * whether any is left.
+     */
+    int   (*maint)(slc_session_t *s, int close);
 };
 
 /* The router of a server {} block: its module's `router` table, which

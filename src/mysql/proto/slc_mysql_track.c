@@ -606,14 +606,16 @@ static void
 slc_mysql_track_row(slc_mysql_track_t *t, const slc_mysql_frame_t *f)
 {
     int  b = slc_mysql_track_byte(f);
+    int  term = b == SLC_MYSQL_EOF && slc_mysql_track_is_term(t, f);
 
-    if (t->g != NULL && t->g->row_want && b != SLC_MYSQL_ERR
-        && !(b == SLC_MYSQL_EOF && slc_mysql_track_is_term(t, f)))
-    {
-        slc_mysql_track_row_capture(t, f);
+    if (b != SLC_MYSQL_ERR && !term) {
+        t->reply.rows++;
+        if (t->g != NULL && t->g->row_want) {
+            slc_mysql_track_row_capture(t, f);
+        }
     } else if (b == SLC_MYSQL_ERR) {
         slc_mysql_track_done(t, f);
-    } else if (b == SLC_MYSQL_EOF && slc_mysql_track_is_term(t, f)) {
+    } else {
         if (t->g != NULL && slc_mysql_track_eof_is_ok(t, f)) {
             slc_mysql_track_ok_capture(t, f);   /* an OK: its state */
         }

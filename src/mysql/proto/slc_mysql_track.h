@@ -112,6 +112,8 @@ typedef struct {
 typedef struct {
     uint64_t    done;         /* responses completed so far */
     uint64_t    errs;         /* of those, ERR responses */
+    uint64_t    rows;         /* result set rows seen so far (text and
+                                 binary; not a cursor's fetches) */
     uint32_t    stmt_id;
     uint16_t    columns;
     uint16_t    params;

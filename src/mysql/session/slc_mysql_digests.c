@@ -291,10 +291,11 @@ slc_digests_prepare(slc_digest_stmt_t *st, const uint8_t *q, size_t n,
 
 /* One more run of e's statement. */
 static void
-slc_digests_add(slc_digest_entry_t *e, uint64_t us, int err)
+slc_digests_add(slc_digest_entry_t *e, uint64_t us, int err, uint64_t rows)
 {
     e->count++;
     e->errors += err != 0;
+    e->rows += rows;
     e->sum_us += us;
     e->max_us = slc_max(e->max_us, us);
     e->hist[slc_latency_bucket(us)]++;
@@ -304,7 +305,7 @@ slc_digests_add(slc_digest_entry_t *e, uint64_t us, int err)
    count). */
 static void
 slc_digests_fill(uint32_t i, const slc_digest_stmt_t *st, uint64_t base,
-    uint64_t us, int err)
+    uint64_t us, int err, uint64_t rows)
 {
     slc_digest_entry_t *e = &slc_digests.e[i];
     uint32_t            odd = slc_seqlock_write_begin(&e->seq);
@@ -312,9 +313,9 @@ slc_digests_fill(uint32_t i, const slc_digest_stmt_t *st, uint64_t base,
     e->hash = st->dg.hash;
     e->count = base;
     e->error = base;
-    e->errors = e->sum_us = e->max_us = 0;
+    e->errors = e->rows = e->sum_us = e->max_us = 0;
     memset(e->hist, 0, sizeof(e->hist));
-    slc_digests_add(e, us, err);
+    slc_digests_add(e, us, err, rows);
     strlcpy(e->user, st->user != NULL ? st->user : "", sizeof(e->user));
     strlcpy(e->db, st->db != NULL ? st->db : "", sizeof(e->db));
     memcpy(e->text, st->text, sizeof(e->text));
@@ -324,7 +325,8 @@ slc_digests_fill(uint32_t i, const slc_digest_stmt_t *st, uint64_t base,
 /* The least counted entry goes to the overflow row, and its place is
    st's. */
 static void
-slc_digests_evict(const slc_digest_stmt_t *st, uint64_t us, int err)
+slc_digests_evict(const slc_digest_stmt_t *st, uint64_t us, int err,
+    uint64_t rows)
 {
     slc_digests_region_t *r = slc_digests.r;
     uint32_t              i = slc_digests.heap[0], odd;
@@ -333,6 +335,7 @@ slc_digests_evict(const slc_digest_stmt_t *st, uint64_t us, int err)
     odd = slc_seqlock_write_begin(&o->seq);
     o->count += e->count - e->error;
     o->errors += e->errors;
+    o->rows += e->rows;
     o->sum_us += e->sum_us;
     o->max_us = slc_max(o->max_us, e->max_us);
     for (unsigned b = 0; b <= SLC_LATENCY_BUCKETS; b++) {
@@ -341,7 +344,7 @@ slc_digests_evict(const slc_digest_stmt_t *st, uint64_t us, int err)
     slc_seqlock_write_end(&o->seq, odd);
     __atomic_store_n(&r->evicted, r->evicted + 1, __ATOMIC_RELAXED);
     slc_digests_index_del(i);
-    slc_digests_fill(i, st, e->count, us, err);
+    slc_digests_fill(i, st, e->count, us, err, rows);
     slc_digests_index_add(i);
     slc_digests_heap_down(0);
 }
@@ -375,7 +378,8 @@ slc_digests_reset(const slc_cycle_t *cycle)
 }
 
 void
-slc_digests_record(const slc_digest_stmt_t *st, uint64_t us, int err)
+slc_digests_record(const slc_digest_stmt_t *st, uint64_t us, int err,
+    uint64_t rows)
 {
     slc_digests_region_t *r = slc_digests.r;
     uint32_t              p, n;
@@ -396,7 +400,7 @@ slc_digests_record(const slc_digest_stmt_t *st, uint64_t us, int err)
         if (e->hash == st->dg.hash) {
             uint32_t odd = slc_seqlock_write_begin(&e->seq);
 
-            slc_digests_add(e, us, err);
+            slc_digests_add(e, us, err, rows);
             slc_seqlock_write_end(&e->seq, odd);
             slc_digests_heap_down(e->heap_pos);
             return;
@@ -404,10 +408,10 @@ slc_digests_record(const slc_digest_stmt_t *st, uint64_t us, int err)
     }
     n = r->n;
     if (n == slc_digests.z->top) {
-        slc_digests_evict(st, us, err);
+        slc_digests_evict(st, us, err, rows);
         return;
     }
-    slc_digests_fill(n, st, 0, us, err);
+    slc_digests_fill(n, st, 0, us, err, rows);
     slc_digests.heap[n] = n;
     slc_digests.e[n].heap_pos = n;
     __atomic_store_n(&r->n, n + 1, __ATOMIC_RELEASE);
@@ -442,6 +446,7 @@ slc_digests_merge(slc_digest_entry_t *into, const slc_digest_entry_t *e)
     into->count += e->count;
     into->error += e->error;
     into->errors += e->errors;
+    into->rows += e->rows;
     into->sum_us += e->sum_us;
     into->max_us = slc_max(into->max_us, e->max_us);
     for (unsigned b = 0; b <= SLC_LATENCY_BUCKETS; b++) {

@@ -42,6 +42,7 @@ typedef struct {
     uint64_t        count;
     uint64_t        error;          /* space-saving's overcount bound */
     uint64_t        errors;
+    uint64_t        rows;           /* result set rows the servers sent */
     uint64_t        sum_us;
     uint64_t        max_us;
     uint64_t        hist[SLC_LATENCY_BUCKETS + 1];
@@ -71,9 +72,10 @@ void   slc_digests_reap(slc_cycle_t *cycle, pid_t pid);
 /* The digest of a COM_QUERY's text q[0..n), for s's server block. */
 void   slc_digests_prepare(slc_digest_stmt_t *st, const uint8_t *q,
     size_t n, int nobs, const char *user, const char *db, unsigned how);
-/* It ran: `us` µs, `err` an ERR answered it. */
+/* It ran: `us` µs, `err` an ERR answered it, `rows` result set rows
+   came with the answer. */
 void   slc_digests_record(const slc_digest_stmt_t *st, uint64_t us,
-    int err);
+    int err, uint64_t rows);
 
 /* An admin's digests reset: every region empties itself at its
    worker's next statement, and is not shown meanwhile. */

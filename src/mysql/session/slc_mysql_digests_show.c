@@ -48,8 +48,9 @@ slc_digests_row(slc_metrics_t *out, const slc_digest_entry_t *e,
     } else {
         snprintf(p99, sizeof(p99), "%.3g", q);
     }
-    slc_metrics_printf(out, "%llu %llu %.3f %.3f %s %s %s %s\n",
+    slc_metrics_printf(out, "%llu %llu %llu %.3f %.3f %s %s %s %s\n",
         (unsigned long long) e->count, (unsigned long long) e->errors,
+        (unsigned long long) e->rows,
         e->count ? (double) e->sum_us / 1000 / (double) e->count : 0.0,
         (double) e->max_us / 1000, p99, user[0] ? user : "-",
         db[0] ? db : "-", clean);
@@ -73,8 +74,8 @@ slc_digests_show(slc_cycle_t *cycle, const slc_admin_req_t *req,
         return SLC_ERROR;
     }
     all = slc_digests_snapshot(cycle, &n, &over, &evicted);
-    slc_metrics_printf(out, "# count errors mean_ms max_ms p99_ms user db "
-        "digest\n");
+    slc_metrics_printf(out, "# count errors rows mean_ms max_ms p99_ms user "
+        "db digest\n");
     for (size_t i = 0; i < n && i < max; i++) {
         slc_digests_row(out, &all[i], all[i].text);
     }
@@ -121,11 +122,13 @@ slc_digests_metrics(const slc_cycle_t *cycle, slc_metrics_t *m)
     slc_metrics_family(m, "sluice_digests_evicted_total", SLC_METRIC_COUNTER,
         "Digests that fell out of the top (digest_top per worker).");
     slc_metrics_u64(m, NULL, evicted);
-    for (int f = 0; f < 3; f++) {
+    for (int f = 0; f < 4; f++) {
         static const char *const names[] = { "sluice_digest_calls_total",
-            "sluice_digest_errors_total", "sluice_digest_seconds_total" };
+            "sluice_digest_errors_total", "sluice_digest_seconds_total",
+            "sluice_digest_rows_total" };
         static const char *const helps[] = { "Runs of the statement.",
-            "Of those, answered with an ERR.", "Their time." };
+            "Of those, answered with an ERR.", "Their time.",
+            "Result set rows the servers sent for them." };
 
         slc_metrics_family(m, names[f], SLC_METRIC_COUNTER, helps[f]);
         for (size_t i = 0; i < n && i < (size_t) mc->digest_metrics; i++) {
@@ -139,7 +142,8 @@ slc_digests_metrics(const slc_cycle_t *cycle, slc_metrics_t *m)
                 slc_metrics_double(m, labels, (double) all[i].sum_us / 1e6);
             } else {
                 slc_metrics_u64(m, labels, f == 0 ? all[i].count
-                                                  : all[i].errors);
+                                           : f == 1 ? all[i].errors
+                                                    : all[i].rows);
             }
         }
     }
@@ -177,10 +181,11 @@ slc_digests_json(const slc_cycle_t *cycle, slc_metrics_t *m)
         slc_metrics_printf(m, ",\"db\":");
         slc_metrics_json(m, all[i].db);
         slc_metrics_printf(m, ",\"count\":%llu,\"error\":%llu,\"errors\":"
-            "%llu,\"seconds\":%.6f,\"max_seconds\":%.6f,\"p99_seconds\":"
-            "%s}", (unsigned long long) all[i].count,
+            "%llu,\"rows\":%llu,\"seconds\":%.6f,\"max_seconds\":%.6f,"
+            "\"p99_seconds\":%s}", (unsigned long long) all[i].count,
             (unsigned long long) all[i].error,
             (unsigned long long) all[i].errors,
+            (unsigned long long) all[i].rows,
             (double) all[i].sum_us / 1e6, (double) all[i].max_us / 1e6,
             p99);
     }

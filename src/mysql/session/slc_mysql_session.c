@@ -664,6 +664,10 @@ slc_session_idle_check(slc_session_t *s)
     {
         slc_session_close(s, SLC_LOG_INFO, "closed: its server is in "
             "maintenance");
+    } else if (slc_sessions.maint
+               && slc_mysql_srv_router(s->srv)->maint != NULL)
+    {
+        (void) slc_mysql_srv_router(s->srv)->maint(s, 1);
     }
 }
 

@@ -8,6 +8,7 @@
 #include "slc_mysql_registry.h"
 #include "slc_mysql_session.h"
 #include "slc_mysql_session_admin.h"
+#include "slc_mysql_router.h"
 #include "slc_mysql_upstream_admin.h"
 
 #define SLC_SESSION_ADMIN_SHOW      100
@@ -124,15 +125,22 @@ slc_session_admin_check(slc_session_t *s, slc_registry_t *r)
             "session");
         return 0;
     }
-    if (s->backend == NULL || !slc_upstream_in_maint(s->backend->server)) {
+    const slc_router_t *rt = slc_mysql_srv_router(s->srv);
+    int                 own = s->backend != NULL
+                              && slc_upstream_in_maint(s->backend->server);
+
+    if (!own && (rt->maint == NULL || !rt->maint(s, 0))) {
         return 0;
     }
-    if (slc_session_at_rest(s)) {
+    if (!slc_session_at_rest(s)) {
+        return 1;
+    }
+    if (own) {
         slc_session_close(s, SLC_LOG_INFO, "closed: its server is in "
             "maintenance");
         return 0;
     }
-    return 1;
+    return rt->maint(s, 1);     /* the router's backends there */
 }
 
 static void

@@ -15,6 +15,7 @@
 /* This worker's: its rows (by block column) and its sessions' cells. */
 static slc_traffic_t  *slc_traffic_mine;
 static uint32_t       *slc_traffic_cur;
+static slc_traffic_zone_t *slc_traffic_zone;
 
 size_t
 slc_traffic_zone_size(void)
@@ -37,6 +38,54 @@ slc_traffic_name(const slc_cycle_t *cycle, const slc_mysql_srv_t *srv)
     return name;
 }
 
+/* Does the block have a rule called name? */
+static int
+slc_traffic_rule_named(const slc_mysql_srv_t *srv, const char *name)
+{
+    for (unsigned i = 0; srv->rules != NULL && i < srv->rules->n; i++) {
+        if (strcmp(srv->rules->rule[i].name, name) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The block's rules to their counters, by name; a name not counted
+   before takes a free slot, or the slot of one the block has no more. */
+static int
+slc_traffic_rules_bind(slc_traffic_zone_t *t, slc_mysql_srv_t *srv,
+    char *err, size_t errlen)
+{
+    char (*names)[SLC_SQL_RULE_NAME_MAX] = t->rule_names[srv->traffic_col];
+    slc_rule_count_t *cnt = t->rules[srv->traffic_col];
+    uint64_t          keep = 0;
+    char             *slot;
+
+    for (unsigned i = 0; srv->rules != NULL && i < srv->rules->n; i++) {
+        slc_sql_rule_t *r = &srv->rules->rule[i];
+
+        slot = slc_shm_slot_claim(names, SLC_SQL_RULES_MAX,
+            SLC_SQL_RULE_NAME_MAX, SLC_SQL_RULE_NAME_MAX, r->name);
+        for (unsigned k = 0; slot == NULL && k < SLC_SQL_RULES_MAX; k++) {
+            if (!(keep & (1ull << k)) && !slc_traffic_rule_named(srv,
+                                                                names[k]))
+            {
+                memset(&cnt[k], 0, sizeof(cnt[k]));
+                strlcpy(names[k], r->name, SLC_SQL_RULE_NAME_MAX);
+                slot = names[k];
+            }
+        }
+        if (slot == NULL) {
+            snprintf(err, errlen, "%s:%u: no counters left for rule "
+                "\"%s\"", r->file, r->line, r->name);
+            return SLC_ERROR;
+        }
+        r->slot = (uint8_t) ((slot - names[0]) / SLC_SQL_RULE_NAME_MAX);
+        keep |= 1ull << r->slot;
+    }
+    return SLC_OK;
+}
+
 int
 slc_traffic_attach(slc_shm_zone_t *z, slc_cycle_t *cycle, char *err,
     size_t errlen)
@@ -56,6 +105,9 @@ slc_traffic_attach(slc_shm_zone_t *z, slc_cycle_t *cycle, char *err,
         }
         srv->traffic_col = (unsigned) ((slot - t->names[0]) /
                                        SLC_TRAFFIC_NAME);
+        if (slc_traffic_rules_bind(t, srv, err, errlen) != SLC_OK) {
+            return SLC_ERROR;
+        }
     }
     return SLC_OK;
 }
@@ -73,6 +125,7 @@ slc_traffic_bind(slc_cycle_t *cycle, unsigned slot, unsigned proc)
         return;
     }
     t = mc->traffic_zone->addr;
+    slc_traffic_zone = t;
     slc_traffic_mine = t->rows[slot];
     slc_traffic_cur = t->cur[proc];
     __atomic_store_n(&t->slot_of[proc], slot + 1, __ATOMIC_RELAXED);
@@ -101,6 +154,13 @@ slc_traffic_reap(slc_cycle_t *cycle, unsigned proc)
     for (unsigned i = 0; i < SLC_TRAFFIC_BLOCKS; i++) {
         __atomic_store_n(&t->cur[proc][i], 0, __ATOMIC_RELAXED);
     }
+}
+
+slc_rule_count_t *
+slc_traffic_rules(const slc_mysql_srv_t *srv)
+{
+    return slc_traffic_zone != NULL ? slc_traffic_zone->rules[srv->traffic_col]
+                                    : NULL;
 }
 
 slc_traffic_t *

@@ -4,6 +4,7 @@
 #include "slc_core.h"
 #include "slc_latency.h"
 #include "slc_mysql_conf.h"
+#include "slc_sql_rule.h"
 #include "slc_worker.h"
 
 /*
@@ -96,6 +97,13 @@ typedef struct slc_traffic_s {
     slc_latency_t   duration[SLC_ROUTE_N];
 } slc_traffic_t;
 
+/* A query rule's counts (slc_mysql_rules.h), shared by the workers. */
+typedef struct {
+    uint64_t        matches;
+    uint64_t        failures;           /* the match limit was hit */
+    uint64_t        refused;            /* matched, not followed */
+} slc_rule_count_t;
+
 /* The zone mysql_traffic: rows by worker slot and block column; the
    current sessions by process index (SLC_PROC_MAX) and column. */
 #define SLC_TRAFFIC_NAME  64
@@ -105,6 +113,10 @@ typedef struct {
     uint32_t        slot_of[SLC_PROC_MAX];  /* a process's slot + 1, 0: none */
     uint32_t        cur[SLC_PROC_MAX][SLC_TRAFFIC_BLOCKS];
     slc_traffic_t   rows[SLC_TRAFFIC_SLOTS][SLC_TRAFFIC_BLOCKS];
+    /* each block's rules by name (a reload keeps their counts) */
+    char            rule_names[SLC_TRAFFIC_BLOCKS][SLC_SQL_RULES_MAX]
+                              [SLC_SQL_RULE_NAME_MAX];
+    slc_rule_count_t rules[SLC_TRAFFIC_BLOCKS][SLC_SQL_RULES_MAX];
 } slc_traffic_zone_t;
 
 /* The zone's size and declaration, for the mysql module's init_conf. */
@@ -121,6 +133,10 @@ void slc_traffic_reap(slc_cycle_t *cycle, unsigned proc);
 
 /* This worker's row of a block, NULL outside a worker. */
 slc_traffic_t *slc_traffic_row(const slc_mysql_srv_t *srv);
+/* The block's rule counts (by slc_sql_rule_t.slot), NULL outside a
+   worker. */
+slc_rule_count_t *slc_traffic_rules(const slc_mysql_srv_t *srv);
+
 /* A session of the block began (accepted: a new client) or ended here. */
 void slc_traffic_session(const slc_mysql_srv_t *srv, int accepted,
     int delta);

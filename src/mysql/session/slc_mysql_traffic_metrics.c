@@ -165,6 +165,53 @@ slc_traffic_durations(const slc_cycle_t *cycle, const slc_traffic_zone_t *t,
     }
 }
 
+/* The query rules' counts: a series per block and rule it has now. */
+static const struct {
+    const char  *name;
+    const char  *help;
+    size_t       off;
+} slc_traffic_rule_families[] = {
+    { "sluice_rule_matches_total", "Statements a query rule matched.",
+      offsetof(slc_rule_count_t, matches) },
+    { "sluice_rule_match_failures_total", "Matches of a query rule's "
+      "patterns that hit rule_match_limit (taken as a match by a rule "
+      "that blocks or says no_cache, as no match by the others).",
+      offsetof(slc_rule_count_t, failures) },
+    { "sluice_rule_refused_total", "Statements a query rule matched whose "
+      "route or rewrite was not followed (a write routed to a replica, a "
+      "server not available, a rewrite that does not fit).",
+      offsetof(slc_rule_count_t, refused) },
+};
+
+static void
+slc_traffic_rule_metrics(const slc_cycle_t *cycle,
+    const slc_traffic_zone_t *t, slc_metrics_t *m)
+{
+    const char *labels[5] = { "listener", NULL, "rule", NULL, NULL };
+
+    for (unsigned f = 0; f < slc_nelems(slc_traffic_rule_families); f++) {
+        slc_metrics_family(m, slc_traffic_rule_families[f].name,
+            SLC_METRIC_COUNTER, slc_traffic_rule_families[f].help);
+        for (slc_mysql_srv_t *srv = slc_mysql_conf(cycle)->servers;
+             srv != NULL; srv = srv->next)
+        {
+            labels[1] = t->names[srv->traffic_col];
+            for (unsigned i = 0; srv->rules != NULL && i < srv->rules->n;
+                 i++)
+            {
+                const slc_sql_rule_t *r = &srv->rules->rule[i];
+                const uint64_t *v = (const uint64_t *) ((const char *)
+                    &t->rules[srv->traffic_col][r->slot]
+                    + slc_traffic_rule_families[f].off);
+
+                labels[3] = r->name;
+                slc_metrics_u64(m, labels,
+                    __atomic_load_n(v, __ATOMIC_RELAXED));
+            }
+        }
+    }
+}
+
 void
 slc_traffic_metrics(const slc_cycle_t *cycle, slc_metrics_t *m)
 {
@@ -187,4 +234,5 @@ slc_traffic_metrics(const slc_cycle_t *cycle, slc_metrics_t *m)
         slc_traffic_family(cycle, t, m, nslots, &slc_traffic_families[i]);
     }
     slc_traffic_durations(cycle, t, m, nslots);
+    slc_traffic_rule_metrics(cycle, t, m);
 }

@@ -180,6 +180,9 @@ static const struct {
       slc_upstream_checked },
     { "sluice_server_connections", SLC_METRIC_GAUGE, "Backend "
       "connections open to the server, all workers.", slc_upstream_active },
+    { "sluice_server_connections_in_use", SLC_METRIC_GAUGE, "Of those, "
+      "the ones a client session holds: all of them, as long as sluice "
+      "pools no connection.", slc_upstream_active },
     { "sluice_server_connections_opened_total", SLC_METRIC_COUNTER,
       "Backend connections opened to the server.", slc_upstream_opened },
     { "sluice_server_connect_errors_total", SLC_METRIC_COUNTER,

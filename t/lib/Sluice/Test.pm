@@ -20,6 +20,8 @@ use Exporter qw(import);
 use File::Basename qw(basename dirname);
 use File::Path qw(make_path remove_tree);
 use File::Temp qw(tempdir);
+use IO::Socket::INET;
+use IO::Socket::UNIX;
 use Scalar::Util qw(weaken blessed);
 use Test::More ();
 
@@ -918,6 +920,31 @@ sub _root_dbh {
     return $self->_track(DBI->connect(
         "DBI:MariaDB:mariadb_socket=$sock;database=test", 'root', '',
         { %DBH_DEFAULTS, RaiseError => 1, %attr }));
+}
+
+# admin_say($socket, @lines): the lines to an admin socket (a path, or
+# a name in the test's directory), its whole answer ('' when it cannot
+# connect).
+sub admin_say {
+    my ($self, $path, @lines) = @_;
+    $path = "$self->{dir}/$path" unless $path =~ m{^/};
+    my $s = IO::Socket::UNIX->new(Peer => $path) or return '';
+    print {$s} map { "$_\n" } @lines;
+    shutdown($s, 1);
+    local $/;
+    return <$s> // '';
+}
+
+# http_body($port, $path): the body of GET $path from 127.0.0.1:$port (a
+# status listener), '' when there is none.
+sub http_body {
+    my ($self, $port, $path) = @_;
+    my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$port")
+        or return '';
+    print {$s} "GET $path HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    local $/;
+    my $all = <$s> // '';
+    return (split /\r\n\r\n/, $all, 2)[1] // '';
 }
 
 # mysql_cli(port => N, user, password, database, sql => '...',
