@@ -110,7 +110,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(34);
+$t->plan(35);
 
 sub admin { $t->admin_say('admin.sock', @_) }
 sub metrics { $t->http_body($t->port(2), '/metrics') }
@@ -200,6 +200,16 @@ cmp_ok($every, '>=', 15, 'continue: every statement of app matched the '
        . 'first rule, and the next rules still decided');
 is(counter('sluice_rule_matches_total', 'nothing'), 0,
    'a rule that matches nothing counts nothing');
+SKIP: {
+    skip 'promtool is not in PATH (contrib/deps.sh installs prometheus)', 1
+        unless grep { -x "$_/promtool" } split /:/, $ENV{PATH};
+    open(my $fh, '|-', "promtool check metrics > $dir/promtool.out 2>&1")
+        or die "promtool: $!";
+    print {$fh} metrics();
+    close($fh);
+    is($? >> 8, 0, 'promtool check metrics: the rules\' families too')
+        or diag($t->read_file('promtool.out'));
+}
 
 # --- readconn: match_user, match_db, rewrite ------------------------------
 # (DBD::MariaDB sends a statement as it connects: that one is refused)

@@ -14,15 +14,18 @@ typedef struct {
     slc_digest_stmt_t   st;
 } slc_digests_ps_one_t;
 
+/* Grown 8 at a time up to SLC_DIGESTS_PS: a session that prepares a
+   few statements holds a few. */
 struct slc_digests_ps_s {
+    unsigned              n;        /* slots */
     unsigned              next;     /* the slot the next one takes */
-    slc_digests_ps_one_t  one[SLC_DIGESTS_PS];
+    slc_digests_ps_one_t  one[];
 };
 
 static slc_digests_ps_one_t *
 slc_digests_ps_slot(slc_digests_ps_t *t, uint32_t id)
 {
-    for (unsigned i = 0; t != NULL && i < SLC_DIGESTS_PS; i++) {
+    for (unsigned i = 0; t != NULL && i < t->n; i++) {
         if (t->one[i].used && t->one[i].id == id) {
             return &t->one[i];
         }
@@ -30,18 +33,44 @@ slc_digests_ps_slot(slc_digests_ps_t *t, uint32_t id)
     return NULL;
 }
 
+/* A slot for a new statement: a free one, 8 more, or the oldest's. */
+static slc_digests_ps_one_t *
+slc_digests_ps_free_slot(slc_digests_sess_t *d)
+{
+    slc_digests_ps_t *t = d->ps;
+    unsigned          n = t != NULL ? t->n : 0;
+
+    for (unsigned i = 0; i < n; i++) {
+        if (!t->one[i].used) {
+            return &t->one[i];
+        }
+    }
+    if (n < SLC_DIGESTS_PS) {
+        t = realloc(t, sizeof(*t) + (n + 8) * sizeof(t->one[0]));
+        if (t != NULL) {
+            memset(&t->one[n], 0, 8 * sizeof(t->one[0]));
+            t->n = n + 8;
+            t->next = n == 0 ? 0 : t->next;
+            d->ps = t;
+            return &t->one[n];
+        }
+        if (d->ps == NULL) {
+            return NULL;            /* its executes go undigested */
+        }
+        t = d->ps;
+    }
+    n = t->next;
+    t->next = (t->next + 1) % t->n;
+    return &t->one[n];
+}
+
 static void
 slc_digests_ps_add(slc_digests_sess_t *d, uint32_t id)
 {
-    slc_digests_ps_one_t *o;
+    slc_digests_ps_one_t *o = slc_digests_ps_slot(d->ps, id);
 
-    if (d->ps == NULL && (d->ps = calloc(1, sizeof(*d->ps))) == NULL) {
-        return;                         /* its executes go undigested */
-    }
-    o = slc_digests_ps_slot(d->ps, id);
-    if (o == NULL) {
-        o = &d->ps->one[d->ps->next];
-        d->ps->next = (d->ps->next + 1) % SLC_DIGESTS_PS;
+    if (o == NULL && (o = slc_digests_ps_free_slot(d)) == NULL) {
+        return;
     }
     o->id = id;
     o->used = 1;
@@ -82,7 +111,7 @@ slc_digests_begin(slc_digests_sess_t *d, const uint8_t *payload,
 
     d->digesting = d->preparing = 0;
     if (com == SLC_COM_RESET_CONNECTION || com == SLC_COM_CHANGE_USER) {
-        for (unsigned i = 0; d->ps != NULL && i < SLC_DIGESTS_PS; i++) {
+        for (unsigned i = 0; d->ps != NULL && i < d->ps->n; i++) {
             d->ps->one[i].used = 0;
         }
     }

@@ -11,10 +11,10 @@
  * digest of each statement's text by the id the client was given (the
  * PREPARE_OK's, which readconn and readwritesplit pass on as the server
  * gave it), so that each COM_STMT_EXECUTE counts under its statement's
- * digest.  At most SLC_DIGESTS_PS statements per session: one past that
- * takes the place of the one prepared longest ago, whose executes are
- * then not digested; so are those of statements prepared before a
- * reload's handover.
+ * digest.  At most SLC_DIGESTS_PS statements per session (about 300
+ * bytes each, allocated 8 at a time): one past that takes the place of
+ * the one kept longest, whose executes are then not digested; so are
+ * those of statements prepared before a reload's handover.
  */
 
 #define SLC_DIGESTS_PS  64
