@@ -558,22 +558,23 @@ slc_rwsplit_replica(slc_session_t *s, slc_rwsplit_ctx_t *rc)
     return NULL;
 }
 
-/* A replica backend on the server a rule names (rc->want): one of the
-   session's, or opened now; NULL when it is not usable. */
+/* A replica backend on the server a rule names: one of the session's,
+   or opened now; NULL when it is not usable. */
 static slc_backend_t *
-slc_rwsplit_replica_at(slc_session_t *s, slc_rwsplit_ctx_t *rc)
+slc_rwsplit_replica_at(slc_session_t *s, slc_rwsplit_ctx_t *rc,
+    const slc_upstream_server_t *want)
 {
     const slc_upstream_t *up = s->srv->upstream;
     uint8_t               skip[SLC_UPSTREAM_SET_BYTES];
     slc_backend_t        *b;
 
     if (slc_rwsplit_state_has(rc, SLC_RWSPLIT_SESS_PRIMARY_ONLY)
-        || !slc_upstream_usable(rc->want))
+        || !slc_upstream_usable(want))
     {
         return NULL;
     }
     for (unsigned i = 0; i < rc->nreplicas; i++) {
-        if (rc->replica[i]->server == rc->want) {
+        if (rc->replica[i]->server == want) {
             return rc->replica[i];
         }
     }
@@ -581,8 +582,8 @@ slc_rwsplit_replica_at(slc_session_t *s, slc_rwsplit_ctx_t *rc)
         return NULL;
     }
     memset(skip, 0xff, sizeof(skip));
-    skip[(rc->want - up->servers) / 8] &=
-        (uint8_t) ~(1u << ((rc->want - up->servers) % 8));
+    skip[(want - up->servers) / 8] &=
+        (uint8_t) ~(1u << ((want - up->servers) % 8));
     b = slc_rwsplit_open(s, rc, SLC_ROLE_REPLICA, skip,
                          &slc_rwsplit_replica_ops);
     if (b != NULL) {
@@ -678,11 +679,17 @@ slc_rwsplit_read_on(slc_session_t *s, slc_rwsplit_ctx_t *rc,
     const slc_cmd_t *c,
     slc_rwsplit_go_t go)
 {
-    slc_backend_t *b = NULL;
+    const slc_upstream_server_t *want = rc->want;
+    slc_backend_t               *b = NULL;
 
-    if (rc->want != NULL && (b = slc_rwsplit_replica_at(s, rc)) == NULL) {
-        slc_rules_refused(s, slc_cmd_rules(s)->route, "its server is not "
-            "available (a replica that is up, and not drained)");
+    rc->want = NULL;                    /* this statement's alone */
+    if (want != NULL && (b = slc_rwsplit_replica_at(s, rc, want)) == NULL) {
+        const slc_sql_rule_verdict_t *v = slc_cmd_rules(s);
+
+        if (v != NULL) {
+            slc_rules_refused(s, v->route, "its server is not available "
+                "(a replica that is up, and not drained)");
+        }
     }
     if (b == NULL && (b = slc_rwsplit_replica(s, rc)) == NULL) {
         return s->backend;
@@ -718,7 +725,9 @@ slc_rwsplit_route(slc_session_t *s, slc_rwsplit_ctx_t *rc, const slc_cmd_t *c,
     if (si->flags & SLC_SQL_F_TEMPORARY) {
         slc_rwsplit_state_temp(rc);
     }
-    si = slc_rwsplit_ruled(s, rc, si, &ruled);
+    if (s->srv->rules != NULL) {
+        si = slc_rwsplit_ruled(s, rc, si, &ruled);
+    }
     slc_rwsplit_facts(s, rc, si, ro != NULL, &f);
     go = slc_rwsplit_decide(&f);
     switch (go) {

@@ -698,6 +698,9 @@ slc_cmd_core_resume(slc_session_t *s)
 static void
 slc_cmd_digest_begin(slc_session_t *s, const slc_cmd_t *cmd)
 {
+    if (s->srv->digests == 0) {
+        return;
+    }
     slc_digests_begin(&s->cmd->dg, cmd->payload, cmd->avail,
         (slc_cmd_status(s) & SLC_SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0,
         s->user, s->has_db ? s->db : "", s->srv->digests);
@@ -708,6 +711,9 @@ static void
 slc_cmd_digest_end(slc_session_t *s, int err, uint64_t rows,
     uint32_t stmt_id)
 {
+    if (s->srv->digests == 0) {
+        return;
+    }
     slc_digests_end(&s->cmd->dg, s->started_us != 0
         ? slc_loop->now_us - s->started_us : 0, err, rows, stmt_id);
 }
