@@ -722,18 +722,29 @@ slc_cmd_digest_end(slc_session_t *s, int err, uint64_t rows,
 static int
 slc_cmd_rules_run(slc_session_t *s)
 {
-    struct slc_cmd_s *c = s->cmd;
-    slc_cmd_t         cmd;
-    slc_rules_err_t   err;
-    uint8_t           p[600];
+    struct slc_cmd_s     *c = s->cmd;
+    slc_cmd_t             cmd;
+    slc_rules_err_t       err;
+    uint8_t               p[600];
+    const slc_sql_info_t *si = NULL;
+    int                   rc;
 
     slc_cmd_head(s, &cmd);
     c->ruled = 1;
-    if (slc_rules_command(s, &cmd, (slc_cmd_status(s)
-                          & SLC_SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0,
-            c->dg.digesting || c->dg.preparing ? c->dg.st->text : NULL,
-            &c->rules, &err) == SLC_OK)
+    if ((s->srv->rules->needs & (SLC_RULE_NEEDS(SLC_RULE_ON_TABLE)
+                                 | SLC_RULE_NEEDS(SLC_RULE_ON_SCHEMA)))
+        && cmd.avail == cmd.len && cmd.avail > 0)
     {
+        si = slc_cmd_classify(s, &cmd);     /* the router's too */
+    }
+    rc = slc_rules_command(s, &cmd, (slc_cmd_status(s)
+                           & SLC_SERVER_STATUS_NO_BACKSLASH_ESCAPES) != 0,
+        c->dg.digesting || c->dg.preparing ? c->dg.st->text : NULL, si,
+        &c->rules, &err);
+    if (c->rules.rewrite >= 0) {
+        slc_cmd_classified.serial = 0;      /* its text changed there */
+    }
+    if (rc == SLC_OK) {
         return slc_cmd_chain(s);
     }
     if (slc_reply(s, p, slc_mysql_err_build(p, sizeof(p), err.code,

@@ -78,7 +78,7 @@ slc_rules_refused(slc_session_t *s, int i, const char *why)
 static void
 slc_rules_run(slc_session_t *s, const uint8_t *q, size_t n, int nobs,
     const slc_sql_keys_t *keys, const char *digest,
-    slc_sql_rule_verdict_t *v)
+    const slc_sql_info_t *si, slc_sql_rule_verdict_t *v)
 {
     const slc_sql_rules_t  *rl = s->srv->rules;
     slc_sql_rule_subject_t  sub = {
@@ -100,10 +100,13 @@ slc_rules_run(slc_session_t *s, const uint8_t *q, size_t n, int nobs,
     if (keys == NULL && (rl->needs & (SLC_RULE_NEEDS(SLC_RULE_ON_TABLE)
                                       | SLC_RULE_NEEDS(SLC_RULE_ON_SCHEMA))))
     {
-        (void) slc_sql_classify(q, n,
-            nobs ? SLC_SERVER_STATUS_NO_BACKSLASH_ESCAPES : 0,
-            &slc_rules_tmp.si);
-        if (slc_sql_table_keys(q, &slc_rules_tmp.si, sub.db,
+        if (si == NULL) {
+            (void) slc_sql_classify(q, n,
+                nobs ? SLC_SERVER_STATUS_NO_BACKSLASH_ESCAPES : 0,
+                &slc_rules_tmp.si);
+            si = &slc_rules_tmp.si;
+        }
+        if (slc_sql_table_keys(q, si, sub.db,
                 strlen(sub.db), &slc_rules_tmp.keys) != SLC_OK)
         {
             slc_rules_tmp.keys.n = 0;
@@ -117,7 +120,7 @@ void
 slc_rules_eval(slc_session_t *s, const uint8_t *q, size_t n, int nobs,
     const slc_sql_keys_t *keys, slc_sql_rule_verdict_t *v)
 {
-    slc_rules_run(s, q, n, nobs, keys, NULL, v);
+    slc_rules_run(s, q, n, nobs, keys, NULL, NULL, v);
 }
 
 /*
@@ -184,7 +187,8 @@ slc_rules_rewrite(slc_session_t *s, int i, const slc_cmd_t *cmd,
 
 int
 slc_rules_command(slc_session_t *s, slc_cmd_t *cmd, int nobs,
-    const char *digest, slc_sql_rule_verdict_t *v, slc_rules_err_t *err)
+    const char *digest, const slc_sql_info_t *si,
+    slc_sql_rule_verdict_t *v, slc_rules_err_t *err)
 {
     *v = (slc_sql_rule_verdict_t) {
         .first = -1, .route = -1, .block = -1, .rewrite = -1, .cache = -1,
@@ -196,7 +200,7 @@ slc_rules_command(slc_session_t *s, slc_cmd_t *cmd, int nobs,
         return SLC_OK;
     }
     slc_rules_run(s, cmd->payload + 1, cmd->avail - 1, nobs, NULL, digest,
-        v);
+        si, v);
     if (v->first < 0 && v->failed == 0) {
         return SLC_OK;
     }

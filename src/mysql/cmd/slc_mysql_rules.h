@@ -27,13 +27,16 @@ typedef struct {
  * The rules on the held command cmd (its head: a statement longer than a
  * buffer is matched on the bytes at hand, and not rewritten).  nobs:
  * the session's NO_BACKSLASH_ESCAPES; `digest`: the statement's digest
- * if the caller made one, else NULL.  SLC_OK: it goes on, rewritten or
+ * if the caller made one, else NULL; si: the statement classified, if
+ * the caller has it, else NULL (classified here when a rule tests
+ * tables).  SLC_OK: it goes on, rewritten or
  * not (*cmd read again); SLC_DONE: the caller answers *err instead (a
  * block, a rewrite that does not fit) and drops it.  *v: the verdict,
  * all -1 when no rule matched or none applies.
  */
 int   slc_rules_command(slc_session_t *s, slc_cmd_t *cmd, int nobs,
-    const char *digest, slc_sql_rule_verdict_t *v, slc_rules_err_t *err);
+    const char *digest, const slc_sql_info_t *si,
+    slc_sql_rule_verdict_t *v, slc_rules_err_t *err);
 
 /*
  * The verdict on statement q[0..n) of s, not counted (a prepared

@@ -96,6 +96,7 @@ slc_sql_rule_pattern(slc_sql_rule_t *r, slc_sql_rule_on_t on, const char *p,
         pcre2_code_free(r->code[on]);
     }
     r->code[on] = re;
+    r->jitted &= (uint8_t) ~(1u << on);
     return SLC_OK;
 }
 
@@ -345,9 +346,11 @@ slc_sql_rules_add(slc_sql_rules_t *rl, slc_sql_rule_t *r, char *err,
             continue;
         }
         rl->needs |= SLC_RULE_NEEDS(on);
-        if (rl->jit) {
-            /* fails where pcre2 has no JIT: interpreted then */
-            (void) pcre2_jit_compile(r->code[on], PCRE2_JIT_COMPLETE);
+        /* fails where pcre2 has no JIT: interpreted then */
+        if (rl->jit && pcre2_jit_compile(r->code[on], PCRE2_JIT_COMPLETE)
+                       == 0)
+        {
+            r->jitted |= (uint8_t) (1u << on);
         }
     }
     rl->routes |= r->route != SLC_RULE_ROUTE_NONE;
@@ -359,12 +362,17 @@ slc_sql_rules_add(slc_sql_rules_t *rl, slc_sql_rule_t *r, char *err,
 
 /* --- matching ----------------------------------------------------------- */
 
-/* 1: a match, 0: none, -1: the match failed (a limit). */
+/* 1: a match, 0: none, -1: the match failed (a limit).  JIT code runs
+   through pcre2_jit_match, without pcre2_match's checks of the call (a
+   third of a test's cost). */
 static int
 slc_sql_rule_test(const slc_sql_rules_t *rl, const pcre2_code *re,
-    const char *s, size_t n)
+    int jit, const char *s, size_t n)
 {
-    int  rc = pcre2_match(re, (PCRE2_SPTR) s, n, 0, 0, rl->md, rl->mctx);
+    int  rc = jit ? pcre2_jit_match(re, (PCRE2_SPTR) s, n, 0, 0, rl->md,
+                                    rl->mctx)
+                  : pcre2_match(re, (PCRE2_SPTR) s, n, 0, 0, rl->md,
+                                rl->mctx);
 
     return rc >= 0 ? 1 : rc == PCRE2_ERROR_NOMATCH ? 0 : -1;
 }
@@ -372,15 +380,15 @@ slc_sql_rule_test(const slc_sql_rules_t *rl, const pcre2_code *re,
 /* Any table's key (or its database part: schema) matches? */
 static int
 slc_sql_rule_tables(const slc_sql_rules_t *rl, const pcre2_code *re,
-    const slc_sql_keys_t *k, int schema)
+    int jit, const slc_sql_keys_t *k, int schema)
 {
     int  rc = 0;
 
     if (schema && k->n == 0) {
-        return slc_sql_rule_test(rl, re, k->db.data, k->db.len);
+        return slc_sql_rule_test(rl, re, jit, k->db.data, k->db.len);
     }
     for (unsigned i = 0; i < k->n && rc != 1; i++) {
-        int t = slc_sql_rule_test(rl, re, k->key[i].data,
+        int t = slc_sql_rule_test(rl, re, jit, k->key[i].data,
                                   schema ? k->db_len[i] : k->key[i].len);
         rc = t != 0 ? t : rc;
     }
@@ -392,22 +400,23 @@ slc_sql_rule_on(const slc_sql_rules_t *rl, const slc_sql_rule_t *r,
     slc_sql_rule_on_t on, const slc_sql_rule_subject_t *s)
 {
     const pcre2_code *re = r->code[on];
+    int               jit = (r->jitted >> on) & 1;
     const char       *v;
 
     switch (on) {
     case SLC_RULE_ON_TEXT:
-        return slc_sql_rule_test(rl, re, (const char *) s->q, s->len);
+        return slc_sql_rule_test(rl, re, jit, (const char *) s->q, s->len);
     case SLC_RULE_ON_DIGEST:
-        return slc_sql_rule_test(rl, re, s->digest, s->digest_len);
+        return slc_sql_rule_test(rl, re, jit, s->digest, s->digest_len);
     case SLC_RULE_ON_TABLE:
     case SLC_RULE_ON_SCHEMA:
         return s->keys == NULL ? 0
-               : slc_sql_rule_tables(rl, re, s->keys,
+               : slc_sql_rule_tables(rl, re, jit, s->keys,
                                      on == SLC_RULE_ON_SCHEMA);
     default:
         v = on == SLC_RULE_ON_USER ? s->user : s->db;
         v = v != NULL ? v : "";
-        return slc_sql_rule_test(rl, re, v, strlen(v));
+        return slc_sql_rule_test(rl, re, jit, v, strlen(v));
     }
 }
 

@@ -68,6 +68,8 @@ typedef struct {
 typedef struct slc_sql_rule_s {
     char                    name[SLC_SQL_RULE_NAME_MAX];
     pcre2_code             *code[SLC_RULE_ON_N];    /* NULL: not tested */
+    uint8_t                 jitted;         /* bit `on`: code[on] has
+                                               JIT code (slc_sql_rules_add) */
     slc_sql_rule_route_t    route;
     char                    server[SLC_SQL_RULE_SERVER_MAX];
     unsigned                block:1;        /* answer an ERR instead */
