@@ -126,7 +126,8 @@ static const slc_backend_ops_t  slc_cmd_peer_ops = {
 int
 slc_cmd_wanted(const slc_mysql_srv_t *srv)
 {
-    return srv->nfilters > 0 || srv->digests != 0 || srv->rules != NULL
+    return srv->nfilters > 0 || srv->digests != 0
+           || (srv->rules != NULL && srv->rules->n > 0)
            || slc_mysql_srv_router(srv)->command != NULL;
 }
 
