@@ -23,6 +23,7 @@ use lib "$FindBin::Bin/lib";
 
 use Test::More;
 use Sluice::Test;
+use Sluice::Wire qw(raw_session read_result);
 
 my $t = Sluice::Test->new;
 $t->has('status', 'admin', 'readconn', 'readwritesplit', 'cache');
@@ -102,6 +103,14 @@ mysql {
             match_user "^other\$"; match_db "^test\$";
             block "other may not use test";
         }
+        rule longer {
+            match_text "^SELECT 'g'\$";
+            rewrite "SELECT 'grown longer'";
+        }
+        rule shrink {
+            match_text "^SELECT 'shrink me, please'\$";
+            rewrite "SELECT 's'";
+        }
         rule one_to_two {
             match_text "^SELECT 1 AS (\\w+)\$";
             rewrite "SELECT 2 AS \$1";
@@ -110,7 +119,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(35);
+$t->plan(36);
 
 sub admin { $t->admin_say('admin.sock', @_) }
 sub metrics { $t->http_body($t->port(2), '/metrics') }
@@ -219,6 +228,16 @@ ok(!$o && $DBI::errstr =~ /other may not use test/,
 my $a = $t->dbh(port => $t->port(1));
 is($a->selectrow_array('SELECT 1 AS n'), 2,
    'readconn: a rewrite, and app in test is not blocked');
+
+# --- rewrites in a pipeline: the commands behind move along -----------------
+my $raw = raw_session($t->port(1));
+my $pipe = join '', map { substr(pack('V', 1 + length), 0, 3) . "\0\x03$_" }
+    "SELECT 'g'", "SELECT 1 AS n", "SELECT 'shrink me, please'", 'SELECT 3';
+syswrite($raw->{sock}, $pipe) if $raw;
+my @got = map { my $r = $raw ? read_result($raw->{sock}) : undef;
+                $r && $r->{rows} ? $r->{rows}[0][0] : 'none' } 1 .. 4;
+is("@got", 'grown longer 2 s 3', 'four pipelined statements, three '
+   . 'rewritten (longer, the same length, shorter): each answered in turn');
 
 # --- a reload keeps the counters by name ------------------------------------
 $t->reload;

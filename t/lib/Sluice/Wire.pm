@@ -22,7 +22,8 @@ our @EXPORT_OK = qw(query_all read_n read_packet packet send_packet raw_connect
                     handshake_response raw_login read_err err_packet
                     serve_login accept_login hang_up wait_eof
                     read_response stmt_prepare stmt_execute
-                    raw_session query change_user reset_connection);
+                    raw_session query read_result change_user
+                    reset_connection);
 
 use constant {
     CONNECT_TIMEOUT => 5,       # s for connect()
@@ -284,6 +285,10 @@ sub query {
     send_packet($s, 0, "\x03$sql") or return undef;
     return _result($s);
 }
+
+# read_result($s): the next command's result, as query() returns it (for
+# a client that pipelined its commands).
+sub read_result { return _result($_[0]) }
 
 # query_all($s, $sql): a multi-statement (the session negotiated
 # CLIENT_MULTI_STATEMENTS | CLIENT_MULTI_RESULTS, caps => 0x30000): every
