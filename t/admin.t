@@ -59,7 +59,7 @@ mysql {
 }
 EOF
 $t->run;
-$t->plan(51);
+$t->plan(53);
 
 # One connection, lines in, the answers (each up to its empty line) out.
 sub admin {
@@ -163,6 +163,10 @@ my ($in_trx, $idle) = grep { $_->selectrow_array('SELECT @@server_id') == $rid }
 ok($in_trx && $idle, 'two readconn sessions on the replica');
 $in_trx->do('BEGIN');
 $in_trx->selectrow_array('SELECT v FROM admin_t WHERE id = 1');
+my $ro = $t->dbh(port => $t->port(1));
+$ro->do('START TRANSACTION READ ONLY');
+is($ro->selectrow_array('SELECT @@server_id'), $rid,
+   'a READ ONLY transaction of readwritesplit\'s on the replica');
 like(answer('oper.sock', "server $replica disable"),
      qr/: ready -> maintenance$/m, 'server NAME disable');
 $t->allow_log(qr/maintenance/);
@@ -175,6 +179,10 @@ $in_trx->do('COMMIT');
 ok(wait_for(sub { !defined eval { $in_trx->selectrow_array('SELECT 1') } },
             what => 'the session closed'),
    '... and is closed once its transaction ended');
+is($ro->selectrow_array('SELECT @@server_id'), $rid,
+   'readwritesplit keeps its replica backend while its READ ONLY '
+   . 'transaction runs there');
+$ro->do('COMMIT');
 ok(wait_for(sub { answer('read.sock', 'show servers')
                   =~ /^\Q$replica\E replica up maintenance \S+ 0 /m },
             what => 'no connection left on the replica'),

@@ -725,7 +725,7 @@ slc_rwsplit_route(slc_session_t *s, slc_rwsplit_ctx_t *rc, const slc_cmd_t *c,
     if (si->flags & SLC_SQL_F_TEMPORARY) {
         slc_rwsplit_state_temp(rc);
     }
-    if (s->srv->rules != NULL) {
+    if (s->srv->rules != NULL && s->srv->rules->routes) {
         si = slc_rwsplit_ruled(s, rc, si, &ruled);
     }
     slc_rwsplit_facts(s, rc, si, ro != NULL, &f);

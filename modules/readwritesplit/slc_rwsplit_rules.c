@@ -9,19 +9,6 @@
 #include "slc_mysql_session.h"
 #include "slc_rwsplit.h"
 
-static const slc_upstream_server_t *
-slc_rwsplit_rule_server(const slc_session_t *s, const char *name)
-{
-    const slc_upstream_t *up = s->srv->upstream;
-
-    for (unsigned i = 0; i < up->nservers; i++) {
-        if (strcmp(up->servers[i].name, name) == 0) {
-            return &up->servers[i];
-        }
-    }
-    return NULL;
-}
-
 /* May the statement run on a replica at all (a read, in autocommit)? */
 static int
 slc_rwsplit_rule_may_read(const slc_sql_info_t *si)
@@ -46,7 +33,7 @@ slc_rwsplit_ruled(slc_session_t *s, slc_rwsplit_ctx_t *rc,
     }
     r = slc_rules_get(s, v->route);
     if (r->route == SLC_RULE_ROUTE_SERVER) {
-        us = slc_rwsplit_rule_server(s, r->server);
+        us = &s->srv->upstream->servers[r->server_at];  /* resolved once */
     }
     if (r->route == SLC_RULE_ROUTE_PRIMARY
         || (us != NULL && s->backend != NULL && us == s->backend->server))

@@ -159,7 +159,8 @@ struct slc_sql_rules_s *slc_mysql_rule_list(slc_conf_t *cf,
    (which takes it, or frees it): NULL or the error. */
 const char *slc_mysql_rule_add(slc_conf_t *cf, slc_mysql_srv_t *srv,
     struct slc_sql_rule_s *r);
-/* The checks of srv's rules once its router and upstream are known. */
+/* The checks of srv's rules once its router and upstream are known;
+   a route server=NAME is resolved then (slc_sql_rule_t.server_at). */
 int  slc_mysql_rule_check(const slc_mysql_srv_t *srv, char *err,
     size_t errlen);
 

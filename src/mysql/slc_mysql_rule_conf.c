@@ -119,27 +119,14 @@ slc_mysql_rule_match_limit(slc_conf_t *cf, const slc_command_t *cmd,
     return NULL;
 }
 
-/* route server=NAME: a server of the block's upstream */
-static int
-slc_mysql_rule_server_known(const slc_mysql_srv_t *srv, const char *name)
-{
-    const slc_upstream_t *up = srv->upstream;
-
-    for (unsigned i = 0; i < up->nservers; i++) {
-        if (strcmp(up->servers[i].name, name) == 0) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
 int
 slc_mysql_rule_check(const slc_mysql_srv_t *srv, char *err, size_t errlen)
 {
     const slc_router_t *router = slc_mysql_srv_router(srv);
 
     for (unsigned i = 0; srv->rules != NULL && i < srv->rules->n; i++) {
-        const slc_sql_rule_t *r = &srv->rules->rule[i];
+        slc_sql_rule_t              *r = &srv->rules->rule[i];
+        const slc_upstream_server_t *us;
 
         if (r->route != SLC_RULE_ROUTE_NONE && router->command == NULL) {
             snprintf(err, errlen, "%s:%u: rule \"%s\": route needs a router "
@@ -147,14 +134,17 @@ slc_mysql_rule_check(const slc_mysql_srv_t *srv, char *err, size_t errlen)
                 r->file, r->line, r->name, srv->router->name);
             return SLC_ERROR;
         }
-        if (r->route == SLC_RULE_ROUTE_SERVER
-            && !slc_mysql_rule_server_known(srv, r->server))
-        {
+        if (r->route != SLC_RULE_ROUTE_SERVER) {
+            continue;
+        }
+        us = slc_upstream_find(srv->upstream, r->server);
+        if (us == NULL) {
             snprintf(err, errlen, "%s:%u: rule \"%s\": no server \"%s\" in "
                 "upstream \"%s\"", r->file, r->line, r->name, r->server,
                 srv->upstream->name.data);
             return SLC_ERROR;
         }
+        r->server_at = (unsigned) (us - srv->upstream->servers);
     }
     return SLC_OK;
 }

@@ -20,7 +20,8 @@ static struct {
     uint8_t         *out;           /* a buffer's worth, for rewrites */
     size_t           cap;
     slc_log_burst_t  failed_burst;
-    slc_log_burst_t  refused_burst;
+    /* each rule's refusals: one rule's do not hide another's */
+    slc_log_burst_t  refused[SLC_TRAFFIC_BLOCKS][SLC_SQL_RULES_MAX];
 } slc_rules_tmp;
 
 const slc_sql_rule_t *
@@ -62,16 +63,19 @@ slc_rules_count(slc_session_t *s, const slc_sql_rule_verdict_t *v)
 void
 slc_rules_refused(slc_session_t *s, int i, const char *why)
 {
-    slc_rule_count_t *rc = slc_traffic_rules(s->srv);
-    unsigned          held;
+    const slc_sql_rule_t *r = slc_rules_get(s, i);
+    slc_rule_count_t     *rc = slc_traffic_rules(s->srv);
+    unsigned              held;
 
     if (rc != NULL) {
-        slc_traffic_add(&rc[slc_rules_get(s, i)->slot].refused, 1);
+        slc_traffic_add(&rc[r->slot].refused, 1);
     }
-    if (slc_log_burst(&slc_rules_tmp.refused_burst, slc_loop->now, &held)) {
+    if (slc_log_burst(&slc_rules_tmp.refused[s->srv->traffic_col][r->slot],
+                      slc_loop->now, &held))
+    {
         slc_log(SLC_LOG_WARN, "session %llu: rule \"%s\" not followed: "
             "%s (%u more since the last line)", (unsigned long long) s->id,
-            slc_rules_get(s, i)->name, why, held);
+            r->name, why, held);
     }
 }
 

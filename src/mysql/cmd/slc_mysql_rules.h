@@ -51,7 +51,7 @@ void  slc_rules_eval(slc_session_t *s, const uint8_t *q, size_t n,
 const slc_sql_rule_t *slc_rules_get(const slc_session_t *s, int i);
 
 /* The router did not do what rule i said (a write routed to a replica,
-   a server not there): counted, logged at most once a second. */
+   a server not there): counted, logged at most once a second per rule. */
 void  slc_rules_refused(slc_session_t *s, int i, const char *why);
 
 #endif /* SLC_MYSQL_RULES_H */

@@ -50,40 +50,33 @@ slc_traffic_rule_named(const slc_mysql_srv_t *srv, const char *name)
     return 0;
 }
 
-/* The block's rules to their counters, by name; a name not counted
-   before takes a free slot, or the slot of one the block has no more. */
-static int
-slc_traffic_rules_bind(slc_traffic_zone_t *t, slc_mysql_srv_t *srv,
-    char *err, size_t errlen)
+/*
+ * The block's rules to their counters, by name: a name counted before
+ * keeps its slot, a new one takes a free slot, or the slot of a name the
+ * block has no more (whose counts start over).  There always is one: a
+ * block has at most SLC_SQL_RULES_MAX rules, and the new name holds none.
+ */
+static void
+slc_traffic_rules_bind(slc_traffic_zone_t *t, slc_mysql_srv_t *srv)
 {
     char (*names)[SLC_SQL_RULE_NAME_MAX] = t->rule_names[srv->traffic_col];
     slc_rule_count_t *cnt = t->rules[srv->traffic_col];
-    uint64_t          keep = 0;
-    char             *slot;
 
     for (unsigned i = 0; srv->rules != NULL && i < srv->rules->n; i++) {
         slc_sql_rule_t *r = &srv->rules->rule[i];
+        char           *slot;
 
         slot = slc_shm_slot_claim(names, SLC_SQL_RULES_MAX,
             SLC_SQL_RULE_NAME_MAX, SLC_SQL_RULE_NAME_MAX, r->name);
         for (unsigned k = 0; slot == NULL && k < SLC_SQL_RULES_MAX; k++) {
-            if (!(keep & (1ull << k)) && !slc_traffic_rule_named(srv,
-                                                                names[k]))
-            {
+            if (!slc_traffic_rule_named(srv, names[k])) {
                 memset(&cnt[k], 0, sizeof(cnt[k]));
                 strlcpy(names[k], r->name, SLC_SQL_RULE_NAME_MAX);
                 slot = names[k];
             }
         }
-        if (slot == NULL) {
-            snprintf(err, errlen, "%s:%u: no counters left for rule "
-                "\"%s\"", r->file, r->line, r->name);
-            return SLC_ERROR;
-        }
         r->slot = (uint8_t) ((slot - names[0]) / SLC_SQL_RULE_NAME_MAX);
-        keep |= 1ull << r->slot;
     }
-    return SLC_OK;
 }
 
 int
@@ -105,9 +98,7 @@ slc_traffic_attach(slc_shm_zone_t *z, slc_cycle_t *cycle, char *err,
         }
         srv->traffic_col = (unsigned) ((slot - t->names[0]) /
                                        SLC_TRAFFIC_NAME);
-        if (slc_traffic_rules_bind(t, srv, err, errlen) != SLC_OK) {
-            return SLC_ERROR;
-        }
+        slc_traffic_rules_bind(t, srv);
     }
     return SLC_OK;
 }

@@ -202,7 +202,7 @@ slc_sql_rule_set(slc_sql_rule_t *r, const slc_str_t *args, unsigned nargs,
     const slc_str_t *w = &args[0];
 
     for (unsigned on = 0; on < SLC_RULE_ON_N; on++) {
-        if (!slc_sql_rule_is(w, slc_sql_rule_ons[on])) {
+        if (!slc_sql_rule_is(w, slc_sql_rule_on_name(on))) {
             continue;
         }
         if (nargs != 2) {

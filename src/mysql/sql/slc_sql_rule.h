@@ -72,6 +72,8 @@ typedef struct slc_sql_rule_s {
                                                JIT code (slc_sql_rules_add) */
     slc_sql_rule_route_t    route;
     char                    server[SLC_SQL_RULE_SERVER_MAX];
+    unsigned                server_at;      /* the caller's: `server`'s
+                                               index in its upstream */
     unsigned                block:1;        /* answer an ERR instead */
     unsigned                cont:1;         /* `continue` */
     uint16_t                code_err;       /* the block's error code */

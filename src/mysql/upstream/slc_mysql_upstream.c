@@ -64,6 +64,17 @@ slc_upstream_best(slc_upstream_t *up, unsigned roles, int want_up,
 }
 
 slc_upstream_server_t *
+slc_upstream_find(const slc_upstream_t *up, const char *name)
+{
+    for (unsigned i = 0; i < up->nservers; i++) {
+        if (strcmp(up->servers[i].name, name) == 0) {
+            return &up->servers[i];
+        }
+    }
+    return NULL;
+}
+
+slc_upstream_server_t *
 slc_upstream_pick(slc_upstream_t *up, unsigned roles, const uint8_t *skip,
     int *full)
 {

@@ -30,6 +30,11 @@ slc_upstream_isset(const uint8_t *set, unsigned i)
     return (set[i >> 3] >> (i & 7)) & 1;
 }
 
+/* The server of `up` configured as `name` (its address as written), or
+   NULL. */
+slc_upstream_server_t *slc_upstream_find(const slc_upstream_t *up,
+    const char *name);
+
 /*
  * Pick a server and take a connection slot on it, never one in `skip`
  * (NULL: none).  NULL when there is no such server of these roles

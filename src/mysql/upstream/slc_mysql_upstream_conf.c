@@ -2,6 +2,7 @@
 #include "slc_conf_file.h"
 #include "slc_log.h"
 #include "slc_mysql_conf.h"
+#include "slc_mysql_upstream.h"
 #include "slc_worker.h"
 
 #include <netdb.h>
@@ -179,10 +180,8 @@ slc_mysql_upstream_server(slc_conf_t *cf, const slc_command_t *cmd,
         return slc_conf_error(cf, "server \"%s\" has no role (add "
             "role=primary, role=replica or role=auto)", us->name);
     }
-    for (unsigned i = 0; i < up->nservers; i++) {
-        if (strcmp(up->servers[i].name, us->name) == 0) {
-            return slc_conf_error(cf, "duplicate server \"%s\"", us->name);
-        }
+    if (slc_upstream_find(up, us->name) != NULL) {
+        return slc_conf_error(cf, "duplicate server \"%s\"", us->name);
     }
     us->upstream = up;
     up->nservers++;
